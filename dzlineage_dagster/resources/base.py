@@ -1,0 +1,107 @@
+"""The boto3 client factory every AWS resource of the project shares.
+
+It extends dagster_aws's boto3 configuration (region, endpoint, profile, keys, retries) with the
+retry mode and an optional role to assume, for a governance account that is not the one the
+code runs in. Assumed-role credentials refresh themselves: credentials fetched once at load
+time expire after an hour on a long-lived code server.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from typing import Any, ClassVar, Literal
+
+import boto3
+import botocore.session
+from botocore.config import Config
+from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
+from dagster_aws.utils import ResourceWithBoto3Configuration
+from pydantic import Field, PrivateAttr
+
+RetryMode = Literal["standard", "adaptive", "legacy"]
+
+
+class AwsClientResource(ResourceWithBoto3Configuration):
+    """Hands out real boto3 clients; subclasses add pagination, never business logic."""
+
+    service_names: ClassVar[tuple[str, ...]] = ()
+
+    retry_mode: RetryMode = Field(
+        default="standard",
+        description=(
+            "botocore retry mode: `standard` (exponential backoff with jitter, retries "
+            "throttling and 5xx) or `adaptive` (standard plus client-side rate limiting)."
+        ),
+    )
+    role_arn: str | None = Field(
+        default=None,
+        description="IAM role to assume for every call (cross-account governance account).",
+    )
+    role_session_name: str = Field(
+        default="dzlineage-dagster", description="Session name used when assuming `role_arn`."
+    )
+    role_external_id: str | None = Field(
+        default=None, description="External id required by the trust policy of `role_arn`."
+    )
+
+    _clients: dict[str, Any] = PrivateAttr(default_factory=dict)
+    _api_calls: Counter = PrivateAttr(default_factory=Counter)
+
+    def _session(self) -> boto3.session.Session:
+        base = boto3.session.Session(
+            profile_name=self.profile_name,
+            region_name=self.region_name,
+            aws_access_key_id=self.aws_access_key_id,
+            aws_secret_access_key=self.aws_secret_access_key,
+            aws_session_token=self.aws_session_token,
+        )
+        if not self.role_arn:
+            return base
+        extra_args = {"RoleSessionName": self.role_session_name}
+        if self.role_external_id:
+            extra_args["ExternalId"] = self.role_external_id
+        fetcher = AssumeRoleCredentialFetcher(
+            client_creator=base._session.create_client,
+            source_credentials=base.get_credentials(),
+            role_arn=self.role_arn,
+            extra_args=extra_args,
+        )
+        assumed = botocore.session.Session()
+        assumed._credentials = DeferredRefreshableCredentials(
+            refresh_using=fetcher.fetch_credentials, method="assume-role"
+        )
+        return boto3.session.Session(botocore_session=assumed, region_name=base.region_name)
+
+    def client(self, service_name: str | None = None) -> Any:
+        """A boto3 client for ``service_name`` (default: the resource's first service).
+
+        Clients are built once per resource instance, and each counts the API calls it makes
+        (see :attr:`api_calls`), so a run can report exactly what it cost against real AWS too.
+        """
+        name = service_name or self.service_names[0]
+        if name not in self._clients:
+            client = self._session().client(
+                name,
+                endpoint_url=self.endpoint_url,
+                use_ssl=self.use_ssl,
+                verify=self.verify,
+                config=Config(
+                    retries={"mode": self.retry_mode, "total_max_attempts": self.max_attempts}
+                ),
+            )
+            client.meta.events.register("before-call", self._count_call)
+            self._clients[name] = client
+        return self._clients[name]
+
+    def _count_call(self, model: Any, **_: Any) -> None:
+        self._api_calls[f"{model.service_model.service_name}.{model.name}"] += 1
+
+    @property
+    def api_calls(self) -> Counter:
+        """Operations called through this resource's clients so far (attempts, not retries)."""
+        return self._api_calls
+
+    def paginate(self, service_name: str, operation: str, result_key: str, **params: Any) -> list:
+        """Every item of a paginated operation, through botocore's own paginator."""
+        paginator = self.client(service_name).get_paginator(operation)
+        return [item for page in paginator.paginate(**params) for item in page.get(result_key, [])]

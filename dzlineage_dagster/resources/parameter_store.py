@@ -1,0 +1,32 @@
+"""SSM Parameter Store: the durable schema -> DataZone asset mapping."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Any, ClassVar
+
+from dzlineage_dagster.resources.base import AwsClientResource
+
+
+class ParameterStoreResource(AwsClientResource):
+    """Reads and writes the mapping parameters (service `ssm`)."""
+
+    service_names: ClassVar[tuple[str, ...]] = ("ssm",)
+
+    def parameters_under(self, path: str) -> dict[str, str]:
+        """Name -> value of every parameter below `path`, recursively, all pages (10 a page)."""
+        parameters = self.paginate(
+            "ssm", "get_parameters_by_path", "Parameters", Path=path, Recursive=True
+        )
+        return {p["Name"]: p["Value"] for p in parameters}
+
+    def put(self, name: str, value: str, description: str = "") -> dict[str, Any]:
+        return self.client().put_parameter(
+            Name=name, Value=value, Type="String", Overwrite=True, Description=description
+        )
+
+    def delete(self, name: str) -> None:
+        ssm = self.client()
+        # Already gone is as good as deleted: a rerun after a crash must not fail here.
+        with contextlib.suppress(ssm.exceptions.ParameterNotFound):
+            ssm.delete_parameter(Name=name)

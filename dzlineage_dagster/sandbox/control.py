@@ -1,0 +1,67 @@
+"""Client for the sandbox's admin paths: the call log, fault rules and reset.
+
+It talks HTTP, so tests, benchmarks and a user's shell drive an in-process sandbox and a
+``dzlineage sandbox`` in another terminal the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.request
+from collections import Counter
+from typing import Any
+
+from dzlineage_dagster.sandbox.faults import CallRecord, FaultRule, count_calls
+from dzlineage_dagster.sandbox.server import ADMIN_PREFIX
+
+#: Dummy credentials: moto accepts any, and SigV4 signing needs some.
+SANDBOX_CREDENTIALS = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_SESSION_TOKEN": "testing",
+}
+SANDBOX_REGION = "us-east-1"
+
+
+def sandbox_environment(endpoint_url: str, region: str = SANDBOX_REGION) -> dict[str, str]:
+    """The AWS variables that point boto3 (and so the whole project) at the sandbox."""
+    return {
+        "AWS_ENDPOINT_URL": endpoint_url,
+        "AWS_REGION": region,
+        "AWS_DEFAULT_REGION": region,
+        **SANDBOX_CREDENTIALS,
+    }
+
+
+class SandboxControl:
+    def __init__(self, endpoint_url: str) -> None:
+        self.endpoint_url = endpoint_url.rstrip("/")
+
+    def _call(self, method: str, path: str, payload: dict[str, Any] | None = None) -> Any:
+        data = None if payload is None else json.dumps(payload).encode()
+        request = urllib.request.Request(
+            f"{self.endpoint_url}{ADMIN_PREFIX}{path}", data=data, method=method
+        )
+        with urllib.request.urlopen(request, timeout=30) as response:
+            return json.loads(response.read())
+
+    def healthy(self) -> bool:
+        return self._call("GET", "health").get("status") == "ok"
+
+    def calls(self) -> list[CallRecord]:
+        return [CallRecord(**c) for c in self._call("GET", "calls")["calls"]]
+
+    def call_counts(self) -> Counter[tuple[str, str | None]]:
+        return count_calls(self.calls())
+
+    def clear_calls(self) -> None:
+        self._call("DELETE", "calls")
+
+    def set_faults(self, *rules: FaultRule) -> None:
+        self._call("PUT", "faults", {"rules": [r.describe() for r in rules]})
+
+    def clear_faults(self) -> None:
+        self._call("PUT", "faults", {"rules": []})
+
+    def reset(self) -> None:
+        self._call("POST", "reset")

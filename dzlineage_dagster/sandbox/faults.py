@@ -1,0 +1,133 @@
+"""Fault injection and the call log of the sandbox endpoint.
+
+Tests and benchmarks need two things from the local AWS stand-in that AWS itself cannot give:
+faults on demand (throttling, server errors, a crash between two calls) and an exact count of
+every API call a run made. Both live here, independent of HTTP, so the server only asks "does a
+rule fire for this call?" and "record this call".
+"""
+
+from __future__ import annotations
+
+import random
+import threading
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: What a rule answers with, by name; the status and code are what AWS uses for them.
+FAULT_KINDS: dict[str, tuple[str, int]] = {
+    "throttle": ("ThrottlingException", 429),
+    "server-error": ("InternalServerException", 500),
+    "unavailable": ("ServiceUnavailableException", 503),
+}
+
+
+@dataclass
+class FaultRule:
+    """Make matching calls fail.
+
+    A call matches when its service equals ``service`` and its operation equals ``operation``
+    (``"*"`` matches any). A matching call fails with probability ``rate`` (drawn from a random
+    generator seeded by ``seed``, so a test run is reproducible), and at most ``count`` times in
+    all when ``count`` is set; ``skip`` first lets that many matching calls through untouched.
+    """
+
+    service: str
+    operation: str = "*"
+    kind: str = "throttle"
+    rate: float = 1.0
+    count: int | None = None
+    skip: int = 0
+    seed: int = 0
+    fired: int = field(default=0, compare=False)
+    seen: int = field(default=0, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in FAULT_KINDS:
+            raise ValueError(
+                f"unknown fault kind {self.kind!r}; choose one of {sorted(FAULT_KINDS)}"
+            )
+        if not 0.0 <= self.rate <= 1.0:
+            raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")
+        self._random = random.Random(self.seed)
+
+    def matches(self, service: str, operation: str | None) -> bool:
+        return self.service in ("*", service) and self.operation in ("*", operation)
+
+    def fires(self) -> bool:
+        """Count one matching call and tell whether it fails."""
+        self.seen += 1
+        if self.seen <= self.skip:
+            return False
+        if self.count is not None and self.fired >= self.count:
+            return False
+        if self._random.random() >= self.rate:
+            return False
+        self.fired += 1
+        return True
+
+    @property
+    def error(self) -> tuple[str, int]:
+        return FAULT_KINDS[self.kind]
+
+    def describe(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class CallRecord:
+    seq: int
+    service: str
+    operation: str | None
+    status: int
+    injected: bool
+
+
+class CallLog:
+    """Every call the endpoint answered, in order (thread-safe: the server is threaded)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._records: list[CallRecord] = []
+
+    def record(self, service: str, operation: str | None, status: int, injected: bool) -> None:
+        with self._lock:
+            self._records.append(
+                CallRecord(len(self._records) + 1, service, operation, status, injected)
+            )
+
+    def records(self) -> list[CallRecord]:
+        with self._lock:
+            return list(self._records)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._records.clear()
+
+
+class FaultPlan:
+    """The rules in force; the first rule that matches a call decides for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._rules: list[FaultRule] = []
+
+    def replace(self, rules: list[FaultRule]) -> None:
+        with self._lock:
+            self._rules = list(rules)
+
+    def rules(self) -> list[FaultRule]:
+        with self._lock:
+            return list(self._rules)
+
+    def draw(self, service: str, operation: str | None) -> FaultRule | None:
+        with self._lock:
+            for rule in self._rules:
+                if rule.matches(service, operation):
+                    return rule if rule.fires() else None
+        return None
+
+
+def count_calls(records: list[CallRecord]) -> Counter[tuple[str, str | None]]:
+    """Calls per (service, operation), the unit benchmarks and tests compare."""
+    return Counter((r.service, r.operation) for r in records)

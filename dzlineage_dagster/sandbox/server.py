@@ -1,0 +1,196 @@
+"""The sandbox: one local HTTP endpoint that plays AWS for boto3.
+
+boto3 reaches it through ``AWS_ENDPOINT_URL``; nothing in the project knows it is local. Each
+request is routed by the service in its SigV4 credential scope
+(``Credential=<key>/<date>/<region>/<service>/aws4_request``):
+
+- ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither);
+- everything else (``glue``, ``ssm``, ``kafka``, ``sts``) goes to moto, after
+  :func:`~dzlineage_dagster.sandbox.moto_gaps.answer_moto_gap` has answered the operations moto
+  lacks or gets wrong compared with AWS.
+
+Every call is logged and may be failed by a fault rule first. The admin paths under
+``/_sandbox/`` (see :mod:`dzlineage_dagster.sandbox.control`) read the log, set fault rules and
+reset the state.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import asdict
+from typing import Any, Protocol
+
+from moto.moto_api._internal import moto_api_backend
+from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
+from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.wrappers import Request, Response
+
+from dzlineage_dagster.sandbox.aws_protocol import aws_error_response, resolve_operation_name
+from dzlineage_dagster.sandbox.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.faults import CallLog, FaultPlan, FaultRule
+from dzlineage_dagster.sandbox.kafkaconnect import KafkaConnectEmulator
+from dzlineage_dagster.sandbox.moto_gaps import answer_moto_gap
+
+ADMIN_PREFIX = "/_sandbox/"
+#: moto's account when the access key is not one it issued; the emulators use the same.
+SANDBOX_ACCOUNT_ID = "123456789012"
+
+_CREDENTIAL_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/]+)/aws4_request")
+
+
+class Emulator(Protocol):
+    def handle(self, request: Request) -> Response: ...
+
+
+EMULATOR_FACTORIES: dict[str, Callable[..., Emulator]] = {
+    "datazone": DataZoneEmulator,
+    "kafkaconnect": KafkaConnectEmulator,
+}
+
+
+def credential_scope(authorization: str | None) -> tuple[str, str] | None:
+    """``(region, service)`` from a SigV4 Authorization header, or None when unsigned."""
+    match = _CREDENTIAL_SCOPE.search(authorization or "")
+    return (match.group(1), match.group(2)) if match else None
+
+
+class SandboxApp:
+    """The WSGI application: routing, the call log and fault injection."""
+
+    def __init__(self) -> None:
+        self.calls = CallLog()
+        self.faults = FaultPlan()
+        self._moto = DomainDispatcherApplication(create_backend_app)
+        self._emulators: dict[tuple[str, str], Emulator] = {}
+        self._emulators_lock = threading.Lock()
+
+    def reset(self) -> None:
+        """Forget every resource, call and fault rule (a fresh, empty AWS)."""
+        moto_api_backend.reset()
+        with self._emulators_lock:
+            self._emulators.clear()
+        self.calls.clear()
+        self.faults.replace([])
+
+    def __call__(self, environ: dict[str, Any], start_response: Callable) -> Iterable[bytes]:
+        body = environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+
+        def fresh_request() -> Request:
+            # Each reader gets its own stream: the operation resolver, an emulator and moto
+            # all read the body.
+            return Request({**environ, "wsgi.input": io.BytesIO(body)})
+
+        request = fresh_request()
+        if request.path.startswith(ADMIN_PREFIX):
+            return self._admin(request)(environ, start_response)
+
+        scope = credential_scope(request.headers.get("Authorization"))
+        if scope is None:
+            return aws_error_response(
+                "sts", "MissingAuthenticationToken", "Request is missing a SigV4 signature", 403
+            )(environ, start_response)
+        region, service = scope
+        operation = resolve_operation_name(service, fresh_request())
+
+        rule = self.faults.draw(service, operation)
+        if rule is not None:
+            code, status = rule.error
+            message = f"Injected fault ({rule.kind}) for {service}.{operation}"
+            response = aws_error_response(service, code, message, status)
+        elif service in EMULATOR_FACTORIES:
+            response = self._emulator(service, region).handle(fresh_request())
+        else:
+            response = answer_moto_gap(service, operation or "", fresh_request())
+        if response is not None:
+            self.calls.record(service, operation, response.status_code, rule is not None)
+            return response(environ, start_response)
+        return self._to_moto(service, operation, environ, body, start_response)
+
+    def _emulator(self, service: str, region: str) -> Emulator:
+        with self._emulators_lock:
+            key = (service, region)
+            if key not in self._emulators:
+                factory = EMULATOR_FACTORIES[service]
+                self._emulators[key] = factory(region=region, account_id=SANDBOX_ACCOUNT_ID)
+            return self._emulators[key]
+
+    def _to_moto(
+        self,
+        service: str,
+        operation: str | None,
+        environ: dict[str, Any],
+        body: bytes,
+        start_response: Callable,
+    ) -> Iterable[bytes]:
+        def recording_start_response(status: str, headers: list, exc_info: Any = None) -> Any:
+            self.calls.record(service, operation, int(status.split(" ", 1)[0]), False)
+            return start_response(status, headers, exc_info)
+
+        return self._moto({**environ, "wsgi.input": io.BytesIO(body)}, recording_start_response)
+
+    def _admin(self, request: Request) -> Response:
+        route = (request.method, request.path[len(ADMIN_PREFIX) :].strip("/"))
+        if route == ("GET", "health"):
+            return _json({"status": "ok"})
+        if route == ("GET", "calls"):
+            return _json({"calls": [asdict(r) for r in self.calls.records()]})
+        if route == ("DELETE", "calls"):
+            self.calls.clear()
+            return _json({"calls": []})
+        if route == ("GET", "faults"):
+            return _json({"rules": [r.describe() for r in self.faults.rules()]})
+        if route == ("PUT", "faults"):
+            try:
+                specs = json.loads(request.get_data() or b"{}").get("rules", [])
+                rules = [FaultRule(**spec) for spec in specs]
+            except (TypeError, ValueError, AttributeError) as error:
+                return _json({"error": f"invalid fault rules: {error}"}, status=400)
+            self.faults.replace(rules)
+            return _json({"rules": [r.describe() for r in rules]})
+        if route == ("POST", "reset"):
+            self.reset()
+            return _json({"status": "reset"})
+        return _json({"error": f"no admin route {route[0]} {request.path}"}, status=404)
+
+
+def _json(payload: dict[str, Any], status: int = 200) -> Response:
+    return Response(json.dumps(payload), status=status, mimetype="application/json")
+
+
+class Sandbox:
+    """The endpoint served on loopback from a background thread.
+
+    ``with Sandbox() as sandbox: ...`` serves on a free port; ``sandbox.endpoint_url`` is what
+    ``AWS_ENDPOINT_URL`` should say.
+    """
+
+    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
+        self.app = SandboxApp()
+        self._server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, name="dzlineage-sandbox", daemon=True
+        )
+
+    @property
+    def endpoint_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def start(self) -> Sandbox:
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Sandbox:
+        return self.start()
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
