@@ -1,0 +1,342 @@
+"""The calls moto 5.2.5 lacks or answers unlike AWS, answered from moto's own backend state.
+
+The server asks :func:`answer_moto_gap` before it hands a glue, ssm, kafka or sts call to moto:
+a Response answers the call, None lets moto answer it. Nothing here keeps state of its own, so
+moto's reset empties it too. What is covered, and why:
+
+- glue ``ListSchemas``, ``ListSchemaVersions``: not implemented by moto (it answers 500).
+- glue ``GetSchema``: moto omits ``CreatedTime`` and ``UpdatedTime``. AWS moves ``UpdatedTime``
+  when a version is registered, which moto never does; it is derived here from the versions.
+- glue ``GetSchemaVersion``: moto's ``CreatedTime`` is ``str(datetime)``, AWS's ISO 8601 with
+  milliseconds (``2021-11-07T16:42:28.617Z``).
+- glue ``CreateSchema``, ``RegisterSchemaVersion``: moto only checks that an AVRO definition is
+  JSON; GSR parses it as Avro.
+- kafka ``GetBootstrapBrokers``: not implemented by moto; ``DescribeCluster(V2)`` of an unknown
+  ARN crash moto (500) where AWS answers ``NotFoundException``.
+- ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
+  then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+from urllib.parse import unquote
+
+import fastavro
+from moto.core.exceptions import JsonRESTError
+from moto.core.responses import BaseResponse
+from moto.glue.exceptions import GSRInvalidInputException, InvalidSchemaDefinitionException
+from moto.glue.glue_schema_registry_constants import DELETING_STATUS
+from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
+from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_backends
+from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
+from werkzeug.wrappers import Request, Response
+
+from dzlineage_dagster.sandbox.aws_protocol import aws_error_response
+from dzlineage_dagster.sandbox.ssm_rules import NameUse, name_problems
+
+AWS_JSON = "application/x-amz-json-1.1"
+REST_JSON = "application/json"
+
+#: ListSchemas and ListSchemaVersions: "defaulted to 25 per page", at most 100.
+DEFAULT_PAGE_SIZE = 25
+MAX_PAGE_SIZE = 100
+
+#: MSK lists at most three brokers in a bootstrap string, whatever the cluster's size.
+MAX_BOOTSTRAP_BROKERS = 3
+#: MSK's listener ports: plaintext, TLS, SASL/IAM.
+PLAINTEXT_PORT, TLS_PORT, SASL_IAM_PORT = 9092, 9094, 9098
+
+
+@dataclass(frozen=True)
+class Call:
+    """One request, with the account and region moto itself would serve it from."""
+
+    request: Request
+    account_id: str
+    region: str
+
+    @classmethod
+    def of(cls, request: Request) -> Call:
+        # moto's own resolution (env, x-moto-account-id header, access key -> account; URL,
+        # User-Agent, credential scope -> region), so every answer reads moto's backend.
+        probe = BaseResponse()
+        probe.headers = request.headers
+        probe.querystring = {}
+        return cls(
+            request, probe.get_current_account(), probe.get_region_from_url(request, request.url)
+        )
+
+    @property
+    def params(self) -> dict[str, Any]:
+        return json.loads(self.request.get_data() or b"{}")
+
+    @property
+    def glue(self) -> GlueBackend:
+        return glue_backends[self.account_id][self.region]
+
+    @property
+    def kafka(self) -> KafkaBackend:
+        return kafka_backends[self.account_id][self.region]
+
+
+Handler = Callable[[Call], Response | None]
+
+
+def answer_moto_gap(service: str, operation: str, request: Request) -> Response | None:
+    """AWS's answer to a call moto lacks or gets wrong, or None to let moto answer."""
+    handler = _HANDLERS.get((service, operation))
+    if handler is None:
+        return None
+    try:
+        return handler(Call.of(request))
+    except JsonRESTError as error:  # moto's own validation, reused for the same answers
+        return aws_error_response(service, error.error_type, error.message, error.code)
+
+
+# --- Glue Schema Registry -------------------------------------------------------------------
+
+
+def _list_schemas(call: Call) -> Response:
+    params = call.params
+    registries = call.glue.registries
+    if params.get("RegistryId"):
+        names = [validate_registry_id(params["RegistryId"], registries)]
+    else:
+        names = list(registries)
+    schemas = [
+        _schema_list_item(schema)
+        for name in names
+        if name in registries
+        for schema in registries[name].schemas.values()
+        if schema.schema_status != DELETING_STATUS
+    ]
+    return _json(_page(schemas, params))
+
+
+def _list_schema_versions(call: Call) -> Response:
+    params = call.params
+    schema = _schema(call.glue, params.get("SchemaId") or {})
+    versions = [
+        {
+            "SchemaArn": version.schema_arn,
+            "SchemaVersionId": version.schema_version_id,
+            "VersionNumber": version.version_number,
+            "Status": version.schema_version_status,
+            "CreatedTime": _aws_time(version.created_time),
+        }
+        for version in _live_versions(schema)
+    ]
+    return _json(_page(versions, params))
+
+
+def _get_schema(call: Call) -> Response:
+    schema = _schema(call.glue, call.params.get("SchemaId") or {})
+    return _json(
+        {
+            **_schema_list_item(schema),
+            "RegistryArn": schema.registry_arn,
+            "DataFormat": schema.data_format,
+            "Compatibility": schema.compatibility,
+            "SchemaCheckpoint": schema.schema_checkpoint,
+            "LatestSchemaVersion": schema.latest_schema_version,
+            "NextSchemaVersion": schema.next_schema_version,
+        }
+    )
+
+
+def _get_schema_version(call: Call) -> Response:
+    params = call.params
+    answer = call.glue.get_schema_version(
+        params.get("SchemaId"), params.get("SchemaVersionId"), params.get("SchemaVersionNumber")
+    )
+    version = _version_by_id(call.glue, answer["SchemaVersionId"])
+    return _json({**answer, "CreatedTime": _aws_time(version.created_time)})
+
+
+def _check_created_schema_definition(call: Call) -> None:
+    params = call.params
+    if params.get("DataFormat") == "AVRO" and "SchemaDefinition" in params:
+        _parse_avro(params["SchemaDefinition"])
+
+
+def _check_registered_version_definition(call: Call) -> None:
+    params = call.params
+    schema = _schema(call.glue, params.get("SchemaId") or {})
+    if schema.data_format == "AVRO" and "SchemaDefinition" in params:
+        _parse_avro(params["SchemaDefinition"])
+
+
+def _schema(backend: GlueBackend, schema_id: dict[str, str]) -> FakeSchema:
+    registry_name, schema_name, _ = validate_schema_id(schema_id, backend.registries)
+    return backend.registries[registry_name].schemas[schema_name]
+
+
+def _live_versions(schema: FakeSchema) -> list[FakeSchemaVersion]:
+    versions = [
+        v for v in schema.schema_versions.values() if v.schema_version_status != DELETING_STATUS
+    ]
+    return sorted(versions, key=lambda v: v.version_number)
+
+
+def _version_by_id(backend: GlueBackend, version_id: str) -> FakeSchemaVersion:
+    return next(
+        schema.schema_versions[version_id]
+        for registry in backend.registries.values()
+        for schema in registry.schemas.values()
+        if version_id in schema.schema_versions
+    )
+
+
+def _schema_list_item(schema: FakeSchema) -> dict[str, Any]:
+    item = {
+        "RegistryName": schema.registry_name,
+        "SchemaName": schema.schema_name,
+        "SchemaArn": schema.schema_arn,
+        "Description": schema.description,
+        "SchemaStatus": schema.schema_status,
+        "CreatedTime": _aws_time(schema.created_time),
+        "UpdatedTime": _aws_time(_updated_time(schema)),
+    }
+    return {key: value for key, value in item.items() if value is not None}
+
+
+def _updated_time(schema: FakeSchema) -> datetime:
+    """When the schema last changed: its creation or its newest version, whichever is later."""
+    return max([schema.created_time, *(v.created_time for v in schema.schema_versions.values())])
+
+
+def _parse_avro(definition: str) -> None:
+    try:
+        fastavro.parse_schema(json.loads(definition))
+    except (ValueError, TypeError, KeyError, fastavro.schema.SchemaParseException) as error:
+        raise InvalidSchemaDefinitionException("AVRO", error) from error
+
+
+def _page(items: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+    """One page of ``items`` under the ``Schemas`` key both list operations use."""
+    size = params.get("MaxResults") or DEFAULT_PAGE_SIZE
+    if not 1 <= size <= MAX_PAGE_SIZE:
+        raise GSRInvalidInputException(
+            f"1 validation error detected: Value '{size}' at 'maxResults' failed to satisfy "
+            f"constraint: Member must have value less than or equal to {MAX_PAGE_SIZE}"
+        )
+    token = params.get("NextToken") or "0"
+    if not token.isdigit():
+        raise GSRInvalidInputException(f"Invalid NextToken: {token}")
+    start = int(token)
+    page: dict[str, Any] = {"Schemas": items[start : start + size]}
+    if start + size < len(items):
+        page["NextToken"] = str(start + size)
+    return page
+
+
+def _aws_time(moment: datetime) -> str:
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+# --- MSK -------------------------------------------------------------------------------------
+
+
+def _get_bootstrap_brokers(call: Call) -> Response:
+    arn = _cluster_arn(call.request)
+    cluster = call.kafka.clusters.get(arn)
+    if cluster is None:
+        return _cluster_not_found(arn)
+    if cluster.cluster_type == "SERVERLESS":
+        return _json({"bootstrapBrokerStringSaslIam": _serverless_bootstrap(cluster)}, REST_JSON)
+    return _json(
+        {
+            "bootstrapBrokerString": _broker_string(cluster, PLAINTEXT_PORT),
+            "bootstrapBrokerStringTls": _broker_string(cluster, TLS_PORT),
+            "bootstrapBrokerStringSaslIam": _broker_string(cluster, SASL_IAM_PORT),
+        },
+        REST_JSON,
+    )
+
+
+def _answer_unknown_cluster(call: Call) -> Response | None:
+    arn = _cluster_arn(call.request)
+    return None if arn in call.kafka.clusters else _cluster_not_found(arn)
+
+
+def _cluster_arn(request: Request) -> str:
+    return unquote(request.path.split("/clusters/", 1)[1]).removesuffix("/bootstrap-brokers")
+
+
+def _cluster_not_found(arn: str) -> Response:
+    return aws_error_response("kafka", "NotFoundException", f"Cluster {arn} was not found.", 404)
+
+
+def _broker_string(cluster: FakeKafkaCluster, port: int) -> str:
+    return ",".join(f"{host}:{port}" for host in _broker_hosts(cluster))
+
+
+def _broker_hosts(cluster: FakeKafkaCluster) -> Iterator[str]:
+    # AWS's shape: b-1.democluster1.abc123.c2.kafka.us-east-1.amazonaws.com (name lowercased,
+    # only letters and digits kept, then a short id of the cluster).
+    label = re.sub(r"[^a-z0-9]", "", cluster.cluster_name.lower())[:40] or "cluster"
+    domain = f"{label}.{cluster.cluster_id[:6]}.c2.kafka.{cluster.region_name}.amazonaws.com"
+    count = min(cluster.number_of_broker_nodes or 1, MAX_BOOTSTRAP_BROKERS)
+    for broker in range(1, count + 1):
+        yield f"b-{broker}.{domain}"
+
+
+def _serverless_bootstrap(cluster: FakeKafkaCluster) -> str:
+    host = f"boot-{cluster.cluster_id[:8]}.c2.kafka-serverless.{cluster.region_name}.amazonaws.com"
+    return f"{host}:{SASL_IAM_PORT}"
+
+
+# --- SSM -------------------------------------------------------------------------------------
+
+
+def _ssm_names_checked(field: str, use: NameUse) -> Handler:
+    """A handler that refuses the call when a name in ``field`` breaks an SSM naming rule."""
+
+    def check(call: Call) -> Response | None:
+        value = call.params.get(field)
+        names = value if isinstance(value, list) else [value]
+        for name in names:
+            if not isinstance(name, str):
+                continue
+            problems = name_problems(name, use, region=call.region, account_id=call.account_id)
+            if problems:
+                first = problems[0]
+                return aws_error_response("ssm", first.error_code, first.aws_message, 400)
+        return None
+
+    return check
+
+
+_HANDLERS: dict[tuple[str, str], Handler] = {
+    ("glue", "ListSchemas"): _list_schemas,
+    ("glue", "ListSchemaVersions"): _list_schema_versions,
+    ("glue", "GetSchema"): _get_schema,
+    ("glue", "GetSchemaVersion"): _get_schema_version,
+    ("glue", "CreateSchema"): _check_created_schema_definition,
+    ("glue", "RegisterSchemaVersion"): _check_registered_version_definition,
+    ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,
+    ("kafka", "DescribeCluster"): _answer_unknown_cluster,
+    ("kafka", "DescribeClusterV2"): _answer_unknown_cluster,
+    ("ssm", "PutParameter"): _ssm_names_checked("Name", NameUse.WRITE),
+    ("ssm", "DeleteParameter"): _ssm_names_checked("Name", NameUse.WRITE),
+    ("ssm", "DeleteParameters"): _ssm_names_checked("Names", NameUse.WRITE),
+    ("ssm", "GetParameter"): _ssm_names_checked("Name", NameUse.READ),
+    ("ssm", "GetParameters"): _ssm_names_checked("Names", NameUse.READ),
+    ("ssm", "GetParametersByPath"): _ssm_names_checked("Path", NameUse.PATH),
+}
+
+
+def _json(payload: dict[str, Any], content_type: str = AWS_JSON) -> Response:
+    return Response(
+        json.dumps(payload),
+        status=200,
+        content_type=content_type,
+        headers={"x-amzn-RequestId": str(uuid.uuid4())},
+    )

@@ -1,0 +1,352 @@
+"""The sandbox answers what moto lacks or gets wrong the way AWS does, through real boto3 calls."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+import uuid
+
+import pytest
+from botocore.exceptions import ClientError
+
+AWS_TIMESTAMP = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+BROKER_HOST = re.compile(r"b-(\d)\.cdcdemo\.[0-9a-f]{6}\.c2\.kafka\.us-east-1\.amazonaws\.com")
+
+
+def avro_record(*fields: str) -> str:
+    return json.dumps(
+        {
+            "type": "record",
+            "name": "Row",
+            "fields": [{"name": f, "type": ["null", "string"], "default": None} for f in fields],
+        }
+    )
+
+
+def unique(prefix: str) -> str:
+    return f"{prefix}-{uuid.uuid4().hex[:8]}"
+
+
+@pytest.fixture(scope="module")
+def glue(sandbox):
+    return sandbox.client("glue")
+
+
+def new_registry(glue) -> str:
+    # moto allows 10 registries per account and region: tests share one unless they must not.
+    name = unique("registry")
+    glue.create_registry(RegistryName=name)
+    return name
+
+
+@pytest.fixture(scope="module")
+def registry(glue) -> str:
+    return new_registry(glue)
+
+
+def listed_schemas(glue, registry: str) -> dict[str, dict]:
+    pages = glue.get_paginator("list_schemas").paginate(RegistryId={"RegistryName": registry})
+    return {item["SchemaName"]: item for page in pages for item in page["Schemas"]}
+
+
+def create_schema(glue, registry: str, name: str, definition: str | None = None) -> None:
+    glue.create_schema(
+        RegistryId={"RegistryName": registry},
+        SchemaName=name,
+        DataFormat="AVRO",
+        Compatibility="BACKWARD",
+        SchemaDefinition=definition or avro_record("id"),
+    )
+
+
+def error_code(excinfo: pytest.ExceptionInfo[ClientError]) -> str:
+    return excinfo.value.response["Error"]["Code"]
+
+
+# --- ListSchemas / ListSchemaVersions ---------------------------------------------------------
+
+
+def test_list_schemas_pages_through_more_schemas_than_a_page(glue):
+    registry = new_registry(glue)
+    names = [f"shop.inventory.t{i:02d}" for i in range(27)]
+    for name in names:
+        create_schema(glue, registry, name)
+
+    first = glue.list_schemas(RegistryId={"RegistryName": registry})
+    pages = glue.get_paginator("list_schemas").paginate(
+        RegistryId={"RegistryName": registry}, PaginationConfig={"PageSize": 10}
+    )
+    listed = [item["SchemaName"] for page in pages for item in page["Schemas"]]
+
+    assert len(first["Schemas"]) == 25 and "NextToken" in first
+    assert listed == names
+
+
+def test_list_schemas_items_have_the_aws_shape(glue, registry):
+    create_schema(glue, registry, "orders")
+
+    item = listed_schemas(glue, registry)["orders"]
+
+    assert item["RegistryName"] == registry
+    assert item["SchemaName"] == "orders"
+    assert item["SchemaArn"] == f"arn:aws:glue:us-east-1:123456789012:schema/{registry}/orders"
+    assert item["SchemaStatus"] == "AVAILABLE"
+    assert AWS_TIMESTAMP.fullmatch(item["CreatedTime"])
+    assert item["UpdatedTime"] == item["CreatedTime"]
+
+
+def test_list_schemas_filters_by_registry_and_lists_all_without_one(glue, registry):
+    other = new_registry(glue)
+    create_schema(glue, registry, "mine")
+    create_schema(glue, other, "theirs")
+
+    filtered = glue.list_schemas(RegistryId={"RegistryName": other})["Schemas"]
+    everything = [
+        (item["RegistryName"], item["SchemaName"])
+        for page in glue.get_paginator("list_schemas").paginate()
+        for item in page["Schemas"]
+    ]
+
+    assert [item["SchemaName"] for item in filtered] == ["theirs"]
+    assert {(registry, "mine"), (other, "theirs")} <= set(everything)
+
+
+def test_list_schemas_of_an_unknown_registry_is_not_found(glue):
+    with pytest.raises(ClientError) as excinfo:
+        glue.list_schemas(RegistryId={"RegistryName": unique("missing")})
+    assert error_code(excinfo) == "EntityNotFoundException"
+
+
+def test_list_schemas_refuses_a_page_larger_than_aws_allows(glue, registry):
+    with pytest.raises(ClientError) as excinfo:
+        glue.list_schemas(RegistryId={"RegistryName": registry}, MaxResults=101)
+    assert error_code(excinfo) == "InvalidInputException"
+
+
+def test_deleted_schema_leaves_the_list(glue, registry):
+    create_schema(glue, registry, "kept")
+    create_schema(glue, registry, "dropped")
+
+    glue.delete_schema(SchemaId={"RegistryName": registry, "SchemaName": "dropped"})
+
+    listed = listed_schemas(glue, registry)
+    assert "kept" in listed and "dropped" not in listed
+
+
+def test_list_schema_versions_pages_in_version_order(glue, registry):
+    schema_id = {"RegistryName": registry, "SchemaName": "customers"}
+    create_schema(glue, registry, "customers", avro_record("id"))
+    glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=avro_record("id", "email"))
+    glue.register_schema_version(
+        SchemaId=schema_id, SchemaDefinition=avro_record("id", "email", "phone")
+    )
+
+    first = glue.list_schema_versions(SchemaId=schema_id, MaxResults=2)
+    pages = glue.get_paginator("list_schema_versions").paginate(
+        SchemaId=schema_id, PaginationConfig={"PageSize": 2}
+    )
+    versions = [item for page in pages for item in page["Schemas"]]
+
+    assert len(first["Schemas"]) == 2 and "NextToken" in first
+    assert [v["VersionNumber"] for v in versions] == [1, 2, 3]
+    assert {v["Status"] for v in versions} == {"AVAILABLE"}
+    assert all(AWS_TIMESTAMP.fullmatch(v["CreatedTime"]) for v in versions)
+    assert {v["SchemaArn"] for v in versions} == {
+        f"arn:aws:glue:us-east-1:123456789012:schema/{registry}/customers"
+    }
+
+
+def test_list_schema_versions_of_an_unknown_schema_is_not_found(glue, registry):
+    with pytest.raises(ClientError) as excinfo:
+        glue.list_schema_versions(SchemaId={"RegistryName": registry, "SchemaName": "missing"})
+    assert error_code(excinfo) == "EntityNotFoundException"
+
+
+# --- GetSchema / GetSchemaVersion -------------------------------------------------------------
+
+
+def test_registering_a_version_moves_updated_time(glue, registry):
+    schema_id = {"RegistryName": registry, "SchemaName": "payments"}
+    create_schema(glue, registry, "payments", avro_record("id"))
+    before = glue.get_schema(SchemaId=schema_id)
+    time.sleep(0.002)  # the timestamps have milliseconds
+
+    version = glue.register_schema_version(
+        SchemaId=schema_id, SchemaDefinition=avro_record("id", "amount")
+    )
+    after = glue.get_schema(SchemaId=schema_id)
+    registered = glue.get_schema_version(SchemaVersionId=version["SchemaVersionId"])
+    listed = listed_schemas(glue, registry)["payments"]
+
+    assert before["UpdatedTime"] == before["CreatedTime"]
+    assert after["CreatedTime"] == before["CreatedTime"]
+    assert after["UpdatedTime"] > before["UpdatedTime"]
+    assert after["UpdatedTime"] == registered["CreatedTime"] == listed["UpdatedTime"]
+    assert (after["LatestSchemaVersion"], after["NextSchemaVersion"]) == (2, 3)
+
+
+def test_registering_an_existing_definition_changes_nothing(glue, registry):
+    schema_id = {"RegistryName": registry, "SchemaName": "refunds"}
+    create_schema(glue, registry, "refunds", avro_record("id"))
+    before = glue.get_schema(SchemaId=schema_id)
+    time.sleep(0.002)
+
+    again = glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=avro_record("id"))
+    after = glue.get_schema(SchemaId=schema_id)
+
+    assert again["VersionNumber"] == 1
+    assert after["UpdatedTime"] == before["UpdatedTime"]
+    assert after["LatestSchemaVersion"] == 1
+
+
+def test_get_schema_has_the_aws_fields(glue, registry):
+    create_schema(glue, registry, "products")
+
+    schema = glue.get_schema(SchemaId={"RegistryName": registry, "SchemaName": "products"})
+
+    assert schema["RegistryArn"] == f"arn:aws:glue:us-east-1:123456789012:registry/{registry}"
+    assert (schema["DataFormat"], schema["Compatibility"]) == ("AVRO", "BACKWARD")
+    assert (schema["SchemaCheckpoint"], schema["LatestSchemaVersion"]) == (1, 1)
+    assert schema["NextSchemaVersion"] == 2
+    assert AWS_TIMESTAMP.fullmatch(schema["CreatedTime"])
+
+
+def test_get_schema_version_by_number_and_latest(glue, registry):
+    schema_id = {"RegistryName": registry, "SchemaName": "addresses"}
+    create_schema(glue, registry, "addresses", avro_record("id"))
+    glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=avro_record("id", "city"))
+
+    latest = glue.get_schema_version(
+        SchemaId=schema_id, SchemaVersionNumber={"LatestVersion": True}
+    )
+    first = glue.get_schema_version(SchemaId=schema_id, SchemaVersionNumber={"VersionNumber": 1})
+
+    assert latest["VersionNumber"] == 2
+    assert json.loads(latest["SchemaDefinition"]) == json.loads(avro_record("id", "city"))
+    assert json.loads(first["SchemaDefinition"]) == json.loads(avro_record("id"))
+    assert latest["DataFormat"] == "AVRO"
+    assert AWS_TIMESTAMP.fullmatch(latest["CreatedTime"])
+
+
+def test_get_schema_of_an_unknown_schema_is_not_found(glue, registry):
+    with pytest.raises(ClientError) as excinfo:
+        glue.get_schema(SchemaId={"RegistryName": registry, "SchemaName": "missing"})
+    assert error_code(excinfo) == "EntityNotFoundException"
+
+
+# --- Avro definitions -------------------------------------------------------------------------
+
+NOT_AVRO = [
+    '{"type": "recrd", "name": "Row", "fields": []}',
+    '{"type": "record", "name": "Row", "fields": [{"name": "a", "type": "Missing"}]}',
+    '{"type": "record", "name": "Row", "fields": [{"type": "int"}]}',
+    '{"type": "enum", "name": "E", "symbols": ["a", "a"]}',
+]
+
+
+@pytest.mark.parametrize("definition", NOT_AVRO)
+def test_create_schema_refuses_a_definition_that_is_not_avro(glue, registry, definition):
+    name = unique("broken")
+    with pytest.raises(ClientError) as excinfo:
+        create_schema(glue, registry, name, definition)
+
+    assert error_code(excinfo) == "InvalidInputException"
+    assert name not in listed_schemas(glue, registry)
+
+
+@pytest.mark.parametrize("definition", NOT_AVRO)
+def test_register_schema_version_refuses_a_definition_that_is_not_avro(glue, registry, definition):
+    name = unique("stable")
+    schema_id = {"RegistryName": registry, "SchemaName": name}
+    create_schema(glue, registry, name)
+
+    with pytest.raises(ClientError) as excinfo:
+        glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=definition)
+
+    assert error_code(excinfo) == "InvalidInputException"
+    assert glue.get_schema(SchemaId=schema_id)["LatestSchemaVersion"] == 1
+
+
+# --- MSK --------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def kafka(sandbox):
+    return sandbox.client("kafka")
+
+
+BROKER_NODE_GROUP = {"InstanceType": "kafka.m5.large", "ClientSubnets": ["subnet-a", "subnet-b"]}
+
+
+def broker_hosts(broker_string: str, port: int) -> list[str]:
+    hosts = []
+    for address in broker_string.split(","):
+        host, _, address_port = address.partition(":")
+        assert int(address_port) == port
+        hosts.append(host)
+    return hosts
+
+
+def test_bootstrap_brokers_of_a_provisioned_cluster(kafka):
+    arn = kafka.create_cluster_v2(
+        ClusterName="cdc-demo",
+        Provisioned={
+            "BrokerNodeGroupInfo": BROKER_NODE_GROUP,
+            "KafkaVersion": "3.6.0",
+            "NumberOfBrokerNodes": 3,
+        },
+    )["ClusterArn"]
+
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+
+    plaintext = broker_hosts(brokers["BootstrapBrokerString"], 9092)
+    assert [BROKER_HOST.fullmatch(host).group(1) for host in plaintext] == ["1", "2", "3"]
+    assert broker_hosts(brokers["BootstrapBrokerStringTls"], 9094) == plaintext
+    assert broker_hosts(brokers["BootstrapBrokerStringSaslIam"], 9098) == plaintext
+
+
+def test_bootstrap_brokers_list_at_most_three_brokers(kafka):
+    arn = kafka.create_cluster(
+        ClusterName="cdc-demo",
+        BrokerNodeGroupInfo=BROKER_NODE_GROUP,
+        KafkaVersion="3.6.0",
+        NumberOfBrokerNodes=6,
+    )["ClusterArn"]
+
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+
+    assert len(brokers["BootstrapBrokerStringTls"].split(",")) == 3
+
+
+def test_bootstrap_brokers_of_a_serverless_cluster_are_iam_only(kafka):
+    arn = kafka.create_cluster_v2(
+        ClusterName=unique("serverless"),
+        Serverless={"VpcConfigs": [{"SubnetIds": ["subnet-a"]}]},
+    )["ClusterArn"]
+
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+
+    assert "BootstrapBrokerString" not in brokers
+    assert brokers["BootstrapBrokerStringSaslIam"].endswith(
+        ".kafka-serverless.us-east-1.amazonaws.com:9098"
+    )
+
+
+UNKNOWN_CLUSTER = "arn:aws:kafka:us-east-1:123456789012:cluster/missing/0000"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda kafka: kafka.get_bootstrap_brokers(ClusterArn=UNKNOWN_CLUSTER),
+        lambda kafka: kafka.describe_cluster(ClusterArn=UNKNOWN_CLUSTER),
+        lambda kafka: kafka.describe_cluster_v2(ClusterArn=UNKNOWN_CLUSTER),
+    ],
+    ids=["GetBootstrapBrokers", "DescribeCluster", "DescribeClusterV2"],
+)
+def test_an_unknown_cluster_is_not_found(kafka, call):
+    with pytest.raises(ClientError) as excinfo:
+        call(kafka)
+    assert error_code(excinfo) == "NotFoundException"
+    assert excinfo.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
