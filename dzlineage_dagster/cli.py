@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import shlex
 import signal
@@ -62,10 +63,8 @@ def _add_sandbox_options(parser: argparse.ArgumentParser, default_port: int) -> 
 def _wait_for_interrupt() -> None:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
-    try:
+    with contextlib.suppress(KeyboardInterrupt):
         stop.wait()
-    except KeyboardInterrupt:
-        pass
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from moto.moto_api._internal import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
-from werkzeug.serving import BaseWSGIServer, make_server
+from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.aws_protocol import aws_error_response, resolve_operation_name
@@ -161,6 +161,13 @@ def _json(payload: dict[str, Any], status: int = 200) -> Response:
     return Response(json.dumps(payload), status=status, mimetype="application/json")
 
 
+class _QuietRequestHandler(WSGIRequestHandler):
+    """No line per request on stderr: the call log (``/_sandbox/calls``) has them all."""
+
+    def log_request(self, code: int | str = "-", size: int | str = "-") -> None:
+        pass
+
+
 class Sandbox:
     """The endpoint served on loopback from a background thread.
 
@@ -170,7 +177,9 @@ class Sandbox:
 
     def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
         self.app = SandboxApp()
-        self._server: BaseWSGIServer = make_server(host, port, self.app, threaded=True)
+        self._server: BaseWSGIServer = make_server(
+            host, port, self.app, threaded=True, request_handler=_QuietRequestHandler
+        )
         self._thread = threading.Thread(
             target=self._server.serve_forever, name="dzlineage-sandbox", daemon=True
         )

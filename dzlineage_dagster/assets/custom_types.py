@@ -1,0 +1,51 @@
+"""The DataZone custom types every topic asset is built on."""
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from dzlineage_dagster.assets.common import GROUP, OWNERS
+from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.resources import (
+    DataZoneResource,
+    MskResource,
+    ParameterStoreResource,
+    SchemaRegistryResource,
+)
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.custom_types import CUSTOM_FORM_TYPES, ensure_custom_types
+from dzlineage_dagster.sync.environment import SyncEnvironment
+
+
+@asset(
+    group_name=GROUP,
+    owners=OWNERS,
+    kinds={"datazone", "smithy"},
+    description=(
+        "DataZone form types `KafkaSchemaFormType` and `MskSourceReferenceFormType` (Smithy, "
+        f"from one Python definition) and the asset type `{KAFKA_TOPIC_ASSET_TYPE.name}`. "
+        "Idempotent: an unchanged definition makes no write; a changed one makes a new revision "
+        "that later topic assets use."
+    ),
+)
+def datazone_custom_types(
+    context: AssetExecutionContext,
+    settings: LineageSettings,
+    registry: SchemaRegistryResource,
+    parameters: ParameterStoreResource,
+    datazone: DataZoneResource,
+    msk: MskResource,
+) -> MaterializeResult:
+    env = SyncEnvironment(settings, registry, parameters, datazone, msk, log=context.log)
+    outcome = ensure_custom_types(env)
+    for created in outcome.created:
+        context.log.info(f"created {created}")
+    rows = "\n".join(f"| `{name}` | {rev} |" for name, rev in outcome.revisions.items())
+    return MaterializeResult(
+        metadata={
+            "revisions": MetadataValue.md(f"| type | revision |\n|---|---|\n{rows}"),
+            "created": MetadataValue.json(outcome.created),
+            "smithy": MetadataValue.md(
+                "\n\n".join(f"```smithy\n{form.smithy_model()}\n```" for form in CUSTOM_FORM_TYPES)
+            ),
+            "asset_type_revision": outcome.revisions[KAFKA_TOPIC_ASSET_TYPE.name],
+        }
+    )

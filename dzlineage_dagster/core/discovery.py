@@ -1,0 +1,77 @@
+"""From a registry listing to topics, and what changed since the last look."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from dzlineage_dagster.core.topics import topic_for_schema_name
+
+
+@dataclass(frozen=True)
+class RegistryTopic:
+    """A topic as the registry describes it: by its value (or only) schema."""
+
+    topic: str
+    schema_name: str
+    schema_arn: str
+    updated_time: str
+    key_schema_arn: str | None = None
+
+    @property
+    def change_token(self) -> str:
+        """Short, changes whenever the describing schema changes (new version, new ARN)."""
+        digest = hashlib.sha256(f"{self.schema_arn}\n{self.updated_time}".encode())
+        return digest.hexdigest()[:16]
+
+
+def _timestamp(value: Any) -> str:
+    return value.isoformat() if isinstance(value, datetime) else str(value)
+
+
+def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str, RegistryTopic]:
+    """Topic -> :class:`RegistryTopic` from Glue `SchemaListItem`s, sorted by topic.
+
+    `<topic>-key` and `<topic>-value` fold into one topic described by the value schema; a
+    schema named as the topic itself describes it too. A topic with only a key schema is
+    described by that.
+    """
+    by_topic: dict[str, dict[str, Mapping[str, Any]]] = {}
+    for item in schema_list_items:
+        subject = topic_for_schema_name(item["SchemaName"])
+        by_topic.setdefault(subject.topic, {})[subject.role] = item
+    topics = {}
+    for topic in sorted(by_topic):
+        roles = by_topic[topic]
+        describing = roles.get("value") or roles.get("topic") or roles["key"]
+        key = roles.get("key")
+        topics[topic] = RegistryTopic(
+            topic=topic,
+            schema_name=describing["SchemaName"],
+            schema_arn=describing["SchemaArn"],
+            updated_time=_timestamp(describing.get("UpdatedTime", "")),
+            key_schema_arn=key["SchemaArn"] if key is not None and key is not describing else None,
+        )
+    return topics
+
+
+@dataclass(frozen=True)
+class RegistryChanges:
+    added: list[str]
+    changed: list[str]
+    removed: list[str]
+
+
+def diff_against_cursor(
+    current: Mapping[str, RegistryTopic], seen_tokens: Mapping[str, str]
+) -> RegistryChanges:
+    """What the registry did since the tokens a sensor last recorded (all lists sorted)."""
+    added = sorted(t for t in current if t not in seen_tokens)
+    changed = sorted(
+        t for t, info in current.items() if t in seen_tokens and seen_tokens[t] != info.change_token
+    )
+    removed = sorted(t for t in seen_tokens if t not in current)
+    return RegistryChanges(added, changed, removed)

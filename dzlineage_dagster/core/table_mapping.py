@@ -1,0 +1,80 @@
+"""Which Iceberg table a topic feeds: one small interface, several ways to answer it.
+
+The Iceberg sink routes records by content, so the true answer comes from the connectors'
+configuration (a later mapper). The naming convention here is the fallback: it is a guess, and
+every answer it gives says so (``origin="convention"``), so the UI and the run logs can flag it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+from typing import Literal, Protocol
+
+from dzlineage_dagster.core.topics import TopicKind, classify_topic, split_table_topic
+
+MappingOrigin = Literal["connector", "convention", "none"]
+
+
+@dataclass(frozen=True)
+class TableRef:
+    """An Iceberg table in the Glue Data Catalog."""
+
+    database: str
+    table: str
+
+    def __str__(self) -> str:
+        return f"{self.database}.{self.table}"
+
+
+@dataclass(frozen=True)
+class TopicTableMapping:
+    """The answer for one topic: the table (None when the topic feeds none) and why."""
+
+    topic: str
+    table: TableRef | None
+    origin: MappingOrigin
+    reason: str
+
+    @property
+    def is_guess(self) -> bool:
+        return self.origin == "convention"
+
+
+class TopicTableMapper(Protocol):
+    def map_topic(self, topic: str) -> TopicTableMapping: ...
+
+
+@dataclass(frozen=True)
+class NamingConventionMapper:
+    """Guess the table from the topic name: ``<prefix>.<schema>.<table>`` -> a pattern.
+
+    ``table_pattern`` may use ``{prefix}``, ``{database}``, ``{schema}`` and ``{table}``; parts the
+    topic lacks are empty. Non-table topics (heartbeat, transaction, schema changes, connector
+    internals) map to no table.
+    """
+
+    database: str
+    table_pattern: str = "{schema}_{table}"
+    topic_prefixes: Collection[str] = ()
+
+    def map_topic(self, topic: str) -> TopicTableMapping:
+        kind = classify_topic(topic, topic_prefixes=self.topic_prefixes)
+        if kind is not TopicKind.TABLE:
+            return TopicTableMapping(
+                topic, None, "none", f"{kind.value} topic: carries no table rows"
+            )
+        parts = split_table_topic(topic)
+        table = self.table_pattern.format(
+            prefix=parts.prefix or "",
+            database=parts.database or "",
+            schema=parts.schema or "",
+            table=parts.table,
+        ).strip("_")
+        return TopicTableMapping(
+            topic,
+            TableRef(self.database, table.lower()),
+            "convention",
+            f"guessed from the topic name by the pattern {self.table_pattern!r}; "
+            "no connector configuration maps this topic",
+        )

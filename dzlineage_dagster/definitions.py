@@ -1,0 +1,43 @@
+"""The code location: every asset, check, job, sensor and resource, in one place."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from dagster import Definitions
+
+from dzlineage_dagster.assets.custom_types import datazone_custom_types
+from dzlineage_dagster.assets.topics import kafka_topic_catalog
+from dzlineage_dagster.checks import ALL_CHECKS
+from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB
+from dzlineage_dagster.resources import (
+    DataZoneResource,
+    MskResource,
+    ParameterStoreResource,
+    SchemaRegistryResource,
+)
+from dzlineage_dagster.sensors import registry_schema_sensor
+from dzlineage_dagster.settings import LineageSettings, aws_resource_options
+
+
+def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The resources, each setting read from its variable when a run starts."""
+    environ = os.environ if environ is None else environ
+    aws = aws_resource_options(environ, deferred=True)
+    return {
+        "settings": LineageSettings.deferred_to_env(environ),
+        "registry": SchemaRegistryResource(**aws),
+        "parameters": ParameterStoreResource(**aws),
+        "datazone": DataZoneResource(**aws),
+        "msk": MskResource(**aws),
+    }
+
+
+defs = Definitions(
+    assets=[datazone_custom_types, kafka_topic_catalog],
+    asset_checks=ALL_CHECKS,
+    jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB],
+    sensors=[registry_schema_sensor],
+    resources=build_resources(),
+)

@@ -1,0 +1,434 @@
+"""The three per-topic stages: read the schema, sync the DataZone asset, post the lineage.
+
+Each stage is idempotent and crash-safe: DataZone writes carry client tokens derived from what
+they write, so a retry (by botocore, by a rerun after a crash) replays instead of duplicating,
+and the SSM record is written right after the asset so the mapping is never lost.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, replace
+from datetime import datetime, timezone
+from typing import Any, Literal
+
+from botocore.exceptions import ClientError
+
+from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, parse_columns
+from dzlineage_dagster.core.forms import (
+    ASSET_COMMON_DETAILS_FORM_TYPE,
+    KAFKA_SCHEMA_FORM,
+    KAFKA_TOPIC_ASSET_TYPE,
+    MSK_SOURCE_REFERENCE_FORM,
+    RELATIONAL_TABLE_FORM_TYPE,
+    asset_common_details_content,
+    forms_fingerprint,
+    kafka_schema_form_content,
+    msk_source_form_content,
+    relational_table_content,
+)
+from dzlineage_dagster.core.openlineage import (
+    DatasetSpec,
+    build_run_events,
+    dataset_source_identifier,
+    deterministic_run_id,
+    event_json,
+    event_size_ok,
+    glue_dataset,
+    glue_source_identifier,
+)
+from dzlineage_dagster.core.planning import DesiredTopicState, asset_action, datazone_asset_name
+from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.table_mapping import TopicTableMapping
+from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.sync.environment import SyncEnvironment, SyncError
+
+PRODUCER = "https://github.com/dzlineage/dzlineage-dagster"
+LINEAGE_EVENT_LIMIT = 300_000
+
+
+@dataclass(frozen=True)
+class SchemaSnapshot:
+    topic: str
+    kind: TopicKind
+    schema_name: str
+    schema_arn: str
+    registry_name: str
+    registry_arn: str
+    version: int
+    compatibility: str
+    data_format: str
+    columns: tuple[Column, ...]
+
+    @property
+    def region(self) -> str:
+        return self.schema_arn.split(":")[3]
+
+    @property
+    def account_id(self) -> str:
+        return self.schema_arn.split(":")[4]
+
+
+def read_schema(env: SyncEnvironment, topic: str) -> SchemaSnapshot:
+    listed = env.registry_topics.get(topic)
+    if listed is None:
+        raise SyncError(f"no schema for topic {topic!r} in registry {env.settings.registry_name}")
+    schema = env.registry.get_schema(listed.schema_arn)
+    version = env.registry.get_schema_version(listed.schema_arn)
+    data_format = schema.get("DataFormat", "AVRO")
+    columns: list[Column] = []
+    if data_format == "AVRO":
+        try:
+            columns = parse_columns(version["SchemaDefinition"])
+        except InvalidAvroSchema as error:
+            raise SyncError(
+                f"schema {listed.schema_name} version {version['VersionNumber']} is not valid "
+                f"Avro: {error}"
+            ) from None
+    else:
+        env.log.warning(f"{topic}: {data_format} schemas are not parsed; no columns recorded")
+    return SchemaSnapshot(
+        topic=topic,
+        kind=classify_topic(topic),
+        schema_name=listed.schema_name,
+        schema_arn=listed.schema_arn,
+        registry_name=schema["RegistryName"],
+        registry_arn=schema["RegistryArn"],
+        version=int(version["VersionNumber"]),
+        compatibility=schema.get("Compatibility", "NONE"),
+        data_format=data_format,
+        columns=tuple(columns),
+    )
+
+
+AssetAction = Literal["created", "revised", "unchanged", "adopted"]
+
+
+@dataclass(frozen=True)
+class AssetOutcome:
+    action: AssetAction
+    record: MappingRecord
+    url: str | None
+
+
+def topic_source_identifier(env: SyncEnvironment, topic: str) -> str:
+    """What DataZone links the topic's lineage node to the asset by."""
+    return dataset_source_identifier(env.topic_namespace, topic)
+
+
+def topic_forms_input(env: SyncEnvironment, snapshot: SchemaSnapshot) -> list[dict[str, str]]:
+    cluster = env.cluster
+    contents = {
+        KAFKA_SCHEMA_FORM.name: kafka_schema_form_content(
+            topic=snapshot.topic,
+            schema_version=snapshot.version,
+            schema_arn=snapshot.schema_arn,
+            registry_arn=snapshot.registry_arn,
+            compatibility=snapshot.compatibility,
+            data_format=snapshot.data_format,
+        ),
+        MSK_SOURCE_REFERENCE_FORM.name: msk_source_form_content(
+            cluster_arn=cluster.arn,
+            cluster_type=cluster.cluster_type,
+            bootstrap_brokers=cluster.bootstrap_brokers,
+        ),
+        ASSET_COMMON_DETAILS_FORM_TYPE: asset_common_details_content(
+            topic_source_identifier(env, snapshot.topic)
+        ),
+        RELATIONAL_TABLE_FORM_TYPE: relational_table_content(
+            list(snapshot.columns), table_name=snapshot.topic
+        ),
+    }
+    return [
+        KAFKA_TOPIC_ASSET_TYPE.form_input(type_name, content)
+        for type_name, content in contents.items()
+    ]
+
+
+def _token(*parts: object) -> str:
+    return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:64]
+
+
+def _error_code(error: ClientError) -> str:
+    return error.response.get("Error", {}).get("Code", "")
+
+
+@dataclass(frozen=True)
+class AssetPlan:
+    action: Literal["create", "revise", "unchanged", "skip"]
+    forms: list[dict[str, str]]
+    fingerprint: str
+    stored: MappingRecord | None
+
+
+def plan_topic_asset(
+    env: SyncEnvironment, snapshot: SchemaSnapshot, type_revision: str | None
+) -> AssetPlan:
+    """What the asset stage would do for this schema (``type_revision`` None: no type yet)."""
+    stored = env.stored_records.get(snapshot.schema_arn)
+    if snapshot.kind is not TopicKind.TABLE:
+        return AssetPlan("skip", [], "", stored)
+    forms = topic_forms_input(env, snapshot)
+    fingerprint = forms_fingerprint(forms)
+    desired = DesiredTopicState(
+        topic=snapshot.topic,
+        schema_arn=snapshot.schema_arn,
+        schema_version=snapshot.version,
+        content_fingerprint=f"{fingerprint}@{type_revision}",
+    )
+    kind = asset_action(desired, stored)
+    return AssetPlan(kind.value, forms, fingerprint, stored)
+
+
+def sync_topic_asset(env: SyncEnvironment, snapshot: SchemaSnapshot) -> AssetOutcome | None:
+    """Create the topic's asset, revise it when its content changed, or leave it alone.
+
+    Only table topics are cataloged: heartbeat, transaction and schema-change topics are
+    connector plumbing, not data anyone subscribes to (None for them).
+    """
+    type_revision = env.asset_type_revision
+    plan = plan_topic_asset(env, snapshot, type_revision)
+    if plan.action == "skip":
+        return None
+    stored = plan.stored
+    if plan.action == "unchanged":
+        return AssetOutcome("unchanged", stored, env.asset_url(stored.asset_id))
+
+    name = datazone_asset_name(env.cluster.name, snapshot.topic)
+    forms = plan.forms
+    action: AssetAction
+    if stored is not None:
+        response = _revise_or_recreate(env, stored.asset_id, name, forms, type_revision, snapshot)
+        action = "revised" if response.get("id") == stored.asset_id else "created"
+    else:
+        response, action = _create_or_adopt(env, name, forms, type_revision, snapshot)
+    record = MappingRecord(
+        schema_arn=snapshot.schema_arn,
+        topic=snapshot.topic,
+        asset_id=response["id"],
+        asset_revision=str(response["revision"]),
+        schema_version=snapshot.version,
+        content_fingerprint=f"{plan.fingerprint}@{type_revision}",
+        asset_type_revision=type_revision,
+        lineage_fingerprint=stored.lineage_fingerprint if stored else "",
+    )
+    env.remember(record)
+    return AssetOutcome(action, record, env.asset_url(record.asset_id))
+
+
+def _create_asset(
+    env: SyncEnvironment, name: str, forms: list, type_revision: str, snapshot: SchemaSnapshot
+) -> dict[str, Any]:
+    return env.datazone.client().create_asset(
+        domainIdentifier=env.settings.domain_id,
+        owningProjectIdentifier=env.settings.project_id,
+        name=name,
+        description=f"Kafka topic {snapshot.topic} on MSK cluster {env.cluster.name}",
+        typeIdentifier=KAFKA_TOPIC_ASSET_TYPE.name,
+        typeRevision=type_revision,
+        externalIdentifier=snapshot.schema_arn,
+        formsInput=forms,
+        # Same content, same token: a rerun after a crash gets the asset it already created.
+        clientToken=_token("create", snapshot.schema_arn, forms_fingerprint(forms), type_revision),
+    )
+
+
+def _create_or_adopt(
+    env: SyncEnvironment, name: str, forms: list, type_revision: str, snapshot: SchemaSnapshot
+) -> tuple[dict[str, Any], AssetAction]:
+    try:
+        return _create_asset(env, name, forms, type_revision, snapshot), "created"
+    except ClientError as error:
+        if _error_code(error) != "ConflictException":
+            raise
+    # The asset exists but SSM forgot it (a crash before PutParameter, or a lost parameter):
+    # adopt it by its externalIdentifier instead of creating a duplicate.
+    existing = find_asset_by_external_identifier(env, name, snapshot.schema_arn)
+    if existing is None:
+        raise SyncError(
+            f"DataZone reports an asset for {snapshot.schema_arn} exists, but search cannot find it"
+        )
+    env.log.warning(
+        f"{snapshot.topic}: SSM had no mapping for asset {existing['identifier']}; repaired"
+    )
+    response = _revise(env, existing["identifier"], name, forms, type_revision, snapshot)
+    return response, "adopted"
+
+
+def find_asset_by_external_identifier(
+    env: SyncEnvironment, name: str, external_identifier: str
+) -> dict[str, Any] | None:
+    for item in env.datazone.search_assets(env.settings.domain_id, text=name):
+        if item.get("externalIdentifier") == external_identifier:
+            return item
+    return None
+
+
+def _revise(
+    env: SyncEnvironment,
+    asset_id: str,
+    name: str,
+    forms: list,
+    type_revision: str,
+    snapshot: SchemaSnapshot,
+) -> dict[str, Any]:
+    return env.datazone.client().create_asset_revision(
+        domainIdentifier=env.settings.domain_id,
+        identifier=asset_id,
+        name=name,
+        description=f"Kafka topic {snapshot.topic} on MSK cluster {env.cluster.name}",
+        typeRevision=type_revision,
+        formsInput=forms,
+        clientToken=_token("revise", asset_id, forms_fingerprint(forms), type_revision),
+    )
+
+
+def _revise_or_recreate(
+    env: SyncEnvironment,
+    asset_id: str,
+    name: str,
+    forms: list,
+    type_revision: str,
+    snapshot: SchemaSnapshot,
+) -> dict[str, Any]:
+    try:
+        return _revise(env, asset_id, name, forms, type_revision, snapshot)
+    except ClientError as error:
+        if _error_code(error) != "ResourceNotFoundException":
+            raise
+    env.log.warning(f"{snapshot.topic}: asset {asset_id} was deleted in DataZone; recreating it")
+    return _create_asset(env, name, forms, type_revision, snapshot)
+
+
+@dataclass(frozen=True)
+class LineageOutcome:
+    mapping: TopicTableMapping
+    posted: bool
+    run_id: str | None = None
+    output_source_identifier: str | None = None
+    columns_dropped: bool = False
+
+    @property
+    def summary(self) -> str:
+        if self.mapping.table is None:
+            return f"no edge: {self.mapping.reason}"
+        state = "posted" if self.posted else "unchanged"
+        return f"{self.mapping.topic} -> {self.mapping.table} ({state}, {self.mapping.origin})"
+
+
+def post_topic_lineage(env: SyncEnvironment, snapshot: SchemaSnapshot) -> LineageOutcome:
+    """Post START and COMPLETE events for the edge topic -> Iceberg table, once per content."""
+    mapping = env.mapper.map_topic(snapshot.topic)
+    if mapping.table is None:
+        return LineageOutcome(mapping, posted=False)
+    table_namespace, table_name = glue_dataset(
+        snapshot.region, snapshot.account_id, mapping.table.database, mapping.table.table
+    )
+    output_source = glue_source_identifier(
+        snapshot.region, snapshot.account_id, mapping.table.database, mapping.table.table
+    )
+    job_name = f"iceberg-sink.{snapshot.topic}"
+    run_id = deterministic_run_id(
+        env.settings.job_namespace, job_name, snapshot.schema_arn, str(snapshot.version),
+        env.topic_namespace, table_namespace, table_name,
+    )  # fmt: skip
+    stored = env.stored_records.get(snapshot.schema_arn)
+    if stored is not None and stored.lineage_fingerprint == run_id:
+        return LineageOutcome(
+            mapping, posted=False, run_id=run_id, output_source_identifier=output_source
+        )
+
+    columns = list(snapshot.columns)
+    payloads = _event_payloads(
+        env, job_name, run_id, snapshot, table_namespace, table_name, columns
+    )
+    columns_dropped = False
+    if not all(event_size_ok(p, LINEAGE_EVENT_LIMIT) for _, p in payloads):
+        env.log.warning(
+            f"{snapshot.topic}: lineage events exceed DataZone's {LINEAGE_EVENT_LIMIT} bytes with "
+            f"{len(columns)} columns in the schema facets; posting them without column facets"
+        )
+        payloads = _event_payloads(
+            env, job_name, run_id, snapshot, table_namespace, table_name, None
+        )
+        columns_dropped = True
+        if not all(event_size_ok(p, LINEAGE_EVENT_LIMIT) for _, p in payloads):
+            raise SyncError(
+                f"lineage event for {snapshot.topic} exceeds {LINEAGE_EVENT_LIMIT} bytes"
+            )
+    datazone = env.datazone.client()
+    for event_type, payload in payloads:
+        datazone.post_lineage_event(
+            domainIdentifier=env.settings.domain_id,
+            event=payload.encode(),
+            # From the run, not the payload (its eventTime moves): a rerun replays, never doubles.
+            clientToken=_token("lineage", run_id, event_type),
+        )
+    if stored is not None:
+        env.remember(replace(stored, lineage_fingerprint=run_id))
+    return LineageOutcome(mapping, True, run_id, output_source, columns_dropped)
+
+
+def _event_payloads(
+    env: SyncEnvironment,
+    job_name: str,
+    run_id: str,
+    snapshot: SchemaSnapshot,
+    table_namespace: str,
+    table_name: str,
+    columns: list[Column] | None,
+) -> list[tuple[str, str]]:
+    """``(eventType, JSON)`` of the START and COMPLETE events of the edge."""
+    events = build_run_events(
+        job_namespace=env.settings.job_namespace,
+        job_name=job_name,
+        inputs=[DatasetSpec(env.topic_namespace, snapshot.topic, columns)],
+        outputs=[DatasetSpec(table_namespace, table_name, columns)],
+        run_id=run_id,
+        event_time=datetime.now(timezone.utc),
+        producer=PRODUCER,
+    )
+    return [(str(e.eventType.value), event_json(e)) for e in events]
+
+
+RetireAction = Literal["deleted", "deprecated", "already gone"]
+
+
+def retire_topic_asset(env: SyncEnvironment, record: MappingRecord) -> RetireAction:
+    """A schema left the registry: delete or deprecate its asset, then drop its mapping."""
+    datazone = env.datazone.client()
+    domain = env.settings.domain_id
+    action: RetireAction
+    try:
+        if env.settings.deleted_schema_policy == "delete":
+            datazone.delete_asset(domainIdentifier=domain, identifier=record.asset_id)
+            action = "deleted"
+        else:
+            asset = datazone.get_asset(domainIdentifier=domain, identifier=record.asset_id)
+            note = f"DEPRECATED: schema {record.schema_arn} was deleted from the registry"
+            if not (asset.get("description") or "").startswith("DEPRECATED"):
+                datazone.create_asset_revision(
+                    domainIdentifier=domain,
+                    identifier=record.asset_id,
+                    name=asset["name"],
+                    description=f"{note}. {asset.get('description') or ''}".strip()[:2048],
+                    typeRevision=asset["typeRevision"],
+                    formsInput=[_form_input(f) for f in asset.get("formsOutput", [])],
+                    clientToken=_token("deprecate", record.asset_id, asset["revision"]),
+                )
+            action = "deprecated"
+    except ClientError as error:
+        if _error_code(error) != "ResourceNotFoundException":
+            raise
+        action = "already gone"
+    env.forget(record.schema_arn)
+    return action
+
+
+def _form_input(form_output: dict[str, Any]) -> dict[str, Any]:
+    """A form as GetAsset returns it, in the shape CreateAssetRevision takes."""
+    form = {"formName": form_output["formName"], "content": form_output.get("content", "{}")}
+    for key in ("typeName", "typeRevision"):
+        if form_output.get(key):
+            form["typeIdentifier" if key == "typeName" else key] = form_output[key]
+    return form

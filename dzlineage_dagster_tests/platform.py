@@ -1,0 +1,116 @@
+"""A freshly seeded demo platform per test, and ways to run the project against it."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from typing import Any
+
+from dagster import DagsterInstance, ExecuteInProcessResult, build_sensor_context
+
+from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.definitions import defs
+from dzlineage_dagster.sandbox.seed import seed_platform
+from dzlineage_dagster.sensors import registry_schema_sensor
+from dzlineage_dagster.settings import LineageSettings
+
+READ_PREFIXES = ("Get", "List", "Search", "Describe")
+
+
+def writes(counts: Counter, *services: str) -> dict[str, int]:
+    """The write calls among `counts` for these services (anything not a read)."""
+    return {
+        f"{service}.{operation}": n
+        for (service, operation), n in counts.items()
+        if service in services and not (operation or "").startswith(READ_PREFIXES)
+    }
+
+
+@dataclass
+class DemoPlatform:
+    sandbox: Any
+    environment: dict[str, str]
+    instance: DagsterInstance
+
+    @property
+    def settings(self) -> LineageSettings:
+        return LineageSettings.from_env(self.environment)
+
+    @property
+    def control(self):
+        return self.sandbox.control
+
+    def client(self, service: str, **config: Any):
+        return self.sandbox.client(service, **config)
+
+    def registry_topics(self) -> list[str]:
+        from dzlineage_dagster.core.discovery import registry_topics
+
+        glue = self.client("glue")
+        items = glue.list_schemas(RegistryId={"RegistryName": self.settings.registry_name})
+        return list(registry_topics(items["Schemas"]))
+
+    def schema_arn(self, topic: str) -> str:
+        from dzlineage_dagster.core.discovery import registry_topics
+
+        glue = self.client("glue")
+        items = glue.list_schemas(RegistryId={"RegistryName": self.settings.registry_name})
+        return registry_topics(items["Schemas"])[topic].schema_arn
+
+    def upstream_source_identifiers(self, node: dict, depth: int) -> set[str]:
+        """sourceIdentifiers of the lineage nodes up to `depth` hops upstream of `node`."""
+        datazone = self.client("datazone")
+        found: set[str] = set()
+        frontier = [node]
+        for _ in range(depth):
+            next_frontier = []
+            for current in frontier:
+                for reference in current.get("upstreamNodes", []):
+                    upstream = datazone.get_lineage_node(
+                        domainIdentifier=self.settings.domain_id, identifier=reference["id"]
+                    )
+                    found.add(upstream.get("sourceIdentifier", ""))
+                    next_frontier.append(upstream)
+            frontier = next_frontier
+        return found
+
+    def tick(self, cursor: str | None = None):
+        """One evaluation of the registry sensor, with its partition requests applied."""
+        context = build_sensor_context(
+            instance=self.instance, cursor=cursor, definitions=defs, resources=defs.resources
+        )
+        result = registry_schema_sensor(context)
+        for request in getattr(result, "dynamic_partitions_requests", None) or []:
+            if type(request).__name__ == "AddDynamicPartitionsRequest":
+                self.instance.add_dynamic_partitions(
+                    request.partitions_def_name, request.partition_keys
+                )
+            else:
+                for key in request.partition_keys:
+                    self.instance.delete_dynamic_partition(request.partitions_def_name, key)
+        return result
+
+    def sync(self, topics: list[str] | None = None) -> ExecuteInProcessResult:
+        """The catalog_sync job over the partition range from the first to the last topic."""
+        keys = self.instance.get_dynamic_partitions(kafka_topics.name)
+        if not keys:
+            self.instance.add_dynamic_partitions(kafka_topics.name, self.registry_topics())
+            keys = self.instance.get_dynamic_partitions(kafka_topics.name)
+        chosen = topics or keys
+        return defs.resolve_job_def("catalog_sync").execute_in_process(
+            instance=self.instance,
+            tags={
+                "dagster/asset_partition_range_start": chosen[0],
+                "dagster/asset_partition_range_end": chosen[-1],
+            },
+            raise_on_error=False,
+        )
+
+
+def fresh_platform(sandbox: Any, monkeypatch: Any) -> DemoPlatform:
+    sandbox.control.reset()
+    environment = {**sandbox.environment(), **seed_platform(sandbox.endpoint_url)}
+    for name, value in environment.items():
+        monkeypatch.setenv(name, value)
+    sandbox.control.clear_calls()
+    return DemoPlatform(sandbox, environment, DagsterInstance.ephemeral())

@@ -1,0 +1,204 @@
+"""The asset graph end to end against the seeded demo platform, counted from the sandbox log."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dagster import AssetKey
+
+from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.sandbox.faults import FaultRule
+from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
+from dzlineage_dagster_tests.platform import fresh_platform, writes
+
+
+@pytest.fixture
+def platform(sandbox, monkeypatch):
+    platform = fresh_platform(sandbox, monkeypatch)
+    yield platform
+    sandbox.control.clear_faults()
+
+
+def table_topics(platform) -> list[str]:
+    return [t for t in platform.registry_topics() if classify_topic(t) is TopicKind.TABLE]
+
+
+def topic_assets(platform) -> dict[str, list[str]]:
+    """externalIdentifier (schema ARN) -> ids of the assets that carry it."""
+    datazone = platform.client("datazone")
+    settings = platform.settings
+    found: dict[str, list[str]] = {}
+    pages = datazone.get_paginator("search").paginate(
+        domainIdentifier=settings.domain_id,
+        searchScope="ASSET",
+        owningProjectIdentifier=settings.project_id,
+    )
+    for page in pages:
+        for item in page["items"]:
+            asset = item["assetItem"]
+            if asset["typeIdentifier"] == "KafkaTopicAssetType":
+                found.setdefault(asset["externalIdentifier"], []).append(asset["identifier"])
+    return found
+
+
+def latest_metadata(platform, asset: str, topic: str) -> dict:
+    event = platform.instance.get_latest_materialization_event(AssetKey(asset))
+    records = platform.instance.fetch_materializations(AssetKey(asset), limit=1000).records
+    for record in records:
+        materialization = record.asset_materialization
+        if materialization.partition == topic:
+            return {k: v.value for k, v in materialization.metadata.items()}
+    raise AssertionError(f"no materialization of {asset} for {topic} (latest: {event})")
+
+
+def add_nullable_column(envelope: dict, name: str) -> None:
+    """Add an optional column to a Debezium envelope's row record (a compatible change)."""
+    before = next(f for f in envelope["fields"] if f["name"] == "before")
+    row = next(branch for branch in before["type"] if isinstance(branch, dict))
+    row["fields"].append({"name": name, "type": ["null", "string"], "default": None})
+
+
+def test_first_sync_creates_one_asset_per_table_topic_and_links_each_table(platform):
+    result = platform.sync()
+    assert result.success, result.get_step_failure_events()
+    tables = table_topics(platform)
+    assert tables, "the demo platform has table topics"
+
+    assets = topic_assets(platform)
+    assert sorted(assets) == sorted(platform.schema_arn(t) for t in tables)
+    assert all(len(ids) == 1 for ids in assets.values())
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == len(tables)
+    assert counts[("datazone", "PostLineageEvent")] == 2 * len(tables)  # START + COMPLETE
+
+    datazone = platform.client("datazone")
+    for topic in tables:
+        metadata = latest_metadata(platform, "topic_lineage", topic)
+        node = datazone.get_lineage_node(
+            domainIdentifier=platform.settings.domain_id,
+            identifier=metadata["output_source_identifier"],
+        )
+        upstream = platform.upstream_source_identifiers(node, depth=2)
+        assert any(source.endswith(f"/{topic}") for source in upstream), (topic, upstream)
+
+
+def test_second_sync_makes_no_datazone_or_ssm_writes(platform):
+    assert platform.sync().success
+    platform.control.clear_calls()
+    assert platform.sync().success
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+
+
+def test_new_schema_version_is_sensed_for_exactly_that_topic_and_revised_once(platform):
+    first = platform.tick()
+    assert platform.sync().success
+    topic = table_topics(platform)[0]
+    glue = platform.client("glue")
+    arn = platform.schema_arn(topic)
+    current = glue.get_schema_version(
+        SchemaId={"SchemaArn": arn}, SchemaVersionNumber={"LatestVersion": True}
+    )
+    definition = json.loads(current["SchemaDefinition"])
+    add_nullable_column(definition, "added_in_test")
+    glue.register_schema_version(
+        SchemaId={"SchemaArn": arn}, SchemaDefinition=json.dumps(definition)
+    )
+
+    platform.control.clear_calls()
+    second = platform.tick(cursor=first.cursor)
+    assert [r.tags["dagster/asset_partition_range_start"] for r in second.run_requests] == [topic]
+    assert [r.tags["dagster/asset_partition_range_end"] for r in second.run_requests] == [topic]
+    # A tick makes only the listing calls.
+    assert {op for (_, op) in platform.control.call_counts()} == {"ListSchemas"}
+
+    platform.control.clear_calls()
+    assert platform.sync([topic]).success
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAssetRevision")] == 1
+    assert counts[("datazone", "CreateAsset")] == 0
+
+
+def test_a_quiet_tick_requests_nothing_and_only_lists(platform):
+    first = platform.tick()
+    assert first.run_requests
+    platform.control.clear_calls()
+    second = platform.tick(cursor=first.cursor)
+    assert not second.run_requests
+    assert {op for (_, op) in platform.control.call_counts()} == {"ListSchemas"}
+
+
+def test_a_crash_between_create_asset_and_put_parameter_leaves_no_duplicate(platform):
+    # Every PutParameter fails, retries included: the run dies after CreateAsset succeeded.
+    platform.control.set_faults(
+        FaultRule(service="ssm", operation="PutParameter", kind="server-error")
+    )
+    crashed = platform.sync()
+    assert not crashed.success
+    assert platform.control.call_counts()[("datazone", "CreateAsset")] > 0
+    platform.control.clear_faults()
+
+    assert platform.sync().success
+    assets = topic_assets(platform)
+    assert all(len(ids) == 1 for ids in assets.values()), assets
+    assert len(assets) == len(table_topics(platform))
+    ssm_records = platform.client("ssm").get_parameters_by_path(
+        Path=platform.settings.ssm_prefix, Recursive=True, MaxResults=10
+    )
+    assert ssm_records["Parameters"], "mappings written on the rerun"
+
+
+def test_throttling_on_30_percent_of_datazone_calls_still_converges(platform):
+    platform.control.set_faults(FaultRule(service="datazone", kind="throttle", rate=0.3, seed=3))
+    for _ in range(3):
+        if platform.sync().success:
+            break
+    platform.control.clear_faults()
+    assert platform.control.calls(), "calls were made"
+    assert any(c.injected for c in platform.control.calls()), "throttling actually happened"
+    platform.control.clear_calls()
+    assert platform.sync().success
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+    assets = topic_assets(platform)
+    assert len(assets) == len(table_topics(platform))
+    assert all(len(ids) == 1 for ids in assets.values())
+
+
+def test_invalid_avro_fails_its_partition_with_a_clear_message_and_others_succeed(platform):
+    # The registry (like fastavro) lets a field name with a dash through; Avro forbids it.
+    broken = {
+        "type": "record",
+        "name": "broken",
+        "fields": [{"name": "bad-name", "type": "string"}],
+    }
+    platform.client("glue").create_schema(
+        RegistryId={"RegistryName": platform.settings.registry_name},
+        SchemaName="shop.inventory.broken",
+        DataFormat="AVRO",
+        Compatibility="NONE",
+        SchemaDefinition=json.dumps(broken),
+    )
+    platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
+    result = platform.sync()
+    assert not result.success
+    failure = result.get_step_failure_events()[0].step_failure_data.error.message
+    assert "shop.inventory.broken" in failure and "Avro" in failure
+    for topic in table_topics(platform):
+        if topic != "shop.inventory.broken":
+            assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "created"
+
+
+def test_every_emitted_event_validates_against_the_official_openlineage_schemas(platform):
+    assert platform.sync().success
+    datazone = platform.client("datazone")
+    domain = platform.settings.domain_id
+    events = [
+        e
+        for page in datazone.get_paginator("list_lineage_events").paginate(domainIdentifier=domain)
+        for e in page["items"]
+    ]
+    assert len(events) == 2 * len(table_topics(platform))
+    for summary in events:
+        event = datazone.get_lineage_event(domainIdentifier=domain, identifier=summary["id"])
+        validate_openlineage_event(event["event"].read().decode())
