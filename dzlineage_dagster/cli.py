@@ -109,7 +109,8 @@ def cmd_sync(args: argparse.Namespace) -> int:
     from dzlineage_dagster.settings import MissingSettings
     from dzlineage_dagster.sync.headless import run_headless_sync
 
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    logging.getLogger("dzlineage").setLevel(logging.INFO)
     try:
         settings = LineageSettings.from_env()
     except MissingSettings as error:

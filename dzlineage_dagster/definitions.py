@@ -10,7 +10,12 @@ from dagster import Definitions
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
-from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB
+from dzlineage_dagster.jobs import (
+    CATALOG_CHECKS_JOB,
+    CATALOG_SYNC_JOB,
+    RETIRE_TOPICS_JOB,
+    catalog_checks_schedule,
+)
 from dzlineage_dagster.resources import (
     DataZoneResource,
     MskResource,
@@ -37,7 +42,8 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
 defs = Definitions(
     assets=[datazone_custom_types, kafka_topic_catalog],
     asset_checks=ALL_CHECKS,
-    jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB],
+    jobs=[CATALOG_SYNC_JOB, CATALOG_CHECKS_JOB, RETIRE_TOPICS_JOB],
+    schedules=[catalog_checks_schedule],
     sensors=[registry_schema_sensor],
     resources=build_resources(),
 )

@@ -3,17 +3,19 @@
 from dagster import (
     AssetSelection,
     Config,
+    DefaultScheduleStatus,
     Failure,
     MetadataValue,
     OpExecutionContext,
+    ScheduleDefinition,
     define_asset_job,
     job,
     op,
 )
 
-from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
+from dzlineage_dagster.checks import ALL_CHECKS
 from dzlineage_dagster.resources import (
     DataZoneResource,
     MskResource,
@@ -26,11 +28,27 @@ from dzlineage_dagster.sync.retire import retire_removed_topics
 
 CATALOG_SYNC_JOB = define_asset_job(
     "catalog_sync",
-    selection=AssetSelection.assets(datazone_custom_types, kafka_topic_catalog),
+    # The catalog checks read every mapping and table: they run in their own job, not after
+    # each sync of a few changed topics.
+    selection=AssetSelection.assets(datazone_custom_types, kafka_topic_catalog).without_checks(),
     description=(
         "The main job: custom types, then for each selected topic its registry schema, its "
         "DataZone asset and its lineage, in one run however many topics it covers."
     ),
+)
+
+CATALOG_CHECKS_JOB = define_asset_job(
+    "catalog_checks",
+    selection=AssetSelection.checks(*ALL_CHECKS),
+    description="Checks the whole catalog against AWS: mappings, duplicates, lineage tables.",
+)
+
+catalog_checks_schedule = ScheduleDefinition(
+    name="catalog_checks_daily",
+    job=CATALOG_CHECKS_JOB,
+    cron_schedule="0 6 * * *",
+    default_status=DefaultScheduleStatus.STOPPED,
+    description="Runs the catalog checks every morning (turn on in the UI).",
 )
 
 

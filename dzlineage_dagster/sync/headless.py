@@ -16,7 +16,7 @@ from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.environment import SyncEnvironment, SyncError
 from dzlineage_dagster.sync.retire import removed_records, retire_removed_topics
 from dzlineage_dagster.sync.runner import describe_error, sync_topics
-from dzlineage_dagster.sync.stages import plan_topic_asset, read_schema
+from dzlineage_dagster.sync.stages import plan_topic_asset, plan_topic_lineage, read_schema
 
 
 def build_environment(settings: LineageSettings, log: logging.Logger) -> SyncEnvironment:
@@ -39,8 +39,8 @@ def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     )
 
 
-def dry_run_plan(env: SyncEnvironment) -> tuple[list[tuple[str, str, str]], int]:
-    """``(topic, action, detail)`` rows of what a sync would do, and how many could not be planned."""
+def dry_run_plan(env: SyncEnvironment) -> tuple[list[tuple[str, ...]], int]:
+    """Rows of what a sync would do per topic, and how many topics could not be planned."""
     try:
         type_revision: str | None = env.asset_type_revision
     except SyncError:
@@ -49,14 +49,20 @@ def dry_run_plan(env: SyncEnvironment) -> tuple[list[tuple[str, str, str]], int]
     for topic in env.registry_topics:
         try:
             snapshot = read_schema(env, topic)
-            plan = plan_topic_asset(env, snapshot, type_revision)
-            rows.append((topic, plan.action, f"schema version {snapshot.version}"))
+            asset = plan_topic_asset(env, snapshot, type_revision)
+            lineage = plan_topic_lineage(env, snapshot)
+            if lineage.run_id is None:
+                edge = f"no edge: {lineage.mapping.reason}"
+            else:
+                state = "unchanged" if lineage.already_posted else "post"
+                edge = f"{state} -> {lineage.mapping.table} ({lineage.mapping.origin})"
+            rows.append((topic, asset.action, f"v{snapshot.version}", edge))
         except Exception as error:
             unplannable += 1
-            rows.append((topic, "error", describe_error(error)))
+            rows.append((topic, "error", "", describe_error(error)))
     policy = env.settings.deleted_schema_policy
     for record in removed_records(env):
-        rows.append((record.topic, policy, f"schema {record.schema_arn} left the registry"))
+        rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
     return rows, unplannable
 
 
@@ -65,7 +71,7 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
     env = build_environment(settings, log)
     if dry_run:
         rows, unplannable = dry_run_plan(env)
-        print(_table(rows, ("topic", "plan", "detail")), file=out)
+        print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
         print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
         return 1 if unplannable else 0
 

@@ -316,42 +316,58 @@ class LineageOutcome:
         return f"{self.mapping.topic} -> {self.mapping.table} ({state}, {self.mapping.origin})"
 
 
-def post_topic_lineage(env: SyncEnvironment, snapshot: SchemaSnapshot) -> LineageOutcome:
-    """Post START and COMPLETE events for the edge topic -> Iceberg table, once per content."""
+@dataclass(frozen=True)
+class LineagePlan:
+    """The edge a topic should have; ``run_id`` identifies its content (None: no edge)."""
+
+    mapping: TopicTableMapping
+    job_name: str = ""
+    run_id: str | None = None
+    output_dataset: tuple[str, str] | None = None
+    output_source_identifier: str | None = None
+    already_posted: bool = False
+
+
+def plan_topic_lineage(env: SyncEnvironment, snapshot: SchemaSnapshot) -> LineagePlan:
     mapping = env.mapper.map_topic(snapshot.topic)
     if mapping.table is None:
-        return LineageOutcome(mapping, posted=False)
-    table_namespace, table_name = glue_dataset(
-        snapshot.region, snapshot.account_id, mapping.table.database, mapping.table.table
-    )
-    output_source = glue_source_identifier(
-        snapshot.region, snapshot.account_id, mapping.table.database, mapping.table.table
-    )
+        return LineagePlan(mapping)
+    where = (snapshot.region, snapshot.account_id, mapping.table.database, mapping.table.table)
+    table_namespace, table_name = glue_dataset(*where)
     job_name = f"iceberg-sink.{snapshot.topic}"
     run_id = deterministic_run_id(
         env.settings.job_namespace, job_name, snapshot.schema_arn, str(snapshot.version),
         env.topic_namespace, table_namespace, table_name,
     )  # fmt: skip
     stored = env.stored_records.get(snapshot.schema_arn)
-    if stored is not None and stored.lineage_fingerprint == run_id:
-        return LineageOutcome(
-            mapping, posted=False, run_id=run_id, output_source_identifier=output_source
-        )
+    return LineagePlan(
+        mapping,
+        job_name,
+        run_id,
+        (table_namespace, table_name),
+        glue_source_identifier(*where),
+        already_posted=stored is not None and stored.lineage_fingerprint == run_id,
+    )
+
+
+def post_topic_lineage(env: SyncEnvironment, snapshot: SchemaSnapshot) -> LineageOutcome:
+    """Post START and COMPLETE events for the edge topic -> Iceberg table, once per content."""
+    plan = plan_topic_lineage(env, snapshot)
+    outcome = LineageOutcome(
+        plan.mapping, False, plan.run_id, plan.output_source_identifier, columns_dropped=False
+    )
+    if plan.run_id is None or plan.already_posted:
+        return outcome
 
     columns = list(snapshot.columns)
-    payloads = _event_payloads(
-        env, job_name, run_id, snapshot, table_namespace, table_name, columns
-    )
-    columns_dropped = False
+    payloads = _event_payloads(env, plan, snapshot, columns)
     if not all(event_size_ok(p, LINEAGE_EVENT_LIMIT) for _, p in payloads):
         env.log.warning(
             f"{snapshot.topic}: lineage events exceed DataZone's {LINEAGE_EVENT_LIMIT} bytes with "
             f"{len(columns)} columns in the schema facets; posting them without column facets"
         )
-        payloads = _event_payloads(
-            env, job_name, run_id, snapshot, table_namespace, table_name, None
-        )
-        columns_dropped = True
+        payloads = _event_payloads(env, plan, snapshot, None)
+        outcome = replace(outcome, columns_dropped=True)
         if not all(event_size_ok(p, LINEAGE_EVENT_LIMIT) for _, p in payloads):
             raise SyncError(
                 f"lineage event for {snapshot.topic} exceeds {LINEAGE_EVENT_LIMIT} bytes"
@@ -362,29 +378,28 @@ def post_topic_lineage(env: SyncEnvironment, snapshot: SchemaSnapshot) -> Lineag
             domainIdentifier=env.settings.domain_id,
             event=payload.encode(),
             # From the run, not the payload (its eventTime moves): a rerun replays, never doubles.
-            clientToken=_token("lineage", run_id, event_type),
+            clientToken=_token("lineage", plan.run_id, event_type),
         )
+    stored = env.stored_records.get(snapshot.schema_arn)
     if stored is not None:
-        env.remember(replace(stored, lineage_fingerprint=run_id))
-    return LineageOutcome(mapping, True, run_id, output_source, columns_dropped)
+        env.remember(replace(stored, lineage_fingerprint=plan.run_id))
+    return replace(outcome, posted=True)
 
 
 def _event_payloads(
     env: SyncEnvironment,
-    job_name: str,
-    run_id: str,
+    plan: LineagePlan,
     snapshot: SchemaSnapshot,
-    table_namespace: str,
-    table_name: str,
     columns: list[Column] | None,
 ) -> list[tuple[str, str]]:
     """``(eventType, JSON)`` of the START and COMPLETE events of the edge."""
+    table_namespace, table_name = plan.output_dataset
     events = build_run_events(
         job_namespace=env.settings.job_namespace,
-        job_name=job_name,
+        job_name=plan.job_name,
         inputs=[DatasetSpec(env.topic_namespace, snapshot.topic, columns)],
         outputs=[DatasetSpec(table_namespace, table_name, columns)],
-        run_id=run_id,
+        run_id=plan.run_id,
         event_time=datetime.now(timezone.utc),
         producer=PRODUCER,
     )

@@ -1,0 +1,187 @@
+"""Beyond the first sync: deleted schemas, lost mappings, checks, and the headless CLI."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from dzlineage_dagster.checks import (
+    lineage_tables_exist_in_glue,
+    no_two_assets_share_a_schema,
+    ssm_mappings_point_at_existing_assets,
+)
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.definitions import defs
+from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
+from dzlineage_dagster.resources import (
+    DataZoneResource,
+    MskResource,
+    ParameterStoreResource,
+    SchemaRegistryResource,
+)
+from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster_tests.test_catalog_sync import (
+    add_nullable_column,
+    latest_metadata,
+    table_topics,
+    topic_assets,
+)
+
+GONE = "shop.sales.payments"
+
+
+@pytest.fixture
+def platform(sandbox, monkeypatch):
+    platform = fresh_platform(sandbox, monkeypatch)
+    yield platform
+    sandbox.control.clear_faults()
+
+
+def mapping_parameters(platform) -> dict[str, str]:
+    pages = platform.client("ssm").get_paginator("get_parameters_by_path")
+    return {
+        p["Name"]: p["Value"]
+        for page in pages.paginate(Path=platform.settings.ssm_prefix, Recursive=True)
+        for p in page["Parameters"]
+    }
+
+
+def test_a_deleted_schema_loses_its_partition_and_its_asset_is_kept_as_deprecated(platform):
+    first = platform.tick()
+    assert platform.sync().success
+    arn = platform.schema_arn(GONE)
+    asset_id = topic_assets(platform)[arn][0]
+    platform.client("glue").delete_schema(SchemaId={"SchemaArn": arn})
+
+    second = platform.tick(cursor=first.cursor)
+    assert GONE not in platform.instance.get_dynamic_partitions("kafka_topics")
+    [retire] = [r for r in second.run_requests if r.job_name == RETIRE_TOPICS_JOB.name]
+    assert retire.run_config["ops"]["retire_topic_assets"]["config"]["topics"] == [GONE]
+
+    result = defs.resolve_job_def(RETIRE_TOPICS_JOB.name).execute_in_process(
+        run_config=retire.run_config, instance=platform.instance
+    )
+    assert result.success
+    asset = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    )
+    assert asset["description"].startswith("DEPRECATED")
+    assert not any(
+        json.loads(v)["schema_arn"] == arn for v in mapping_parameters(platform).values()
+    )
+
+
+def test_the_delete_policy_deletes_the_asset_and_the_mapping(platform, monkeypatch, capsys):
+    assert dzlineage(["sync"]) == 0
+    arn = platform.schema_arn(GONE)
+    asset_id = topic_assets(platform)[arn][0]
+    platform.client("glue").delete_schema(SchemaId={"SchemaArn": arn})
+    monkeypatch.setenv("DZLINEAGE_DELETED_SCHEMA_POLICY", "delete")
+
+    assert dzlineage(["sync", "--dry-run"]) == 0
+    assert re.search(rf"^{re.escape(GONE)}\s+delete\s", capsys.readouterr().out, re.M)
+    assert dzlineage(["sync"]) == 0
+    datazone = platform.client("datazone")
+    with pytest.raises(datazone.exceptions.ResourceNotFoundException):
+        datazone.get_asset(domainIdentifier=platform.settings.domain_id, identifier=asset_id)
+    assert len(mapping_parameters(platform)) == len(table_topics(platform))
+
+
+def test_a_lost_mapping_is_repaired_from_datazone_instead_of_duplicating(platform):
+    assert platform.sync().success
+    topic = table_topics(platform)[0]
+    arn = platform.schema_arn(topic)
+    [asset_id] = topic_assets(platform)[arn]
+    ssm = platform.client("ssm")
+    lost = next(
+        n for n, v in mapping_parameters(platform).items() if json.loads(v)["schema_arn"] == arn
+    )
+    ssm.delete_parameter(Name=lost)
+    # A new version too, so the create call differs from the first one (no client-token replay):
+    # DataZone refuses the duplicate externalIdentifier and the sync adopts the existing asset.
+    glue = platform.client("glue")
+    version = glue.get_schema_version(
+        SchemaId={"SchemaArn": arn}, SchemaVersionNumber={"LatestVersion": True}
+    )
+    definition = json.loads(version["SchemaDefinition"])
+    add_nullable_column(definition, "repair_marker")
+    glue.register_schema_version(
+        SchemaId={"SchemaArn": arn}, SchemaDefinition=json.dumps(definition)
+    )
+
+    platform.control.clear_calls()
+    assert platform.sync([topic]).success
+    assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "adopted"
+    assert topic_assets(platform)[arn] == [asset_id]
+    assert json.loads(mapping_parameters(platform)[lost])["asset_id"] == asset_id
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAssetRevision")] == 1
+
+
+def test_the_checks_job_passes_after_a_sync(platform):
+    assert platform.sync().success
+    result = defs.resolve_job_def("catalog_checks").execute_in_process(instance=platform.instance)
+    assert result.success
+    evaluations = result.get_asset_check_evaluations()
+    assert {e.check_name for e in evaluations} == {
+        "ssm_mappings_point_at_existing_assets",
+        "no_two_assets_share_a_schema",
+        "lineage_tables_exist_in_glue",
+    }
+    assert all(e.passed for e in evaluations), [e.description for e in evaluations]
+
+
+def test_checks_fail_when_the_catalog_drifts(platform):
+    assert platform.sync().success
+    settings = platform.settings
+    resources = {
+        "settings": settings,
+        "registry": SchemaRegistryResource(),
+        "parameters": ParameterStoreResource(),
+        "datazone": DataZoneResource(),
+        "msk": MskResource(),
+    }
+    topic = table_topics(platform)[0]
+    [asset_id] = topic_assets(platform)[platform.schema_arn(topic)]
+    platform.client("datazone").delete_asset(
+        domainIdentifier=settings.domain_id, identifier=asset_id
+    )
+    table = latest_metadata(platform, "topic_lineage", topic)["iceberg_table"]
+    database, name = table.split(".", 1)
+    platform.client("glue").delete_table(DatabaseName=database, Name=name)
+
+    dangling = ssm_mappings_point_at_existing_assets(**resources)
+    assert not dangling.passed and asset_id in json.dumps(dangling.metadata["problems"].value)
+    missing = lineage_tables_exist_in_glue(**resources)
+    assert not missing.passed and name in json.dumps(missing.metadata["problems"].value)
+    assert no_two_assets_share_a_schema(settings=settings, datazone=resources["datazone"]).passed
+
+
+def test_headless_sync_reports_per_topic_and_a_dry_run_writes_nothing(platform, capsys):
+    assert dzlineage(["sync", "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    for topic in table_topics(platform):
+        assert re.search(rf"^{re.escape(topic)}\s+create\s", plan, re.M), plan
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+
+    assert dzlineage(["sync"]) == 0
+    summary = capsys.readouterr().out
+    assert f"{len(platform.registry_topics())} topics, 0 failed" in summary
+    assert dzlineage(["sync", "--dry-run"]) == 0
+    assert not re.search(r"\screate\s", capsys.readouterr().out)
+
+
+def test_headless_sync_exits_non_zero_and_names_the_failing_topic(platform, capsys):
+    broken = {"type": "record", "name": "x", "fields": [{"name": "bad-name", "type": "string"}]}
+    platform.client("glue").create_schema(
+        RegistryId={"RegistryName": platform.settings.registry_name},
+        SchemaName="shop.sales.broken",
+        DataFormat="AVRO",
+        Compatibility="NONE",
+        SchemaDefinition=json.dumps(broken),
+    )
+    assert dzlineage(["sync"]) == 1
+    out = capsys.readouterr().out
+    assert "shop.sales.broken" in out and "FAILED" in out
