@@ -9,6 +9,7 @@ from typing import Any
 from dagster import DagsterInstance, ExecuteInProcessResult, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.sandbox.seed import seed_platform
 from dzlineage_dagster.sensors import registry_schema_sensor
@@ -43,19 +44,19 @@ class DemoPlatform:
     def client(self, service: str, **config: Any):
         return self.sandbox.client(service, **config)
 
-    def registry_topics(self) -> list[str]:
-        from dzlineage_dagster.core.discovery import registry_topics
+    def listed_topics(self) -> dict[str, RegistryTopic]:
+        pages = (
+            self.client("glue")
+            .get_paginator("list_schemas")
+            .paginate(RegistryId={"RegistryName": self.settings.registry_name})
+        )
+        return registry_topics(item for page in pages for item in page["Schemas"])
 
-        glue = self.client("glue")
-        items = glue.list_schemas(RegistryId={"RegistryName": self.settings.registry_name})
-        return list(registry_topics(items["Schemas"]))
+    def registry_topics(self) -> list[str]:
+        return list(self.listed_topics())
 
     def schema_arn(self, topic: str) -> str:
-        from dzlineage_dagster.core.discovery import registry_topics
-
-        glue = self.client("glue")
-        items = glue.list_schemas(RegistryId={"RegistryName": self.settings.registry_name})
-        return registry_topics(items["Schemas"])[topic].schema_arn
+        return self.listed_topics()[topic].schema_arn
 
     def upstream_source_identifiers(self, node: dict, depth: int) -> set[str]:
         """sourceIdentifiers of the lineage nodes up to `depth` hops upstream of `node`."""

@@ -101,7 +101,19 @@ class AwsClientResource(ResourceWithBoto3Configuration):
         """Operations called through this resource's clients so far (attempts, not retries)."""
         return self._api_calls
 
-    def paginate(self, service_name: str, operation: str, result_key: str, **params: Any) -> list:
-        """Every item of a paginated operation, through botocore's own paginator."""
+    def paginate(
+        self,
+        service_name: str,
+        operation: str,
+        result_key: str,
+        page_size: int | None = None,
+        **params: Any,
+    ) -> list:
+        """Every item of a paginated operation, through botocore's own paginator.
+
+        ``page_size`` asks for the API's largest page, so listing N items costs N/size calls.
+        """
         paginator = self.client(service_name).get_paginator(operation)
-        return [item for page in paginator.paginate(**params) for item in page.get(result_key, [])]
+        config = {"PageSize": page_size} if page_size else {}
+        pages = paginator.paginate(**params, PaginationConfig=config)
+        return [item for page in pages for item in page.get(result_key, [])]

@@ -21,7 +21,7 @@ class DataZoneResource(AwsClientResource):
             params["searchText"] = text
         if owning_project_id:
             params["owningProjectIdentifier"] = owning_project_id
-        items = self.paginate("datazone", "search", "items", **params)
+        items = self.paginate("datazone", "search", "items", page_size=50, **params)
         return [item["assetItem"] for item in items if "assetItem" in item]
 
     def portal_url(self, domain_id: str) -> str | None:

@@ -22,6 +22,6 @@ class MskResource(AwsClientResource):
 
     def connectors(self) -> list[dict[str, Any]]:
         """Every connector with its full description (incl. `connectorConfiguration`)."""
-        summaries = self.paginate("kafkaconnect", "list_connectors", "connectors")
+        summaries = self.paginate("kafkaconnect", "list_connectors", "connectors", page_size=100)
         connect = self.client("kafkaconnect")
         return [connect.describe_connector(connectorArn=s["connectorArn"]) for s in summaries]

@@ -16,7 +16,7 @@ class ParameterStoreResource(AwsClientResource):
     def parameters_under(self, path: str) -> dict[str, str]:
         """Name -> value of every parameter below `path`, recursively, all pages (10 a page)."""
         parameters = self.paginate(
-            "ssm", "get_parameters_by_path", "Parameters", Path=path, Recursive=True
+            "ssm", "get_parameters_by_path", "Parameters", page_size=10, Path=path, Recursive=True
         )
         return {p["Name"]: p["Value"] for p in parameters}
 

@@ -15,7 +15,11 @@ class SchemaRegistryResource(AwsClientResource):
     def list_schemas(self, registry_name: str) -> list[dict[str, Any]]:
         """Every `SchemaListItem` of the registry (with `UpdatedTime`), all pages."""
         return self.paginate(
-            "glue", "list_schemas", "Schemas", RegistryId={"RegistryName": registry_name}
+            "glue",
+            "list_schemas",
+            "Schemas",
+            page_size=100,  # ListSchemas' maximum
+            RegistryId={"RegistryName": registry_name},
         )
 
     def get_schema(self, schema_arn: str) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from urllib.parse import unquote
 import fastavro
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import BaseResponse
+from moto.glue import glue_schema_registry_utils
 from moto.glue.exceptions import GSRInvalidInputException, InvalidSchemaDefinitionException
 from moto.glue.glue_schema_registry_constants import DELETING_STATUS
 from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
@@ -87,6 +88,16 @@ class Call:
 
 
 Handler = Callable[[Call], Response | None]
+
+
+# moto caps an account at 10 registries, 1,000 schemas and 1,000 schema versions in all (fewer
+# versions than schemas once the cap on schemas is raised). AWS's quotas are adjustable and
+# larger (we take 100 registries and 10,000 schemas per account and Region; the API numbers a
+# schema's versions up to 100,000), and platforms with thousands of topics are what this project
+# is for. moto reads these module globals at call time.
+glue_schema_registry_utils.MAX_REGISTRIES_ALLOWED = 100
+glue_schema_registry_utils.MAX_SCHEMAS_ALLOWED = 10_000
+glue_schema_registry_utils.MAX_SCHEMA_VERSIONS_ALLOWED = 100_000
 
 
 def answer_moto_gap(service: str, operation: str, request: Request) -> Response | None:

@@ -1,0 +1,110 @@
+"""Amazon MSK Connect (``kafkaconnect``), emulated for the sandbox: the connector lifecycle the
+project reads its topology from.
+
+:class:`~dzlineage_dagster.sandbox.aws_protocol.RestJsonService` validates each request against
+botocore's model (MSK Connect answers ``BadRequestException`` for invalid input); this module
+keeps the semantics: connector names are unique (``ConflictException``), ARNs and versions look
+like AWS's, a created connector is RUNNING when next described, and unknown ARNs are
+``NotFoundException``.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import string
+import uuid
+from datetime import datetime, timezone
+from typing import Any
+
+from werkzeug.wrappers import Request, Response
+
+from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError, RestJsonService
+
+_CONNECTOR_ARN = re.compile(r"arn:aws[a-z-]*:kafkaconnect:[a-z0-9-]+:\d{12}:connector/[^/]+/.+")
+#: The request members that DescribeConnector answers back as they were given.
+_DESCRIBED_MEMBERS = (
+    "capacity",
+    "connectorConfiguration",
+    "connectorDescription",
+    "connectorName",
+    "kafkaCluster",
+    "kafkaClusterClientAuthentication",
+    "kafkaClusterEncryptionInTransit",
+    "kafkaConnectVersion",
+    "logDelivery",
+    "plugins",
+    "serviceExecutionRoleArn",
+    "workerConfiguration",
+)
+
+
+def _new_version() -> str:
+    return "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(13))
+
+
+class KafkaConnectEmulator:
+    """MSK Connect for one region and account, all state in the instance."""
+
+    def __init__(self, *, region: str, account_id: str) -> None:
+        self.region = region
+        self.account_id = account_id
+        #: connector ARN -> what DescribeConnector answers
+        self._connectors: dict[str, dict[str, Any]] = {}
+        self._service = RestJsonService(
+            "kafkaconnect",
+            {
+                "CreateConnector": self._create_connector,
+                "DescribeConnector": self._describe_connector,
+                "ListConnectors": self._list_connectors,
+                "DeleteConnector": self._delete_connector,
+            },
+        )
+
+    def handle(self, request: Request) -> Response:
+        return self._service.handle(request)
+
+    def _connector(self, arn: str) -> dict[str, Any]:
+        if not _CONNECTOR_ARN.fullmatch(arn):
+            raise AwsServiceError("BadRequestException", f"{arn} is not a connector ARN")
+        if arn not in self._connectors:
+            raise AwsServiceError("NotFoundException", f"Connector {arn} does not exist")
+        return self._connectors[arn]
+
+    def _create_connector(self, params: dict[str, Any]) -> dict[str, Any]:
+        name = params["connectorName"]
+        if any(c["connectorName"] == name for c in self._connectors.values()):
+            raise AwsServiceError("ConflictException", f"A connector named {name} already exists")
+        arn = (
+            f"arn:aws:kafkaconnect:{self.region}:{self.account_id}:connector/{name}/{uuid.uuid4()}"
+        )
+        self._connectors[arn] = {
+            **{key: params[key] for key in _DESCRIBED_MEMBERS if key in params},
+            "connectorArn": arn,
+            "connectorState": "RUNNING",
+            "creationTime": datetime.now(timezone.utc),
+            "currentVersion": _new_version(),
+            "networkType": params.get("networkType") or "IPV4",
+        }
+        # AWS answers CREATING; the emulated connector is up by the time it is described.
+        return {"connectorArn": arn, "connectorName": name, "connectorState": "CREATING"}
+
+    def _describe_connector(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._connector(params["connectorArn"])
+
+    def _list_connectors(self, params: dict[str, Any]) -> dict[str, Any]:
+        prefix = params.get("connectorNamePrefix") or ""
+        matching = [c for c in self._connectors.values() if c["connectorName"].startswith(prefix)]
+        page, next_token = self._service.page(matching, params, default_size=100)
+        return {"connectors": page, "nextToken": next_token}
+
+    def _delete_connector(self, params: dict[str, Any]) -> dict[str, Any]:
+        connector = self._connector(params["connectorArn"])
+        version = params.get("currentVersion")
+        if version and version != connector["currentVersion"]:
+            raise AwsServiceError(
+                "BadRequestException",
+                f"currentVersion {version} is not the connector's current version",
+            )
+        del self._connectors[connector["connectorArn"]]
+        return {"connectorArn": connector["connectorArn"], "connectorState": "DELETING"}

@@ -1,0 +1,215 @@
+"""The README's main job, seen by a newcomer: `dzlineage demo`, then the Dagster UI in Chromium.
+
+The expected topics and DataZone assets come from the demo's sandbox itself (through boto3),
+not from the project's code, so the UI is checked against what AWS would hold.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+
+import boto3
+import pytest
+from playwright.sync_api import Browser, Page, expect, sync_playwright
+from playwright.sync_api import Error as PlaywrightError
+
+from dzlineage_dagster.sandbox.seed import load_platform_spec
+from dzlineage_dagster_tests.ui_process import DemoProcess, running_demo, wait_for_sensor_runs
+
+pytestmark = pytest.mark.browser
+
+SENSOR = "registry_schema_sensor"
+SYNC_JOB = "catalog_sync"
+PARTITIONED_ASSETS = ("registry_schema", "datazone_topic_asset", "topic_lineage")
+#: The daemon evaluates sensors about every 30 s; a run of the demo's topics takes ~20 s.
+SENSOR_RUN_TIMEOUT_S = 180
+UI_TIMEOUT_MS = 20_000
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+#: The README's default DZLINEAGE_ASSET_URL_TEMPLATE.
+ASSET_URL_TEMPLATE = "{portal_url}/projects/{project_id}/data/inventory/{asset_id}"
+
+
+@pytest.fixture
+def chromium_executable() -> str:
+    chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+    if chromium:
+        return chromium
+    reason = "no chromium or chromium-browser on PATH (scripts/ensure-chromium installs it)"
+    if os.environ.get("CI"):
+        pytest.fail(f"CI must run the browser test: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture
+def browser(chromium_executable: str) -> Iterator[Browser]:
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(
+            executable_path=chromium_executable, args=CHROMIUM_ARGS, timeout=60_000
+        )
+        yield browser
+        browser.close()
+
+
+@pytest.fixture
+def demo(tmp_path: Path) -> Iterator[DemoProcess]:
+    with running_demo(tmp_path, startup_timeout=90) as demo:
+        yield demo
+    leftovers = demo.leftover_processes()
+    assert not leftovers, "dzlineage demo left processes behind:\n" + "\n".join(leftovers)
+
+
+class Screenshots:
+    def __init__(self, page: Page, directory: Path) -> None:
+        self.page = page
+        self.directory = directory
+        directory.mkdir(parents=True, exist_ok=True)
+        self.count = 0
+
+    def take(self, name: str) -> None:
+        self.count += 1
+        self.page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png", full_page=True)
+
+
+def aws_client(environment: dict[str, str], service: str):
+    return boto3.session.Session(
+        aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=environment["AWS_SESSION_TOKEN"],
+        region_name=environment["AWS_REGION"],
+    ).client(service, endpoint_url=environment["AWS_ENDPOINT_URL"])
+
+
+def registry_schema_arns(environment: dict[str, str]) -> dict[str, str]:
+    """Topic -> schema ARN of every schema in the demo's registry."""
+    pages = aws_client(environment, "glue").get_paginator("list_schemas").paginate(
+        RegistryId={"RegistryName": environment["DZLINEAGE_REGISTRY_NAME"]}
+    )
+    return {s["SchemaName"]: s["SchemaArn"] for page in pages for s in page["Schemas"]}
+
+
+def datazone_asset_id(environment: dict[str, str], schema_arn: str) -> str:
+    """The id of the project's DataZone asset whose externalIdentifier is the schema ARN."""
+    datazone = aws_client(environment, "datazone")
+    pages = datazone.get_paginator("search").paginate(
+        domainIdentifier=environment["DZLINEAGE_DOMAIN_ID"],
+        owningProjectIdentifier=environment["DZLINEAGE_PROJECT_ID"],
+        searchScope="ASSET",
+    )
+    ids = [
+        item["assetItem"]["identifier"]
+        for page in pages
+        for item in page["items"]
+        if item.get("assetItem", {}).get("externalIdentifier") == schema_arn
+    ]
+    assert len(ids) == 1, f"expected one DataZone asset for {schema_arn}, found {ids}"
+    return ids[0]
+
+
+def datazone_asset_url(environment: dict[str, str], asset_id: str) -> str:
+    datazone = aws_client(environment, "datazone")
+    portal_url = datazone.get_domain(identifier=environment["DZLINEAGE_DOMAIN_ID"])["portalUrl"]
+    return ASSET_URL_TEMPLATE.format(
+        portal_url=portal_url.rstrip("/"),
+        project_id=environment["DZLINEAGE_PROJECT_ID"],
+        asset_id=asset_id,
+    )
+
+
+def open_ui_page(page: Page, demo: DemoProcess, path: str) -> None:
+    page.goto(f"{demo.ui_url}{path}", wait_until="domcontentloaded", timeout=UI_TIMEOUT_MS)
+
+
+def visible_text(page: Page, text: str):
+    return page.get_by_text(text, exact=True).filter(visible=True).first
+
+
+def check_partitioned_assets_listed(page: Page, demo: DemoProcess, shots: Screenshots) -> None:
+    open_ui_page(page, demo, "/assets")
+    for asset in PARTITIONED_ASSETS:
+        expect(page.locator(f'a[href="/assets/{asset}"]')).to_be_visible(timeout=UI_TIMEOUT_MS)
+    shots.take("assets")
+    open_ui_page(page, demo, "/asset-groups")
+    for asset in PARTITIONED_ASSETS:
+        expect(visible_text(page, asset)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    shots.take("asset-graph")
+
+
+def check_topics_are_partitions(
+    page: Page, demo: DemoProcess, shots: Screenshots, topics: list[str]
+) -> None:
+    open_ui_page(page, demo, "/assets")
+    # Each of the three partitioned assets counts one partition per topic.
+    expect(page.get_by_text(f"{len(topics)} partitions", exact=True)).to_have_count(
+        len(PARTITIONED_ASSETS), timeout=UI_TIMEOUT_MS
+    )
+    open_ui_page(page, demo, "/assets/registry_schema?view=partitions")
+    for topic in topics:
+        expect(visible_text(page, topic)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    shots.take("registry_schema-partitions")
+
+
+def check_partition_shows_datazone_asset(
+    page: Page,
+    demo: DemoProcess,
+    shots: Screenshots,
+    topic: str,
+    asset_id: str,
+    asset_url: str,
+) -> None:
+    open_ui_page(page, demo, f"/assets/datazone_topic_asset?view=partitions&partition={topic}")
+    expect(page.get_by_role("heading", name=topic)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    id_row = page.get_by_role("row").filter(has_text="datazone_asset_id")
+    expect(id_row).to_contain_text(asset_id, timeout=UI_TIMEOUT_MS)
+    link = page.get_by_role("link", name=asset_url, exact=True)
+    expect(link).to_have_attribute("href", asset_url, timeout=UI_TIMEOUT_MS)
+    shots.take(f"datazone_topic_asset-{topic}")
+
+
+def test_demo_ui_shows_every_topic_synced_into_datazone(
+    browser: Browser, demo: DemoProcess, tmp_path: Path
+) -> None:
+    environment = demo.environment()
+    schema_arns = registry_schema_arns(environment)
+    spec = load_platform_spec()
+    table_topic = spec.topic(spec.source_tables[0])
+    assert table_topic in schema_arns, f"{table_topic} not in the demo registry {schema_arns}"
+
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    # Dagster's first-visit "Join the community" dialog would cover the page.
+    context.add_init_script("window.localStorage.setItem('communityNux', '\"1\"')")
+    page = context.new_page()
+    page.set_default_timeout(UI_TIMEOUT_MS)
+    shots = Screenshots(page, tmp_path / "screenshots")
+    try:
+        check_partitioned_assets_listed(page, demo, shots)
+
+        runs = wait_for_sensor_runs(demo.ui_url, SENSOR, timeout=SENSOR_RUN_TIMEOUT_S)
+        unsuccessful = [r for r in runs if (r["jobName"], r["status"]) != (SYNC_JOB, "SUCCESS")]
+        assert not unsuccessful, f"{SENSOR} launched runs that did not succeed: {unsuccessful}"
+
+        check_topics_are_partitions(page, demo, shots, sorted(schema_arns))
+        asset_id = datazone_asset_id(environment, schema_arns[table_topic])
+        asset_url = datazone_asset_url(environment, asset_id)
+        check_partition_shows_datazone_asset(page, demo, shots, table_topic, asset_id, asset_url)
+    except (AssertionError, PlaywrightError, TimeoutError) as error:
+        with contextlib.suppress(PlaywrightError):
+            shots.take("failure")
+        pytest.fail(
+            f"{error}\n\nscreenshots: {shots.directory}\ndzlineage demo output: {demo.log_path}",
+            pytrace=True,
+        )
+    finally:
+        context.close()

@@ -1,0 +1,131 @@
+"""Custom types stay immutable-but-current; the sensor batches many topics into few runs."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.sandbox.seed import Column, debezium_value_schema
+from dzlineage_dagster.sensors import MAX_RUNS_PER_TICK
+from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
+
+
+@pytest.fixture
+def platform(sandbox, monkeypatch):
+    return fresh_platform(sandbox, monkeypatch)
+
+
+def test_types_are_written_once_and_a_drifted_form_type_gets_a_new_revision_used_by_assets(
+    platform,
+):
+    assert platform.sync().success
+    platform.control.clear_calls()
+    assert platform.sync().success
+    assert writes(platform.control.call_counts(), "datazone") == {}
+    metadata = latest_metadata_unpartitioned(platform, "datazone_custom_types")
+    assert metadata["asset_type_revision"] == "1"
+
+    # Someone replaces the form type in DataZone with another model: our definition is no
+    # longer the latest revision, so the next sync writes it again as a new revision, the
+    # asset type follows, and every topic asset moves to the new asset type revision.
+    datazone = platform.client("datazone")
+    settings = platform.settings
+    drifted = KAFKA_SCHEMA_FORM.smithy_model().replace("kafka_topic", "topic_name")
+    datazone.create_form_type(
+        domainIdentifier=settings.domain_id,
+        name=KAFKA_SCHEMA_FORM.name,
+        model={"smithy": drifted},
+        owningProjectIdentifier=settings.project_id,
+        status="ENABLED",
+    )
+    platform.control.clear_calls()
+    assert platform.sync().success
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateFormType")] == 1
+    assert counts[("datazone", "CreateAssetType")] == 1
+    assert counts[("datazone", "CreateAssetRevision")] == len(table_topics(platform))
+    asset_type = datazone.get_asset_type(
+        domainIdentifier=settings.domain_id, identifier=KAFKA_TOPIC_ASSET_TYPE.name
+    )
+    assert asset_type["revision"] == "2"
+    assert asset_type["formsOutput"]["KafkaSchemaForm"]["typeRevision"] == "3"
+    for topic in table_topics(platform):
+        assert (
+            latest_metadata(platform, "datazone_topic_asset", topic)["asset_type_revision"] == "2"
+        )
+
+
+def latest_metadata_unpartitioned(platform, asset: str) -> dict:
+    from dagster import AssetKey
+
+    event = platform.instance.get_latest_materialization_event(AssetKey(asset))
+    return {k: v.value for k, v in event.asset_materialization.metadata.items()}
+
+
+def test_partition_metadata_shows_columns_asset_link_and_why_a_topic_has_no_edge(platform):
+    assert platform.sync().success
+    topic = "shop.inventory.customers"
+    schema = latest_metadata(platform, "registry_schema", topic)
+    columns = [c.name for c in schema["dagster/column_schema"].columns]
+    assert "id" in columns and "before" not in columns and "op" not in columns
+    asset = latest_metadata(platform, "datazone_topic_asset", topic)
+    assert asset["action"] == "created"
+    assert asset["datazone_asset_url"].endswith(asset["datazone_asset_id"])
+    lineage = latest_metadata(platform, "topic_lineage", topic)
+    assert lineage["mapping_origin"] == "convention" and lineage["mapping_is_guess"] is True
+    heartbeat = latest_metadata(platform, "topic_lineage", "__debezium-heartbeat.shop")
+    assert "no edge" in heartbeat["edge"] and "heartbeat" in heartbeat["edge"]
+
+
+def register_topics(platform, count: int, start: int = 0) -> list[str]:
+    glue = platform.client("glue")
+    topics = [f"bulk.public.table_{i:04d}" for i in range(start, start + count)]
+    for topic in topics:
+        glue.create_schema(
+            RegistryId={"RegistryName": platform.settings.registry_name},
+            SchemaName=topic,
+            DataFormat="AVRO",
+            Compatibility="BACKWARD",
+            SchemaDefinition=json.dumps(
+                debezium_value_schema(topic, [Column("id", "bigint", nullable=False)])
+            ),
+        )
+    return topics
+
+
+def test_a_thousand_new_topics_become_one_run_and_scattered_changes_few(platform):
+    register_topics(platform, 1000)
+    platform.control.clear_calls()
+    first = platform.tick()
+    assert len(platform.instance.get_dynamic_partitions("kafka_topics")) == 1000 + 7  # + demo
+    [run] = first.run_requests
+    keys = platform.instance.get_dynamic_partitions("kafka_topics")
+    assert run.tags["dagster/asset_partition_range_start"] == keys[0]
+    assert run.tags["dagster/asset_partition_range_end"] == keys[-1]
+    # 1,007 schemas in list pages of 100, nothing else.
+    assert dict(platform.control.call_counts()) == {("glue", "ListSchemas"): 11}
+
+    glue = platform.client("glue")
+    changed = keys[5::97][: MAX_RUNS_PER_TICK * 3]
+    for topic in changed:
+        arn = platform.schema_arn(topic)
+        definition = json.loads(
+            glue.get_schema_version(
+                SchemaId={"SchemaArn": arn}, SchemaVersionNumber={"LatestVersion": True}
+            )["SchemaDefinition"]
+        )
+        definition["doc"] = "changed"
+        glue.register_schema_version(
+            SchemaId={"SchemaArn": arn}, SchemaDefinition=json.dumps(definition)
+        )
+    second = platform.tick(cursor=first.cursor)
+    assert 1 < len(second.run_requests) <= MAX_RUNS_PER_TICK
+    covered = set()
+    for request in second.run_requests:
+        start = keys.index(request.tags["dagster/asset_partition_range_start"])
+        end = keys.index(request.tags["dagster/asset_partition_range_end"])
+        covered.update(keys[start : end + 1])
+    assert set(changed) <= covered

@@ -1,0 +1,195 @@
+"""`dzlineage demo` as a child process group, for tests that drive its Dagster UI.
+
+The demo runs in its own session so that stopping it reaches every process it started
+(`dagster dev`, the webserver, the daemon, code servers and run workers), the way Ctrl-C in a
+terminal reaches the whole foreground process group.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+TERMINAL_RUN_STATUSES = {"SUCCESS", "FAILURE", "CANCELED"}
+
+SENSOR_RUNS_QUERY = """
+query SensorRuns($filter: RunsFilter) {
+  runsOrError(filter: $filter) {
+    __typename
+    ... on Runs { results { runId jobName status } }
+    ... on PythonError { message }
+  }
+}
+"""
+
+
+def free_ports(count: int) -> list[int]:
+    """Distinct loopback ports that are free now (all held open together while choosing)."""
+    probes = [socket.socket() for _ in range(count)]
+    try:
+        for probe in probes:
+            probe.bind(("127.0.0.1", 0))
+        return [probe.getsockname()[1] for probe in probes]
+    finally:
+        for probe in probes:
+            probe.close()
+
+
+@dataclass
+class DemoProcess:
+    process: subprocess.Popen[bytes]
+    ui_url: str
+    dagster_home: Path
+    env_file: Path
+    log_path: Path
+
+    def environment(self) -> dict[str, str]:
+        """What the demo printed to its --env-file: the sandbox endpoint and DZLINEAGE_* ids."""
+        lines = self.env_file.read_text().splitlines()
+        return dict(line.split("=", 1) for line in lines if "=" in line)
+
+    def log_tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+    def wait_until_ui_answers(self, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(
+                    f"dzlineage demo exited with {self.process.returncode} before the UI "
+                    f"answered; its output ends with:\n{self.log_tail()}"
+                )
+            if _answers(f"{self.ui_url}/server_info") and self.env_file.exists():
+                return
+            time.sleep(1)
+        raise TimeoutError(
+            f"the Dagster UI at {self.ui_url} did not answer within {timeout:.0f} s; "
+            f"dzlineage demo's output ends with:\n{self.log_tail()}"
+        )
+
+    def stop(self, interrupt_grace: float = 30, terminate_grace: float = 10) -> None:
+        """Ctrl-C for the whole process group, then SIGTERM, then SIGKILL, each bounded."""
+        for sig, grace in (
+            (signal.SIGINT, interrupt_grace),
+            (signal.SIGTERM, terminate_grace),
+            (signal.SIGKILL, 5),
+        ):
+            try:
+                os.killpg(self.process.pid, sig)
+            except ProcessLookupError:
+                break
+            if _wait_until_group_gone(self.process, grace):
+                break
+
+    def leftover_processes(self) -> list[str]:
+        """Live processes still in the demo's group or naming its DAGSTER_HOME."""
+        home = str(self.dagster_home)
+        return [
+            f"{pid} {cmdline[:200]}"
+            for pid, pgid, cmdline in _live_processes()
+            if pgid == self.process.pid or home in cmdline
+        ]
+
+
+@contextmanager
+def running_demo(workdir: Path, startup_timeout: float = 90) -> Iterator[DemoProcess]:
+    """Start `dzlineage demo` on free loopback ports and always stop its process group."""
+    sandbox_port, ui_port = free_ports(2)
+    dagster_home = workdir / "dagster_home"
+    env_file = workdir / "demo.env"
+    log_path = workdir / "demo.log"
+    command = [
+        sys.executable, "-m", "dzlineage_dagster.cli", "demo",
+        "--port", str(sandbox_port),
+        "--dagster-port", str(ui_port),
+        "--dagster-home", str(dagster_home),
+        "--env-file", str(env_file),
+    ]  # fmt: skip
+    with log_path.open("wb") as log:
+        # A fresh working directory: `dagster dev` loads ./.env over the demo's environment.
+        process = subprocess.Popen(
+            command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+    demo = DemoProcess(process, f"http://127.0.0.1:{ui_port}", dagster_home, env_file, log_path)
+    try:
+        demo.wait_until_ui_answers(startup_timeout)
+        yield demo
+    finally:
+        demo.stop()
+
+
+def graphql(ui_url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    body = json.dumps({"query": query, "variables": variables or {}}).encode()
+    request = urllib.request.Request(
+        f"{ui_url}/graphql", data=body, headers={"Content-Type": "application/json"}
+    )
+    with urllib.request.urlopen(request, timeout=15) as response:
+        payload = json.loads(response.read())
+    if payload.get("errors"):
+        raise RuntimeError(f"GraphQL errors: {payload['errors']}")
+    return payload["data"]
+
+
+def wait_for_sensor_runs(ui_url: str, sensor_name: str, timeout: float) -> list[dict[str, Any]]:
+    """The runs the sensor launched, once there is at least one and all of them have ended."""
+    tags_filter = {"tags": [{"key": "dagster/sensor_name", "value": sensor_name}]}
+    deadline = time.monotonic() + timeout
+    runs: list[dict[str, Any]] = []
+    while time.monotonic() < deadline:
+        result = graphql(ui_url, SENSOR_RUNS_QUERY, {"filter": tags_filter})["runsOrError"]
+        if result["__typename"] != "Runs":
+            raise RuntimeError(f"runsOrError: {result}")
+        runs = result["results"]
+        if runs and all(run["status"] in TERMINAL_RUN_STATUSES for run in runs):
+            return runs
+        time.sleep(2)
+    raise TimeoutError(
+        f"{sensor_name} had not launched a finished run within {timeout:.0f} s; runs: {runs}"
+    )
+
+
+def _answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+def _wait_until_group_gone(process: subprocess.Popen[bytes], timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        process.poll()  # reap our own child so it does not linger as a zombie
+        if not any(pgid == process.pid for _, pgid, _ in _live_processes()):
+            return True
+        time.sleep(0.25)
+    return False
+
+
+def _live_processes() -> Iterator[tuple[int, int, str]]:
+    """(pid, process group, command line) of every process that is not a zombie (Linux /proc)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        # The command name in parentheses may hold spaces: the fields after it are fixed.
+        state, _ppid, pgid = stat.rsplit(")", 1)[1].split()[:3]
+        if state != "Z":
+            yield int(entry.name), int(pgid), cmdline
