@@ -81,12 +81,23 @@ def cmd_sandbox(args: argparse.Namespace) -> int:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     sandbox, environment = _start_sandbox(args)
-    dagster_home = args.dagster_home or tempfile.mkdtemp(prefix="dzlineage-dagster-home-")
-    Path(dagster_home).mkdir(parents=True, exist_ok=True)
+    dagster_home = Path(args.dagster_home or tempfile.mkdtemp(prefix="dzlineage-dagster-home-"))
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    instance_yaml = dagster_home / "dagster.yaml"
+    if not instance_yaml.exists():
+        # The sandbox needs no network; neither should the demo's Dagster instance.
+        instance_yaml.write_text("telemetry:\n  enabled: false\n")
+    # The same module and location name as the repository's workspace.yaml and pyproject.toml,
+    # wherever the demo is started from.
+    workspace = dagster_home / "workspace.yaml"
+    workspace.write_text(
+        "load_from:\n  - python_module:\n      module_name: dzlineage_dagster.definitions\n"
+        "      location_name: dzlineage_dagster\n"
+    )
     env = {**os.environ, **environment, "DAGSTER_HOME": str(dagster_home)}
     dagster = Path(sys.executable).with_name("dagster")
     command = [
-        str(dagster), "dev", "-m", "dzlineage_dagster.definitions",
+        str(dagster), "dev", "-w", str(workspace),
         "--host", args.dagster_host, "--port", str(args.dagster_port),
     ]  # fmt: skip
     print(f"# sandbox (seeded demo CDC platform) on {sandbox.endpoint_url}")
