@@ -5,13 +5,7 @@ from collections import defaultdict
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
 
 from dzlineage_dagster.assets.topics import DATAZONE_TOPIC_ASSET, TOPIC_LINEAGE
-from dzlineage_dagster.resources import (
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
-from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.resources import CatalogResource
 from dzlineage_dagster.sync.environment import SyncEnvironment
 
 
@@ -30,19 +24,13 @@ def _problems_result(problems: list[str], checked: int, what: str) -> AssetCheck
     asset=DATAZONE_TOPIC_ASSET,
     description="Every SSM mapping points at a DataZone asset that exists.",
 )
-def ssm_mappings_point_at_existing_assets(
-    settings: LineageSettings,
-    registry: SchemaRegistryResource,
-    parameters: ParameterStoreResource,
-    datazone: DataZoneResource,
-    msk: MskResource,
-) -> AssetCheckResult:
-    env = SyncEnvironment(settings, registry, parameters, datazone, msk)
-    client = datazone.client()
+def ssm_mappings_point_at_existing_assets(catalog: CatalogResource) -> AssetCheckResult:
+    env = SyncEnvironment.of(catalog)
+    client = catalog.datazone.client()
     problems = []
     for record in env.stored_records.values():
         try:
-            client.get_asset(domainIdentifier=settings.domain_id, identifier=record.asset_id)
+            client.get_asset(domainIdentifier=env.settings.domain_id, identifier=record.asset_id)
         except client.exceptions.ResourceNotFoundException:
             problems.append(f"{record.topic}: asset {record.asset_id} does not exist")
     return _problems_result(problems, len(env.stored_records), "mappings")
@@ -52,11 +40,12 @@ def ssm_mappings_point_at_existing_assets(
     asset=DATAZONE_TOPIC_ASSET,
     description="No two DataZone assets of the project share a schema ARN (externalIdentifier).",
 )
-def no_two_assets_share_a_schema(
-    settings: LineageSettings, datazone: DataZoneResource
-) -> AssetCheckResult:
+def no_two_assets_share_a_schema(catalog: CatalogResource) -> AssetCheckResult:
+    settings = catalog.settings
     by_schema: dict[str, list[str]] = defaultdict(list)
-    items = datazone.search_assets(settings.domain_id, owning_project_id=settings.project_id)
+    items = catalog.datazone.search_assets(
+        settings.domain_id, owning_project_id=settings.project_id
+    )
     for item in items:
         if item.get("externalIdentifier"):
             by_schema[item["externalIdentifier"]].append(item["identifier"])
@@ -68,21 +57,15 @@ def no_two_assets_share_a_schema(
     asset=TOPIC_LINEAGE,
     description="Every Iceberg table the lineage points at exists in the Glue Data Catalog.",
 )
-def lineage_tables_exist_in_glue(
-    settings: LineageSettings,
-    registry: SchemaRegistryResource,
-    parameters: ParameterStoreResource,
-    datazone: DataZoneResource,
-    msk: MskResource,
-) -> AssetCheckResult:
-    env = SyncEnvironment(settings, registry, parameters, datazone, msk)
+def lineage_tables_exist_in_glue(catalog: CatalogResource) -> AssetCheckResult:
+    env = SyncEnvironment.of(catalog)
     problems, checked = [], 0
     for topic in env.registry_topics:
         table = env.mapper.map_topic(topic).table
         if table is None:
             continue
         checked += 1
-        if not registry.table_exists(table.database, table.table):
+        if not catalog.registry.table_exists(table.database, table.table):
             problems.append(f"{topic} -> {table}: no such Glue table")
     return _problems_result(problems, checked, "lineage output tables")
 

@@ -17,6 +17,7 @@ from dzlineage_dagster.jobs import (
     catalog_checks_schedule,
 )
 from dzlineage_dagster.resources import (
+    CatalogResource,
     DataZoneResource,
     MskResource,
     ParameterStoreResource,
@@ -31,11 +32,13 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
     environ = os.environ if environ is None else environ
     aws = aws_resource_options(environ, deferred=True)
     return {
-        "settings": LineageSettings.deferred_to_env(environ),
-        "registry": SchemaRegistryResource(**aws),
-        "parameters": ParameterStoreResource(**aws),
-        "datazone": DataZoneResource(**aws),
-        "msk": MskResource(**aws),
+        "catalog": CatalogResource(
+            settings=LineageSettings.deferred_to_env(environ),
+            registry=SchemaRegistryResource(**aws),
+            parameters=ParameterStoreResource(**aws),
+            datazone=DataZoneResource(**aws),
+            msk=MskResource(**aws),
+        )
     }
 
 

@@ -16,13 +16,7 @@ from dagster import (
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
-from dzlineage_dagster.resources import (
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
-from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.resources import CatalogResource
 from dzlineage_dagster.sync.environment import SyncEnvironment
 from dzlineage_dagster.sync.retire import retire_removed_topics
 
@@ -60,13 +54,9 @@ class RetireTopicsConfig(Config):
 def retire_topic_assets(
     context: OpExecutionContext,
     config: RetireTopicsConfig,
-    settings: LineageSettings,
-    registry: SchemaRegistryResource,
-    parameters: ParameterStoreResource,
-    datazone: DataZoneResource,
-    msk: MskResource,
+    catalog: CatalogResource,
 ) -> None:
-    env = SyncEnvironment(settings, registry, parameters, datazone, msk, log=context.log)
+    env = SyncEnvironment.of(catalog, context.log)
     results = retire_removed_topics(env, config.topics)
     for topic, result in results.items():
         context.log.info(f"{topic}: {result}")

@@ -8,7 +8,6 @@ from dagster import (
     RunRequest,
     SensorEvaluationContext,
     SensorResult,
-    SkipReason,
     sensor,
 )
 
@@ -16,8 +15,7 @@ from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import diff_against_cursor, registry_topics
 from dzlineage_dagster.core.partition_ranges import changed_ranges
 from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, retire_run_config
-from dzlineage_dagster.resources import SchemaRegistryResource
-from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.resources import CatalogResource
 
 #: Changed topics scattered through the partition order are batched into at most this many runs.
 MAX_RUNS_PER_TICK = 4
@@ -36,11 +34,9 @@ MAX_RUNS_PER_TICK = 4
     ),
 )
 def registry_schema_sensor(
-    context: SensorEvaluationContext,
-    settings: LineageSettings,
-    registry: SchemaRegistryResource,
-) -> SensorResult | SkipReason:
-    current = registry_topics(registry.list_schemas(settings.registry_name))
+    context: SensorEvaluationContext, catalog: CatalogResource
+) -> SensorResult:
+    current = registry_topics(catalog.registry.list_schemas(catalog.settings.registry_name))
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     changes = diff_against_cursor(current, seen)
 

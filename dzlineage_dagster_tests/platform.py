@@ -77,10 +77,10 @@ class DemoPlatform:
 
     def tick(self, cursor: str | None = None):
         """One evaluation of the registry sensor, with its partition requests applied."""
-        context = build_sensor_context(
+        with build_sensor_context(
             instance=self.instance, cursor=cursor, definitions=defs, resources=defs.resources
-        )
-        result = registry_schema_sensor(context)
+        ) as context:
+            result = registry_schema_sensor(context)
         for request in getattr(result, "dynamic_partitions_requests", None) or []:
             if type(request).__name__ == "AddDynamicPartitionsRequest":
                 self.instance.add_dynamic_partitions(

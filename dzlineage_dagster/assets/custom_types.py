@@ -4,13 +4,7 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.resources import (
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
-from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.resources import CatalogResource
 from dzlineage_dagster.sync.custom_types import CUSTOM_FORM_TYPES, ensure_custom_types
 from dzlineage_dagster.sync.environment import SyncEnvironment
 
@@ -27,14 +21,9 @@ from dzlineage_dagster.sync.environment import SyncEnvironment
     ),
 )
 def datazone_custom_types(
-    context: AssetExecutionContext,
-    settings: LineageSettings,
-    registry: SchemaRegistryResource,
-    parameters: ParameterStoreResource,
-    datazone: DataZoneResource,
-    msk: MskResource,
+    context: AssetExecutionContext, catalog: CatalogResource
 ) -> MaterializeResult:
-    env = SyncEnvironment(settings, registry, parameters, datazone, msk, log=context.log)
+    env = SyncEnvironment.of(catalog, context.log)
     outcome = ensure_custom_types(env)
     for created in outcome.created:
         context.log.info(f"created {created}")

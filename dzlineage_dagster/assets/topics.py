@@ -23,13 +23,7 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
-from dzlineage_dagster.resources import (
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
-from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.resources import CatalogResource
 from dzlineage_dagster.sync.environment import SyncEnvironment
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages import AssetOutcome, LineageOutcome, SchemaSnapshot
@@ -82,14 +76,9 @@ TOPIC_ASSET_SPECS = [
     name="kafka_topic_catalog",
 )
 def kafka_topic_catalog(
-    context: AssetExecutionContext,
-    settings: LineageSettings,
-    registry: SchemaRegistryResource,
-    parameters: ParameterStoreResource,
-    datazone: DataZoneResource,
-    msk: MskResource,
+    context: AssetExecutionContext, catalog: CatalogResource
 ) -> Iterator[AssetMaterialization]:
-    env = SyncEnvironment(settings, registry, parameters, datazone, msk, log=context.log)
+    env = SyncEnvironment.of(catalog, context.log)
     stages = {Stage(key.path[-1]) for key in context.selected_asset_keys}
     topics = list(context.partition_keys)
     context.log.info(f"syncing {len(topics)} topics: {', '.join(s.value for s in sorted(stages))}")

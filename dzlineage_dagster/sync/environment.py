@@ -18,6 +18,7 @@ from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
 from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
 from dzlineage_dagster.resources import (
+    CatalogResource,
     DataZoneResource,
     MskResource,
     ParameterStoreResource,
@@ -48,6 +49,18 @@ class SyncEnvironment:
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
     mapper: TopicTableMapper | None = None
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
+
+    @classmethod
+    def of(cls, catalog: CatalogResource, log: Any = None) -> SyncEnvironment:
+        """The environment of one run, from the catalog resource (and the run's logger)."""
+        return cls(
+            settings=catalog.settings,
+            registry=catalog.registry,
+            parameters=catalog.parameters,
+            datazone=catalog.datazone,
+            msk=catalog.msk,
+            log=log or logging.getLogger("dzlineage"),
+        )
 
     def __post_init__(self) -> None:
         if self.mapper is None:

@@ -1,0 +1,475 @@
+"""The DataZone operations: each handler takes the validated input of one operation and answers
+with its output, on the state of :mod:`~dzlineage_dagster.sandbox.datazone.domain`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from werkzeug.wrappers import Request, Response
+
+from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError, RestJsonService
+from dzlineage_dagster.sandbox.datazone.catalog import (
+    MANAGED_PREFIX,
+    Asset,
+    AssetRevision,
+    AssetTypeRevision,
+    FormEntry,
+    FormTypeRevision,
+    Project,
+    TypeRevision,
+    add_revision,
+    revision_of,
+    with_common_details,
+)
+from dzlineage_dagster.sandbox.datazone.common import invalid, new_id, not_found, now
+from dzlineage_dagster.sandbox.datazone.domain import Domain
+from dzlineage_dagster.sandbox.datazone.lineage import LineageEventRecord, RunEvent
+from dzlineage_dagster.sandbox.datazone.search import matching_assets
+from dzlineage_dagster.sandbox.datazone.smithy_forms import FormModel
+
+
+class DataZoneEmulator:
+    """DataZone for one region and account, all state in the instance."""
+
+    def __init__(self, *, region: str, account_id: str) -> None:
+        self.region = region
+        self.account_id = account_id
+        self.user_id = new_id()
+        self._domains: dict[str, Domain] = {}
+        self._service = RestJsonService(
+            "datazone",
+            {
+                "CreateDomain": self._create_domain,
+                "GetDomain": self._get_domain,
+                "CreateProject": self._create_project,
+                "GetProject": self._get_project,
+                "CreateFormType": self._create_form_type,
+                "GetFormType": self._get_form_type,
+                "CreateAssetType": self._create_asset_type,
+                "GetAssetType": self._get_asset_type,
+                "CreateAsset": self._create_asset,
+                "GetAsset": self._get_asset,
+                "CreateAssetRevision": self._create_asset_revision,
+                "ListAssetRevisions": self._list_asset_revisions,
+                "DeleteAsset": self._delete_asset,
+                "Search": self._search,
+                "PostLineageEvent": self._post_lineage_event,
+                "GetLineageNode": self._get_lineage_node,
+                "ListLineageNodeHistory": self._list_lineage_node_history,
+                "ListLineageEvents": self._list_lineage_events,
+                "GetLineageEvent": self._get_lineage_event,
+            },
+        )
+
+    def handle(self, request: Request) -> Response:
+        return self._service.handle(request)
+
+    def _domain(self, params: dict[str, Any], key: str = "domainIdentifier") -> Domain:
+        domain = self._domains.get(params[key])
+        if domain is None:
+            raise not_found(f"Domain {params[key]} not found")
+        return domain
+
+    # domains and projects
+
+    def _create_domain(self, params: dict[str, Any]) -> dict[str, Any]:
+        if any(d.name == params["name"] for d in self._domains.values()):
+            raise AwsServiceError("ConflictException", f"Domain {params['name']} already exists")
+        domain_id = f"dzd_{new_id()}"
+        default_role = f"arn:aws:iam::{self.account_id}:role/AmazonDataZoneDomainExecution"
+        domain = Domain(
+            id=domain_id,
+            name=params["name"],
+            description=params.get("description"),
+            arn=f"arn:aws:datazone:{self.region}:{self.account_id}:domain/{domain_id}",
+            portal_url=f"https://{domain_id}.datazone.{self.region}.on.aws",
+            root_domain_unit_id=new_id(),
+            execution_role=params.get("domainExecutionRole") or default_role,
+            service_role=params.get("serviceRole"),
+            domain_version=params.get("domainVersion") or "V1",
+            tags=params.get("tags") or {},
+            kms_key=params.get("kmsKeyIdentifier"),
+            single_sign_on=params.get("singleSignOn"),
+            created_at=now(),
+        )
+        self._domains[domain_id] = domain
+        return domain.output()
+
+    def _get_domain(self, params: dict[str, Any]) -> dict[str, Any]:
+        return self._domain(params, "identifier").output()
+
+    def _create_project(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        if any(p.name == params["name"] for p in domain.projects.values()):
+            raise AwsServiceError(
+                "ConflictException", f"A project named {params['name']} already exists"
+            )
+        project = Project(
+            id=new_id(),
+            name=params["name"],
+            description=params.get("description"),
+            glossary_terms=tuple(params.get("glossaryTerms") or ()),
+            created_at=now(),
+            created_by=self.user_id,
+        )
+        domain.projects[project.id] = project
+        return _project_output(domain, project)
+
+    def _get_project(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        return _project_output(domain, domain.project(params["identifier"]))
+
+    # form and asset types
+
+    def _create_form_type(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        project = domain.project(params["owningProjectIdentifier"])
+        name = params["name"]
+        if name.startswith(MANAGED_PREFIX):
+            raise invalid(f"Form type names starting with {MANAGED_PREFIX} are reserved")
+        smithy = params["model"]["smithy"]
+        try:
+            model = FormModel.parse(smithy, name)
+        except ValueError as error:
+            raise invalid(f"Invalid Smithy model for form type {name}: {error}") from error
+        form_type = add_revision(
+            domain.form_types.setdefault(name, []),
+            lambda latest: latest.smithy == smithy,
+            lambda revision: FormTypeRevision(
+                name=name,
+                revision=revision,
+                smithy=smithy,
+                model=model,
+                owning_project_id=project.id,
+                status=params.get("status") or "ENABLED",
+                description=params.get("description"),
+                created_at=now(),
+                created_by=self.user_id,
+            ),
+        )
+        return {**_type_origin(domain, form_type), "description": form_type.description}
+
+    def _get_form_type(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        form_type = domain.form_type(params["formTypeIdentifier"], params.get("revision"))
+        if form_type is None:
+            raise not_found(f"Form type {params['formTypeIdentifier']} not found")
+        return {
+            **_type_origin(domain, form_type),
+            "model": {"smithy": form_type.smithy},
+            "status": form_type.status,
+            "createdAt": form_type.created_at,
+            "createdBy": form_type.created_by,
+            "description": form_type.description,
+        }
+
+    def _create_asset_type(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        project = domain.project(params["owningProjectIdentifier"])
+        name = params["name"]
+        entries = {}
+        for form_name, entry in params["formsInput"].items():
+            form_type = domain.form_type(entry["typeIdentifier"], entry["typeRevision"])
+            if form_type is None:
+                name_given = domain.local_name(entry["typeIdentifier"])
+                raise domain.unknown_form_type(name_given, entry["typeRevision"])
+            entries[form_name] = FormEntry(form_type.ref, bool(entry.get("required")))
+        forms = with_common_details(entries)
+        created_at = now()
+        asset_type = add_revision(
+            domain.asset_types.setdefault(name, []),
+            lambda latest: (
+                latest.forms == forms and latest.description == params.get("description")
+            ),
+            lambda revision: AssetTypeRevision(
+                name=name,
+                revision=revision,
+                owning_project_id=project.id,
+                description=params.get("description"),
+                created_at=created_at,
+                created_by=self.user_id,
+                forms=forms,
+            ),
+        )
+        return _asset_type_output(domain, asset_type)
+
+    def _get_asset_type(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        asset_type = domain.asset_type(params["identifier"], params.get("revision"))
+        if asset_type is None:
+            raise not_found(f"Asset type {params['identifier']} not found")
+        return _asset_type_output(domain, asset_type)
+
+    # assets
+
+    def _create_asset(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        project = domain.project(params["owningProjectIdentifier"])
+        external_identifier = params.get("externalIdentifier")
+        if external_identifier and any(
+            a.external_identifier == external_identifier for a in domain.assets.values()
+        ):
+            raise AwsServiceError(
+                "ConflictException",
+                f"An asset with externalIdentifier {external_identifier} already exists",
+            )
+        asset_type = domain.asset_type(params["typeIdentifier"], params.get("typeRevision"))
+        if asset_type is None:
+            raise not_found(
+                "The given Asset's input resource doesn't exist. "
+                "Try creating Asset's input resource before accessing it."
+            )
+        asset = Asset(
+            id=new_id(),
+            owning_project_id=project.id,
+            type_name=asset_type.name,
+            external_identifier=external_identifier,
+            lineage_node_id=new_id(),
+            revisions=[self._asset_revision(domain, asset_type, params, "1")],
+        )
+        domain.assets[asset.id] = asset
+        return _asset_output(domain, asset, asset.latest)
+
+    def _create_asset_revision(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        asset = domain.asset(params["identifier"])
+        asset_type = domain.asset_type(asset.type_name, params.get("typeRevision"))
+        if asset_type is None:
+            raise not_found(f"Asset type {asset.type_name}@{params['typeRevision']} not found")
+        revision = str(int(asset.latest.revision) + 1)
+        asset.revisions.append(self._asset_revision(domain, asset_type, params, revision))
+        return _asset_output(domain, asset, asset.latest)
+
+    def _asset_revision(
+        self,
+        domain: Domain,
+        asset_type: AssetTypeRevision,
+        params: dict[str, Any],
+        revision: str,
+    ) -> AssetRevision:
+        return AssetRevision(
+            revision=revision,
+            name=params["name"],
+            description=params.get("description"),
+            type_revision=asset_type.revision,
+            forms=tuple(domain.checked_forms(asset_type, params.get("formsInput") or [])),
+            glossary_terms=tuple(params.get("glossaryTerms") or ()),
+            created_at=now(),
+            created_by=self.user_id,
+        )
+
+    def _get_asset(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        asset = domain.asset(params["identifier"])
+        revision = revision_of(asset.revisions, params.get("revision"))
+        if revision is None:
+            raise not_found(f"Revision {params['revision']} of asset {asset.id} doesn't exist")
+        return _asset_output(domain, asset, revision)
+
+    def _list_asset_revisions(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        asset = domain.asset(params["identifier"])
+        newest_first = list(reversed(asset.revisions))
+        page, next_token = self._service.page(newest_first, params, default_size=50)
+        items = [
+            {
+                "domainId": domain.id,
+                "id": asset.id,
+                "revision": r.revision,
+                "createdBy": r.created_by,
+                "createdAt": r.created_at,
+            }
+            for r in page
+        ]
+        return {"items": items, "nextToken": next_token}
+
+    def _delete_asset(self, params: dict[str, Any]) -> None:
+        domain = self._domain(params)
+        del domain.assets[domain.asset(params["identifier"]).id]
+
+    # search
+
+    def _search(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        matches = []
+        if params["searchScope"] == "ASSET":
+            matches = matching_assets(domain.assets.values(), params)
+        page, next_token = self._service.page(matches, params, default_size=50)
+        with_forms = "FORMS" in (params.get("additionalAttributes") or [])
+        items = [{"assetItem": _asset_item(domain, a, with_forms)} for a in page]
+        return {"items": items, "nextToken": next_token, "totalMatchCount": len(matches)}
+
+    # lineage
+
+    def _post_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        record = LineageEventRecord(
+            id=new_id(),
+            payload=params["event"],
+            event=RunEvent.parse(params["event"]),
+            created_at=now(),
+            created_by=self.user_id,
+        )
+        domain.lineage.record(record)
+        return {"id": record.id, "domainId": domain.id}
+
+    def _get_lineage_node(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        when = params.get("eventTimestamp")
+        views = domain.lineage.node_views(params["identifier"], when, domain.assets)
+        if not views:
+            raise not_found(f"Lineage node {params['identifier']} not found")
+        return views[-1].output(domain.id)
+
+    def _list_lineage_node_history(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        views = domain.lineage.node_views(
+            params["identifier"], None, domain.assets, every_version=True
+        )
+        if not views:
+            raise not_found(f"Lineage node {params['identifier']} not found")
+        direction = params.get("direction")
+        after, before = params.get("eventTimestampGTE"), params.get("eventTimestampLTE")
+        selected = [
+            view
+            for view in views
+            if (after is None or view.event_time >= after)
+            and (before is None or view.event_time <= before)
+            and (direction != "UPSTREAM" or view.upstream)
+            and (direction != "DOWNSTREAM" or view.downstream)
+        ]
+        if params.get("sortOrder", "DESCENDING") == "DESCENDING":
+            selected.reverse()
+        page, next_token = self._service.page(selected, params, default_size=50)
+        return {"nodes": [view.summary(domain.id) for view in page], "nextToken": next_token}
+
+    def _list_lineage_events(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        after, before = params.get("timestampAfter"), params.get("timestampBefore")
+        status = params.get("processingStatus")
+        records = [
+            r
+            for r in domain.lineage.events.values()
+            if (after is None or r.event.event_time >= after)
+            and (before is None or r.event.event_time <= before)
+            and status in (None, "SUCCESS")
+        ]
+        records.sort(
+            key=lambda r: r.event.event_time, reverse=params.get("sortOrder") != "ASCENDING"
+        )
+        page, next_token = self._service.page(records, params, default_size=50)
+        items = [
+            {
+                "id": r.id,
+                "domainId": domain.id,
+                "processingStatus": "SUCCESS",
+                "eventTime": r.event.event_time,
+                "eventSummary": r.event.summary(),
+                "createdBy": r.created_by,
+                "createdAt": r.created_at,
+            }
+            for r in page
+        ]
+        return {"items": items, "nextToken": next_token}
+
+    def _get_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        record = domain.lineage.events.get(params["identifier"])
+        if record is None:
+            raise not_found(f"Lineage event {params['identifier']} not found")
+        return {
+            "domainId": domain.id,
+            "id": record.id,
+            "event": record.payload,
+            "createdBy": record.created_by,
+            "processingStatus": "SUCCESS",
+            "eventTime": record.event.event_time,
+            "createdAt": record.created_at,
+        }
+
+
+# --- outputs ----------------------------------------------------------------------------------
+
+
+def _project_output(domain: Domain, project: Project) -> dict[str, Any]:
+    return {
+        "domainId": domain.id,
+        "id": project.id,
+        "name": project.name,
+        "description": project.description,
+        "projectStatus": "ACTIVE",
+        "createdBy": project.created_by,
+        "createdAt": project.created_at,
+        "lastUpdatedAt": project.created_at,
+        "glossaryTerms": list(project.glossary_terms) or None,
+        "domainUnitId": domain.root_domain_unit_id,
+    }
+
+
+def _type_origin(domain: Domain, type_revision: TypeRevision) -> dict[str, Any]:
+    return {
+        "domainId": domain.id,
+        "name": type_revision.name,
+        "revision": type_revision.revision,
+        "owningProjectId": type_revision.owning_project_id,
+        "originDomainId": domain.id,
+        "originProjectId": type_revision.owning_project_id,
+    }
+
+
+def _asset_type_output(domain: Domain, asset_type: AssetTypeRevision) -> dict[str, Any]:
+    return {
+        **_type_origin(domain, asset_type),
+        "description": asset_type.description,
+        "formsOutput": {name: entry.output() for name, entry in asset_type.forms.items()},
+        "createdAt": asset_type.created_at,
+        "createdBy": asset_type.created_by,
+        "updatedAt": asset_type.created_at,
+        "updatedBy": asset_type.created_by,
+    }
+
+
+def _asset_output(domain: Domain, asset: Asset, revision: AssetRevision) -> dict[str, Any]:
+    return {
+        "id": asset.id,
+        "name": revision.name,
+        "typeIdentifier": asset.type_name,
+        "typeRevision": revision.type_revision,
+        "externalIdentifier": asset.external_identifier,
+        "revision": revision.revision,
+        **_asset_revision_details(asset, revision),
+        "domainId": domain.id,
+        "formsOutput": [form.output() for form in revision.forms],
+        "readOnlyFormsOutput": [],
+    }
+
+
+def _asset_item(domain: Domain, asset: Asset, with_forms: bool) -> dict[str, Any]:
+    """An asset as Search lists it: at its latest revision."""
+    revision = asset.latest
+    item = {
+        "domainId": domain.id,
+        "identifier": asset.id,
+        "name": revision.name,
+        "typeIdentifier": asset.type_name,
+        "typeRevision": revision.type_revision,
+        "externalIdentifier": asset.external_identifier,
+        **_asset_revision_details(asset, revision),
+    }
+    if with_forms:
+        item["additionalAttributes"] = {"formsOutput": [f.output() for f in revision.forms]}
+    return item
+
+
+def _asset_revision_details(asset: Asset, revision: AssetRevision) -> dict[str, Any]:
+    """What GetAsset and Search both say of an asset at ``revision``."""
+    first = asset.revisions[0]
+    return {
+        "description": revision.description,
+        "createdAt": revision.created_at,
+        "createdBy": revision.created_by,
+        "firstRevisionCreatedAt": first.created_at,
+        "firstRevisionCreatedBy": first.created_by,
+        "glossaryTerms": list(revision.glossary_terms) or None,
+        "owningProjectId": asset.owning_project_id,
+    }

@@ -1,0 +1,333 @@
+"""DataZone's lineage graph, fed by OpenLineage RunEvents.
+
+``PostLineageEvent`` takes RunEvents only; each builds (or adds a version to) a node for the
+job, the run and each dataset, with edges input -> run -> output. A dataset node's
+``sourceIdentifier`` is ``<namespace>/<name>`` (a Glue table's is its ARN) and links it to the
+catalog asset whose ``AssetCommonDetailsForm.sourceIdentifier`` is the same: the asset's own
+lineage node (``amazon.datazone.asset/<assetId>``) is downstream of it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from botocore.utils import parse_timestamp
+
+from dzlineage_dagster.sandbox.datazone.catalog import Asset, AssetRevision, Form
+from dzlineage_dagster.sandbox.datazone.common import invalid, new_id
+
+JOB_NODE_TYPE = "amazon.datazone.JobLineageNodeType"
+JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"
+DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
+NODE_TYPE_REVISION = "1"
+ASSET_SOURCE_IDENTIFIER_PREFIX = "amazon.datazone.asset/"
+RUN_EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
+_GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
+
+Edges = tuple[tuple[str, datetime], ...]
+
+
+@dataclass(frozen=True)
+class DatasetRef:
+    namespace: str
+    name: str
+
+    @property
+    def source_identifier(self) -> str:
+        # Glue's OpenLineage naming splits the table ARN at its colon, not at a slash.
+        if _GLUE_NAMESPACE.fullmatch(self.namespace) and self.name.startswith("table/"):
+            return f"{self.namespace}:{self.name}"
+        return f"{self.namespace}/{self.name}"
+
+
+@dataclass(frozen=True)
+class RunEvent:
+    """The parts of an OpenLineage RunEvent that lineage nodes are made of."""
+
+    event_type: str
+    event_time: datetime
+    run_id: str
+    job: DatasetRef
+    inputs: tuple[DatasetRef, ...]
+    outputs: tuple[DatasetRef, ...]
+
+    @classmethod
+    def parse(cls, payload: bytes) -> RunEvent:
+        try:
+            event = json.loads(payload)
+        except (UnicodeDecodeError, ValueError) as error:
+            raise invalid(f"The lineage event is not valid JSON: {error}") from error
+        if not isinstance(event, dict):
+            raise invalid("The lineage event must be a JSON object")
+        if "run" not in event:
+            raise invalid("Only OpenLineage RunEvents are supported (the event has no run)")
+        event_type = event.get("eventType")
+        if event_type not in RUN_EVENT_TYPES:
+            raise invalid(f"eventType must be one of {sorted(RUN_EVENT_TYPES)}")
+        run, job = event.get("run"), event.get("job")
+        if not isinstance(run, dict) or not isinstance(run.get("runId"), str):
+            raise invalid("run.runId is required")
+        try:
+            event_time = parse_timestamp(event["eventTime"]).astimezone(timezone.utc)
+        except (KeyError, TypeError, ValueError) as error:
+            raise invalid("eventTime is required and must be an ISO 8601 date-time") from error
+        return cls(
+            event_type=event_type,
+            event_time=event_time,
+            run_id=run["runId"],
+            job=_named(job, "job"),
+            inputs=tuple(_named(d, "inputs[]") for d in _list(event, "inputs")),
+            outputs=tuple(_named(d, "outputs[]") for d in _list(event, "outputs")),
+        )
+
+    def summary(self) -> dict[str, Any]:
+        def name_identifier(ref: DatasetRef) -> dict[str, str]:
+            return {"namespace": ref.namespace, "name": ref.name}
+
+        return {
+            "openLineageRunEventSummary": {
+                "eventType": self.event_type,
+                "runId": self.run_id,
+                "job": name_identifier(self.job),
+                "inputs": [name_identifier(ref) for ref in self.inputs],
+                "outputs": [name_identifier(ref) for ref in self.outputs],
+            }
+        }
+
+
+def _list(event: dict[str, Any], key: str) -> list[Any]:
+    value = event.get(key) or []
+    if not isinstance(value, list):
+        raise invalid(f"{key} must be a list")
+    return value
+
+
+def _named(value: Any, where: str) -> DatasetRef:
+    if not isinstance(value, dict) or not all(
+        isinstance(value.get(key), str) and value[key] for key in ("namespace", "name")
+    ):
+        raise invalid(f"{where} needs a namespace and a name")
+    return DatasetRef(value["namespace"], value["name"])
+
+
+@dataclass(frozen=True)
+class LineageEventRecord:
+    id: str
+    payload: bytes
+    event: RunEvent
+    created_at: datetime
+    created_by: str
+
+
+@dataclass(frozen=True)
+class NodeVersion:
+    """When one event said something about a node."""
+
+    event_time: datetime
+    recorded_at: datetime
+
+
+@dataclass
+class LineageNode:
+    id: str
+    type_name: str
+    name: str
+    source_identifier: str
+    created_by: str
+    versions: list[NodeVersion] = field(default_factory=list)
+    #: neighbour node id -> the event times that drew the edge
+    upstream: dict[str, list[datetime]] = field(default_factory=dict)
+    downstream: dict[str, list[datetime]] = field(default_factory=dict)
+
+    def version_at(self, when: datetime | None) -> NodeVersion | None:
+        eligible = [v for v in self.versions if when is None or v.event_time <= when]
+        return max(eligible, key=lambda v: v.event_time, default=None)
+
+
+@dataclass(frozen=True)
+class NodeView:
+    """A lineage node as GetLineageNode and ListLineageNodeHistory show it."""
+
+    id: str
+    type_name: str
+    type_revision: str
+    name: str
+    source_identifier: str
+    event_time: datetime
+    created_at: datetime
+    created_by: str
+    updated_at: datetime
+    forms: tuple[Form, ...] = ()
+    upstream: Edges = ()
+    downstream: Edges = ()
+
+    def summary(self, domain_id: str) -> dict[str, Any]:
+        return {
+            "domainId": domain_id,
+            "id": self.id,
+            "name": self.name,
+            "typeName": self.type_name,
+            "typeRevision": self.type_revision,
+            "sourceIdentifier": self.source_identifier,
+            "eventTimestamp": self.event_time,
+            "createdAt": self.created_at,
+            "createdBy": self.created_by,
+            "updatedAt": self.updated_at,
+            "updatedBy": self.created_by,
+        }
+
+    def output(self, domain_id: str) -> dict[str, Any]:
+        def references(edges: Edges) -> list[dict[str, Any]]:
+            return [{"id": node_id, "eventTimestamp": when} for node_id, when in edges[:100]]
+
+        return {
+            **self.summary(domain_id),
+            "formsOutput": [form.output() for form in self.forms],
+            "upstreamNodes": references(self.upstream),
+            "downstreamNodes": references(self.downstream),
+        }
+
+
+class LineageGraph:
+    """The lineage nodes and events of one domain, built from RunEvents."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, LineageEventRecord] = {}
+        self.nodes: dict[str, LineageNode] = {}
+        self._by_source: dict[str, str] = {}
+
+    def find(self, identifier: str) -> LineageNode | None:
+        """The node with this id or sourceIdentifier, as GetLineageNode accepts either."""
+        node_id = identifier if identifier in self.nodes else self._by_source.get(identifier)
+        return self.nodes.get(node_id) if node_id else None
+
+    def by_source(self, source_identifier: str) -> LineageNode | None:
+        node_id = self._by_source.get(source_identifier)
+        return self.nodes[node_id] if node_id else None
+
+    def record(self, record: LineageEventRecord) -> None:
+        event = record.event
+        self.events[record.id] = record
+        job = event.job
+        run_source = f"{job.namespace}.{job.name}/{event.run_id}"
+        job_node = self._node(JOB_NODE_TYPE, job.name, f"{job.namespace}.{job.name}", record)
+        run_node = self._node(JOB_RUN_NODE_TYPE, job.name, run_source, record)
+        inputs = [self._dataset_node(ref, record) for ref in event.inputs]
+        outputs = [self._dataset_node(ref, record) for ref in event.outputs]
+        for node in inputs:
+            _link(node, run_node, event.event_time)
+        for node in outputs:
+            _link(run_node, node, event.event_time)
+        touched = {node.id: node for node in (job_node, run_node, *inputs, *outputs)}
+        for node in touched.values():
+            node.versions.append(NodeVersion(event.event_time, record.created_at))
+
+    def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
+        return self._node(DATASET_NODE_TYPE, ref.name, ref.source_identifier, record)
+
+    def _node(
+        self, type_name: str, name: str, source_identifier: str, record: LineageEventRecord
+    ) -> LineageNode:
+        node = self.by_source(source_identifier)
+        if node is None:
+            node = LineageNode(new_id(), type_name, name, source_identifier, record.created_by)
+            self.nodes[node.id] = node
+            self._by_source[source_identifier] = node.id
+        return node
+
+    # the nodes as the API shows them, catalog assets included
+
+    def node_views(
+        self,
+        identifier: str,
+        when: datetime | None,
+        assets: Mapping[str, Asset],
+        every_version: bool = False,
+    ) -> list[NodeView]:
+        """The lineage node ``identifier`` names (an event's node or one of ``assets``), oldest
+        version first: only its version at ``when`` (the latest by default) unless
+        ``every_version``."""
+        node = self.find(identifier)
+        if node is not None:
+            if every_version:
+                versions = sorted(node.versions, key=lambda v: v.event_time)
+            else:
+                versions = [v for v in [node.version_at(when)] if v is not None]
+            return [_event_node_view(node, version, assets) for version in versions]
+        asset = _asset_of_node(assets, identifier)
+        if asset is None:
+            return []
+        revisions = [r for r in asset.revisions if when is None or r.created_at <= when]
+        if not every_version:
+            revisions = revisions[-1:]
+        return [self._asset_node_view(asset, revision) for revision in revisions]
+
+    def _asset_node_view(self, asset: Asset, revision: AssetRevision) -> NodeView:
+        source = asset.source_identifier()
+        dataset = self.by_source(source) if source else None
+        upstream: Edges = ()
+        if dataset is not None:
+            upstream = ((dataset.id, max(v.event_time for v in dataset.versions)),)
+        return NodeView(
+            id=asset.lineage_node_id,
+            type_name=asset.type_name,
+            type_revision=revision.type_revision,
+            name=revision.name,
+            source_identifier=f"{ASSET_SOURCE_IDENTIFIER_PREFIX}{asset.id}",
+            event_time=revision.created_at,
+            created_at=asset.revisions[0].created_at,
+            created_by=asset.revisions[0].created_by,
+            updated_at=revision.created_at,
+            forms=revision.forms,
+            upstream=upstream,
+        )
+
+
+def _link(upstream: LineageNode, downstream: LineageNode, when: datetime) -> None:
+    upstream.downstream.setdefault(downstream.id, []).append(when)
+    downstream.upstream.setdefault(upstream.id, []).append(when)
+
+
+def _edges_at(edges: dict[str, list[datetime]], when: datetime | None) -> Edges:
+    """Each neighbour with the latest time (no later than ``when``) an event drew its edge."""
+    result = []
+    for node_id, times in edges.items():
+        eligible = [t for t in times if when is None or t <= when]
+        if eligible:
+            result.append((node_id, max(eligible)))
+    return tuple(result)
+
+
+def _asset_of_node(assets: Mapping[str, Asset], identifier: str) -> Asset | None:
+    asset_id = identifier.removeprefix(ASSET_SOURCE_IDENTIFIER_PREFIX)
+    if asset_id in assets:
+        return assets[asset_id]
+    return next((a for a in assets.values() if a.lineage_node_id == identifier), None)
+
+
+def _event_node_view(
+    node: LineageNode, version: NodeVersion, assets: Mapping[str, Asset]
+) -> NodeView:
+    when = version.event_time
+    downstream = _edges_at(node.downstream, when)
+    if node.type_name == DATASET_NODE_TYPE:
+        linked = [a for a in assets.values() if a.source_identifier() == node.source_identifier]
+        downstream += tuple((a.lineage_node_id, a.latest.created_at) for a in linked)
+    return NodeView(
+        id=node.id,
+        type_name=node.type_name,
+        type_revision=NODE_TYPE_REVISION,
+        name=node.name,
+        source_identifier=node.source_identifier,
+        event_time=when,
+        created_at=node.versions[0].recorded_at,
+        created_by=node.created_by,
+        updated_at=version.recorded_at,
+        upstream=_edges_at(node.upstream, when),
+        downstream=downstream,
+    )
