@@ -1,0 +1,83 @@
+"""The `dzlineage` command as a user runs it: a separate process, real ports, real signals."""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import boto3
+import pytest
+
+from dzlineage_dagster.settings import LineageSettings, env_name
+
+COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def read_env_file(path: Path) -> dict[str, str]:
+    return dict(line.split("=", 1) for line in path.read_text().splitlines() if line)
+
+
+@pytest.mark.parametrize("subcommand", ["sandbox", "demo", "sync", "settings"])
+def test_every_subcommand_documents_its_options(subcommand):
+    result = subprocess.run([*COMMAND, subcommand, "--help"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert "usage: dzlineage" in result.stdout
+
+
+def test_sandbox_serves_the_seeded_platform_and_writes_its_environment(tmp_path):
+    env_file = tmp_path / "sandbox.env"
+    port = free_port()
+    process = subprocess.Popen(
+        [*COMMAND, "sandbox", "--port", str(port), "--env-file", str(env_file)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while not env_file.exists() and time.monotonic() < deadline:
+            assert process.poll() is None, "the sandbox exited early"
+            time.sleep(0.2)
+        environment = read_env_file(env_file)
+        assert environment["AWS_ENDPOINT_URL"] == f"http://127.0.0.1:{port}"
+        required = [env_name(n) for n, f in LineageSettings.model_fields.items() if f.is_required()]
+        assert set(required) <= set(environment)
+
+        session = boto3.session.Session(
+            aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=environment["AWS_SESSION_TOKEN"],
+            region_name=environment["AWS_REGION"],
+        )
+        glue = session.client("glue", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        schemas = glue.list_schemas(
+            RegistryId={"RegistryName": environment["DZLINEAGE_REGISTRY_NAME"]}
+        )["Schemas"]
+        assert any(s["SchemaName"].startswith("__debezium-heartbeat") for s in schemas)
+        datazone = session.client("datazone", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        domain = datazone.get_domain(identifier=environment["DZLINEAGE_DOMAIN_ID"])
+        assert domain["portalUrl"].startswith("https://")
+    finally:
+        process.send_signal(signal.SIGINT)
+        output, _ = process.communicate(timeout=30)
+    assert process.returncode == 0
+    assert f"export AWS_ENDPOINT_URL=http://127.0.0.1:{port}" in output
+
+
+def test_sync_without_settings_names_what_is_missing(tmp_path):
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DZLINEAGE_")}
+    result = subprocess.run(
+        [*COMMAND, "sync", "--dry-run"], capture_output=True, text=True, env=clean, cwd=tmp_path
+    )
+    assert result.returncode != 0
+    assert "DZLINEAGE_DOMAIN_ID" in result.stderr and "dzlineage sandbox" in result.stderr
