@@ -357,6 +357,29 @@ def relational_table_content(columns: Sequence[Column], *, table_name: str) -> s
     )
 
 
+def fitting_relational_table_content(
+    columns: Sequence[Column], *, table_name: str
+) -> tuple[str, int]:
+    """The relational table form with as many leading columns as DataZone's limit allows.
+
+    Returns the content and how many columns it kept: a table too wide for one form is still
+    cataloged, with its first columns, rather than not at all.
+    """
+    try:
+        return relational_table_content(columns, table_name=table_name), len(columns)
+    except ValueError:
+        pass
+    fits, too_many = 0, len(columns)  # the longest prefix that fits is in [fits, too_many)
+    while too_many - fits > 1:
+        middle = (fits + too_many) // 2
+        try:
+            relational_table_content(columns[:middle], table_name=table_name)
+            fits = middle
+        except ValueError:
+            too_many = middle
+    return relational_table_content(columns[:fits], table_name=table_name), fits
+
+
 def forms_fingerprint(forms_input: Sequence[Mapping[str, str]]) -> str:
     """A stable hash of CreateAsset ``formsInput``'s names, types and contents.
 

@@ -381,9 +381,18 @@ def _postgres_type_mapping(postgres_type: str, where: str) -> tuple[Any, str]:
     raise PlatformSpecError(f"{where}: unknown type {postgres_type!r}; use one of {known}")
 
 
+def avro_namespace(topic: str) -> str:
+    """The topic as an Avro namespace, adjusted as Debezium does (`schema.name.adjustment.mode`
+    `avro`): each character Avro names do not allow becomes `_`, and a part that starts with a
+    digit gets a leading `_`."""
+    parts = [re.sub(r"[^A-Za-z0-9_]", "_", part) for part in topic.split(".")]
+    return ".".join(f"_{part}" if part[:1].isdigit() else part for part in parts)
+
+
 def debezium_value_schema(topic: str, columns: tuple[Column, ...]) -> dict[str, Any]:
     """The value schema Debezium's Postgres connector registers for a table topic."""
-    row = _record("Value", topic, [_avro_field(column) for column in columns])
+    namespace = avro_namespace(topic)
+    row = _record("Value", namespace, [_avro_field(column) for column in columns])
     optional_long = ["null", "long"]
     snapshot = _connect_type(
         "string",
@@ -420,7 +429,7 @@ def debezium_value_schema(topic: str, columns: tuple[Column, ...]) -> dict[str, 
     )
     return _record(
         "Envelope",
-        topic,
+        namespace,
         [
             {"name": "before", "type": ["null", row], "default": None},
             {"name": "after", "type": ["null", "Value"], "default": None},

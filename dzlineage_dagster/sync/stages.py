@@ -22,10 +22,10 @@ from dzlineage_dagster.core.forms import (
     MSK_SOURCE_REFERENCE_FORM,
     RELATIONAL_TABLE_FORM_TYPE,
     asset_common_details_content,
+    fitting_relational_table_content,
     forms_fingerprint,
     kafka_schema_form_content,
     msk_source_form_content,
-    relational_table_content,
 )
 from dzlineage_dagster.core.openlineage import (
     DatasetSpec,
@@ -118,6 +118,14 @@ def topic_source_identifier(env: SyncEnvironment, topic: str) -> str:
 
 def topic_forms_input(env: SyncEnvironment, snapshot: SchemaSnapshot) -> list[dict[str, str]]:
     cluster = env.cluster
+    table_form, kept = fitting_relational_table_content(
+        list(snapshot.columns), table_name=snapshot.topic
+    )
+    if kept < len(snapshot.columns):
+        env.log.warning(
+            f"{snapshot.topic}: {len(snapshot.columns)} columns exceed DataZone's form size "
+            f"limit; the asset's table form lists the first {kept}"
+        )
     contents = {
         KAFKA_SCHEMA_FORM.name: kafka_schema_form_content(
             topic=snapshot.topic,
@@ -135,9 +143,7 @@ def topic_forms_input(env: SyncEnvironment, snapshot: SchemaSnapshot) -> list[di
         ASSET_COMMON_DETAILS_FORM_TYPE: asset_common_details_content(
             topic_source_identifier(env, snapshot.topic)
         ),
-        RELATIONAL_TABLE_FORM_TYPE: relational_table_content(
-            list(snapshot.columns), table_name=snapshot.topic
-        ),
+        RELATIONAL_TABLE_FORM_TYPE: table_form,
     }
     return [
         KAFKA_TOPIC_ASSET_TYPE.form_input(type_name, content)

@@ -365,3 +365,22 @@ def test_forms_fingerprint_changes_with_content_type_or_name() -> None:
     for change in ({"content": '{"a":2}'}, {"typeIdentifier": "U"}, {"formName": "G"}):
         assert forms_fingerprint([{**base[0], **change}]) != fingerprint
     assert forms_fingerprint([{**base[0], "typeRevision": "9"}]) == fingerprint
+
+
+def test_a_table_too_wide_for_one_form_keeps_the_longest_prefix_that_fits():
+    from dzlineage_dagster.core.avro import Column
+    from dzlineage_dagster.core.forms import (
+        MAX_FORM_CONTENT_LENGTH,
+        fitting_relational_table_content,
+        relational_table_content,
+    )
+
+    columns = [Column(f"column_{i:05d}", "string", True, None) for i in range(9000)]
+    content, kept = fitting_relational_table_content(columns, table_name="wide")
+    assert 0 < kept < len(columns)
+    assert len(content) <= MAX_FORM_CONTENT_LENGTH
+    assert content == relational_table_content(columns[:kept], table_name="wide")
+    with pytest.raises(ValueError):
+        relational_table_content(columns[: kept + 1], table_name="wide")
+    narrow, all_kept = fitting_relational_table_content(columns[:10], table_name="narrow")
+    assert all_kept == 10 and narrow == relational_table_content(columns[:10], table_name="narrow")

@@ -1,0 +1,68 @@
+"""Weird names and oversized schemas sync cleanly, and rerun without writes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dzlineage_dagster.sandbox.seed import Column, debezium_value_schema
+from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
+
+WEIRD_TOPICS = [
+    "shop.a__b.c__d",  # double underscores: the SSM escape character, twice
+    "shop.x$y.we#ird",  # GSR allows $ and #; SSM does not
+    "shop.Case.Table",
+    "shop.case.table",  # differs from the previous one only in case
+    "shop.public." + "t" * 243,  # the longest schema name GSR accepts (255)
+]
+
+
+@pytest.fixture
+def platform(sandbox, monkeypatch):
+    return fresh_platform(sandbox, monkeypatch)
+
+
+def register(platform, topic: str, columns: list[Column]) -> None:
+    platform.client("glue").create_schema(
+        RegistryId={"RegistryName": platform.settings.registry_name},
+        SchemaName=topic,
+        DataFormat="AVRO",
+        Compatibility="BACKWARD",
+        SchemaDefinition=json.dumps(debezium_value_schema(topic, columns)),
+    )
+
+
+def test_weird_topic_names_each_get_one_asset_and_a_valid_mapping(platform):
+    for topic in WEIRD_TOPICS:
+        register(platform, topic, [Column("id", "bigint", nullable=False)])
+    result = platform.sync()
+    assert result.success, [
+        e.step_failure_data.error.message for e in result.get_step_failure_events()
+    ]
+    assets = topic_assets(platform)
+    for topic in WEIRD_TOPICS:
+        assert assets[platform.schema_arn(topic)] == [
+            latest_metadata(platform, "datazone_topic_asset", topic)["datazone_asset_id"]
+        ]
+    platform.control.clear_calls()
+    assert platform.sync().success
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+
+
+def test_a_schema_too_wide_for_one_lineage_event_still_gets_its_asset_and_edge(platform):
+    # 640 columns with 200-character names fit GSR's 170,000-character definition, but their
+    # schema facets on both datasets take a lineage event past DataZone's 300,000 bytes.
+    topic = "shop.public.very_wide"
+    columns = [Column(f"c{i:05d}".ljust(200, "x"), "text", nullable=True) for i in range(640)]
+    register(platform, topic, columns)
+    result = platform.sync()
+    assert result.success, [
+        e.step_failure_data.error.message for e in result.get_step_failure_events()
+    ]
+    lineage = latest_metadata(platform, "topic_lineage", topic)
+    assert lineage["events_posted"] == 2 and lineage["column_facets_dropped"] is True
+    assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "created"
+    schema = latest_metadata(platform, "registry_schema", topic)
+    assert len(schema["dagster/column_schema"].columns) == 640
