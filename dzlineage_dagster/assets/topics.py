@@ -129,6 +129,7 @@ def schema_metadata(snapshot: SchemaSnapshot) -> dict[str, object]:
         "compatibility": snapshot.compatibility,
         "data_format": snapshot.data_format,
         "topic_kind": snapshot.kind.value,
+        "debezium_envelope": snapshot.debezium_envelope,
         "dagster/column_schema": TableSchema(
             columns=[
                 TableColumn(

@@ -148,9 +148,13 @@ def event_json(event: RunEvent) -> str:
     return Serde.to_json(event, separators=(",", ":"))
 
 
-def client_token_for(event_json: str) -> str:
-    """A clientToken that is the same for the same event: its SHA-256 in hex (64 characters)."""
-    return hashlib.sha256(event_json.encode("utf-8")).hexdigest()
+def lineage_client_token(run_id: str, event_type: str) -> str:
+    """PostLineageEvent's clientToken for one event of a run: 64 hex characters.
+
+    Derived from the run and the event type, not from the event's text (its ``eventTime``
+    moves), so a retry or a rerun of the same logical run replays instead of posting twice.
+    """
+    return hashlib.sha256(f"{run_id}\n{event_type}".encode()).hexdigest()
 
 
 def event_size_ok(event_json: str, limit: int = MAX_EVENT_BYTES) -> bool:

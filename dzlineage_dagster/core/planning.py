@@ -1,18 +1,14 @@
-"""What one sync must do to make DataZone match the registry, decided without calling AWS.
+"""What a topic's DataZone asset needs, decided without calling AWS, and what it is named.
 
-The registry says what should exist (:class:`DesiredTopicState`, one per topic); the SSM
-mapping store says what was made (:class:`MappingRecord`, keyed by schema ARN).
-:func:`plan_sync` pairs them and gives exactly one :class:`PlannedAction` for each desired
-topic and each stored mapping.
+The registry says what should exist (:class:`DesiredTopicState`); the SSM mapping store says
+what was made (:class:`MappingRecord`); :func:`asset_action` compares the two.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
-from typing import Literal
 
 from dzlineage_dagster.core.ssm_names import MappingRecord
 
@@ -61,67 +57,9 @@ class DesiredTopicState:
 class ActionKind(Enum):
     #: No asset yet: create it, then store its mapping.
     CREATE = "create"
-    #: The schema's version or content changed (or the schema describing the topic): create
-    #: an asset revision and store the new mapping.
+    #: The schema's version or content changed: create an asset revision, store the mapping.
     REVISE = "revise"
     UNCHANGED = "unchanged"
-    #: The schema is gone and the policy is "delete": delete the asset, then the mapping.
-    DELETE = "delete"
-    #: The schema is gone and the policy is "keep": mark the asset deprecated, then drop the
-    #: mapping (the kept asset is found again by its externalIdentifier if the schema returns).
-    DEPRECATE = "deprecate"
-
-
-@dataclass(frozen=True)
-class PlannedAction:
-    """What to do for one topic. ``stored`` is its current mapping, when it has one.
-
-    ``schema_arn`` is the desired one; for REVISE it can differ from ``stored.schema_arn``
-    (the topic is now described by another schema), and the old mapping key goes away.
-    """
-
-    topic: str
-    schema_arn: str
-    kind: ActionKind
-    stored: MappingRecord | None = None
-
-
-def plan_sync(
-    desired: Sequence[DesiredTopicState],
-    stored: Mapping[str, MappingRecord],
-    *,
-    deleted_policy: Literal["keep", "delete"],
-) -> list[PlannedAction]:
-    """One action per desired topic (in their order), then one per left-over mapping.
-
-    A desired topic takes the stored mapping of its schema ARN, or else a left-over mapping of
-    the same topic, so a topic keeps its one asset when the schema describing it changes
-    name; :func:`asset_action` then decides. A mapping no desired topic takes is DELETE or
-    DEPRECATE by ``deleted_policy`` (sorted by ARN).
-
-    Raises ValueError when two desired states share a topic or a schema ARN, or when a
-    mapping is stored under a key other than its schema ARN.
-    """
-    _check_unique(desired)
-    misfiled = sorted(key for key, record in stored.items() if key != record.schema_arn)
-    if misfiled:
-        raise ValueError(f"mappings stored under keys other than their schema ARN: {misfiled}")
-    unmatched = dict(stored)
-    # All ARN matches first, so a topic's fallback never takes another topic's own mapping.
-    matches = [unmatched.pop(state.schema_arn, None) for state in desired]
-    matches = [
-        record or _take_same_topic(unmatched, state.topic)
-        for state, record in zip(desired, matches, strict=True)
-    ]
-    actions = [
-        PlannedAction(state.topic, state.schema_arn, asset_action(state, record), record)
-        for state, record in zip(desired, matches, strict=True)
-    ]
-    gone = ActionKind.DELETE if deleted_policy == "delete" else ActionKind.DEPRECATE
-    actions += [
-        PlannedAction(unmatched[arn].topic, arn, gone, unmatched[arn]) for arn in sorted(unmatched)
-    ]
-    return actions
 
 
 def asset_action(desired: DesiredTopicState, stored: MappingRecord | None) -> ActionKind:
@@ -140,19 +78,6 @@ def asset_action(desired: DesiredTopicState, stored: MappingRecord | None) -> Ac
         desired.content_fingerprint,
     )
     return ActionKind.UNCHANGED if current == wanted else ActionKind.REVISE
-
-
-def _check_unique(desired: Sequence[DesiredTopicState]) -> None:
-    for attribute in ("topic", "schema_arn"):
-        values = [getattr(state, attribute) for state in desired]
-        repeated = sorted({value for value in values if values.count(value) > 1})
-        if repeated:
-            raise ValueError(f"desired topic states repeat {attribute} {repeated}")
-
-
-def _take_same_topic(unmatched: dict[str, MappingRecord], topic: str) -> MappingRecord | None:
-    same_topic = sorted(arn for arn, record in unmatched.items() if record.topic == topic)
-    return unmatched.pop(same_topic[0]) if same_topic else None
 
 
 def datazone_asset_name(cluster_name: str, topic: str) -> str:

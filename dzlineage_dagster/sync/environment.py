@@ -15,7 +15,7 @@ from typing import Any
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
-from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name
+from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name, validate_prefix
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
 from dzlineage_dagster.resources import (
     CatalogResource,
@@ -63,6 +63,10 @@ class SyncEnvironment:
         )
 
     def __post_init__(self) -> None:
+        try:
+            validate_prefix(self.settings.ssm_prefix)
+        except ValueError as error:
+            raise SyncError(f"DZLINEAGE_SSM_PREFIX: {error}") from None
         if self.mapper is None:
             self.mapper = NamingConventionMapper(
                 database=self.settings.glue_database,
@@ -94,6 +98,10 @@ class SyncEnvironment:
                 record = MappingRecord.from_parameter_value(value)
             except ValueError as error:
                 self.log.warning(f"ignoring unreadable mapping parameter {name}: {error}")
+                continue
+            if name != self.parameter_name(record.schema_arn):
+                # Hand-copied or from another prefix: trusting it would map a schema twice.
+                self.log.warning(f"ignoring mapping parameter {name}: it names another schema")
                 continue
             records[record.schema_arn] = record
         return records

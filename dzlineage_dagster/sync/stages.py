@@ -14,7 +14,12 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, parse_columns
+from dzlineage_dagster.core.avro import (
+    Column,
+    InvalidAvroSchema,
+    is_debezium_envelope,
+    parse_columns,
+)
 from dzlineage_dagster.core.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
     KAFKA_SCHEMA_FORM,
@@ -36,6 +41,7 @@ from dzlineage_dagster.core.openlineage import (
     event_size_ok,
     glue_dataset,
     glue_source_identifier,
+    lineage_client_token,
 )
 from dzlineage_dagster.core.planning import DesiredTopicState, asset_action, datazone_asset_name
 from dzlineage_dagster.core.ssm_names import MappingRecord
@@ -59,6 +65,7 @@ class SchemaSnapshot:
     compatibility: str
     data_format: str
     columns: tuple[Column, ...]
+    debezium_envelope: bool
 
     @property
     def region(self) -> str:
@@ -77,9 +84,11 @@ def read_schema(env: SyncEnvironment, topic: str) -> SchemaSnapshot:
     version = env.registry.get_schema_version(listed.schema_arn)
     data_format = schema.get("DataFormat", "AVRO")
     columns: list[Column] = []
+    envelope = False
     if data_format == "AVRO":
         try:
             columns = parse_columns(version["SchemaDefinition"])
+            envelope = is_debezium_envelope(version["SchemaDefinition"])
         except InvalidAvroSchema as error:
             raise SyncError(
                 f"schema {listed.schema_name} version {version['VersionNumber']} is not valid "
@@ -98,6 +107,7 @@ def read_schema(env: SyncEnvironment, topic: str) -> SchemaSnapshot:
         compatibility=schema.get("Compatibility", "NONE"),
         data_format=data_format,
         columns=tuple(columns),
+        debezium_envelope=envelope,
     )
 
 
@@ -163,7 +173,7 @@ def _error_code(error: ClientError) -> str:
 class AssetPlan:
     action: Literal["create", "revise", "unchanged", "skip"]
     forms: list[dict[str, str]]
-    fingerprint: str
+    desired: DesiredTopicState | None
     stored: MappingRecord | None
 
 
@@ -173,17 +183,16 @@ def plan_topic_asset(
     """What the asset stage would do for this schema (``type_revision`` None: no type yet)."""
     stored = env.stored_records.get(snapshot.schema_arn)
     if snapshot.kind is not TopicKind.TABLE:
-        return AssetPlan("skip", [], "", stored)
+        return AssetPlan("skip", [], None, stored)
     forms = topic_forms_input(env, snapshot)
-    fingerprint = forms_fingerprint(forms)
     desired = DesiredTopicState(
         topic=snapshot.topic,
         schema_arn=snapshot.schema_arn,
         schema_version=snapshot.version,
-        content_fingerprint=f"{fingerprint}@{type_revision}",
+        # A new asset type revision moves every asset onto it, so it is part of the content.
+        content_fingerprint=f"{forms_fingerprint(forms)}@{type_revision}",
     )
-    kind = asset_action(desired, stored)
-    return AssetPlan(kind.value, forms, fingerprint, stored)
+    return AssetPlan(asset_action(desired, stored).value, forms, desired, stored)
 
 
 def sync_topic_asset(env: SyncEnvironment, snapshot: SchemaSnapshot) -> AssetOutcome | None:
@@ -208,13 +217,9 @@ def sync_topic_asset(env: SyncEnvironment, snapshot: SchemaSnapshot) -> AssetOut
         action = "revised" if response.get("id") == stored.asset_id else "created"
     else:
         response, action = _create_or_adopt(env, name, forms, type_revision, snapshot)
-    record = MappingRecord(
-        schema_arn=snapshot.schema_arn,
-        topic=snapshot.topic,
+    record = plan.desired.to_record(
         asset_id=response["id"],
         asset_revision=str(response["revision"]),
-        schema_version=snapshot.version,
-        content_fingerprint=f"{plan.fingerprint}@{type_revision}",
         asset_type_revision=type_revision,
         lineage_fingerprint=stored.lineage_fingerprint if stored else "",
     )
@@ -383,8 +388,7 @@ def post_topic_lineage(env: SyncEnvironment, snapshot: SchemaSnapshot) -> Lineag
         datazone.post_lineage_event(
             domainIdentifier=env.settings.domain_id,
             event=payload.encode(),
-            # From the run, not the payload (its eventTime moves): a rerun replays, never doubles.
-            clientToken=_token("lineage", plan.run_id, event_type),
+            clientToken=lineage_client_token(plan.run_id, event_type),
         )
     stored = env.stored_records.get(snapshot.schema_arn)
     if stored is not None:

@@ -17,7 +17,6 @@ from dzlineage_dagster.core.openlineage import (
     MAX_EVENT_BYTES,
     DatasetSpec,
     build_run_events,
-    client_token_for,
     dataset_source_identifier,
     deterministic_run_id,
     event_json,
@@ -25,6 +24,7 @@ from dzlineage_dagster.core.openlineage import (
     glue_dataset,
     glue_source_identifier,
     kafka_dataset_namespace,
+    lineage_client_token,
 )
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 
@@ -192,15 +192,16 @@ def test_distinct_parts_give_distinct_run_ids(first: list[str], second: list[str
     assert (deterministic_run_id(*first) == deterministic_run_id(*second)) == (first == second)
 
 
-def test_client_token_fits_datazone_and_follows_the_event() -> None:
+def test_client_token_fits_datazone_and_follows_the_run_and_event_type() -> None:
     shape = datazone_shape("ClientToken")
-    texts = [event_json(event) for event in orders_events()]
-    tokens = [client_token_for(text) for text in texts]
+    events = orders_events()
+    tokens = [lineage_client_token(str(e.run.runId), str(e.eventType.value)) for e in events]
     for token in tokens:
         assert shape.metadata["min"] <= len(token) <= shape.metadata["max"]
         assert re.fullmatch(shape.metadata["pattern"], token)
-    assert tokens[0] == client_token_for(texts[0])
+    assert tokens[0] == lineage_client_token(str(events[0].run.runId), "START")
     assert tokens[0] != tokens[1]
+    assert lineage_client_token("other-run", "START") != tokens[0]
 
 
 def test_event_size_limit_is_datazones_and_counts_bytes() -> None:
