@@ -60,11 +60,15 @@ def _add_sandbox_options(parser: argparse.ArgumentParser, default_port: int) -> 
     )
 
 
+def _interrupt(*_: object) -> None:
+    """SIGTERM handler: stop the way Ctrl-C does, through the same clean-up."""
+    raise KeyboardInterrupt
+
+
 def _wait_for_interrupt() -> None:
-    stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    signal.signal(signal.SIGTERM, _interrupt)
     with contextlib.suppress(KeyboardInterrupt):
-        stop.wait()
+        threading.Event().wait()
 
 
 def cmd_sandbox(args: argparse.Namespace) -> int:
@@ -103,7 +107,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
     print(f"# sandbox (seeded demo CDC platform) on {sandbox.endpoint_url}")
     print(f"# Dagster UI on http://{args.dagster_host}:{args.dagster_port} (Ctrl-C stops both)")
     sys.stdout.flush()
-    process = subprocess.Popen(command, env=env)
+    # In DAGSTER_HOME, not here: `dagster dev` loads ./.env over the environment it is given,
+    # and a .env left by `dzlineage sandbox --env-file` would point it at another sandbox.
+    process = subprocess.Popen(command, env=env, cwd=dagster_home)
+    signal.signal(signal.SIGTERM, _interrupt)  # stop as on Ctrl-C: Dagster's children too
     try:
         return process.wait()
     except KeyboardInterrupt:

@@ -81,3 +81,16 @@ def test_sync_without_settings_names_what_is_missing(tmp_path):
     )
     assert result.returncode != 0
     assert "DZLINEAGE_DOMAIN_ID" in result.stderr and "dzlineage sandbox" in result.stderr
+
+
+def test_sandbox_stops_cleanly_on_sigterm_too(tmp_path):
+    env_file = tmp_path / "sandbox.env"
+    process = subprocess.Popen(
+        [*COMMAND, "sandbox", "--empty", "--port", str(free_port()), "--env-file", str(env_file)],
+        stdout=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 60
+    while not env_file.exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.terminate()
+    assert process.wait(timeout=30) == 0

@@ -78,6 +78,8 @@ def test_partition_metadata_shows_columns_asset_link_and_why_a_topic_has_no_edge
     assert lineage["mapping_origin"] == "convention" and lineage["mapping_is_guess"] is True
     heartbeat = latest_metadata(platform, "topic_lineage", "__debezium-heartbeat.shop")
     assert "no edge" in heartbeat["edge"] and "heartbeat" in heartbeat["edge"]
+    not_cataloged = latest_metadata(platform, "datazone_topic_asset", "__debezium-heartbeat.shop")
+    assert not_cataloged["action"] == "not cataloged" and "heartbeat" in not_cataloged["reason"]
 
 
 def register_topics(platform, count: int, start: int = 0) -> list[str]:

@@ -18,7 +18,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -54,6 +54,12 @@ class DemoProcess:
     dagster_home: Path
     env_file: Path
     log_path: Path
+    started_at: float = field(default_factory=time.monotonic)
+    stopped_by_sigterm: bool | None = None
+
+    def seconds_left(self, budget: float) -> float:
+        """What remains of ``budget`` seconds counted from the demo's start."""
+        return budget - (time.monotonic() - self.started_at)
 
     def environment(self) -> dict[str, str]:
         """What the demo printed to its --env-file: the sandbox endpoint and DZLINEAGE_* ids."""
@@ -80,19 +86,23 @@ class DemoProcess:
             f"dzlineage demo's output ends with:\n{self.log_tail()}"
         )
 
-    def stop(self, interrupt_grace: float = 30, terminate_grace: float = 10) -> None:
-        """Ctrl-C for the whole process group, then SIGTERM, then SIGKILL, each bounded."""
-        for sig, grace in (
-            (signal.SIGINT, interrupt_grace),
-            (signal.SIGTERM, terminate_grace),
-            (signal.SIGKILL, 5),
-        ):
+    def stop(self, terminate_grace: float = 30) -> bool:
+        """SIGTERM to the demo alone, as a service manager sends it; True if that sufficed.
+
+        The demo must take its whole Dagster tree down itself. Only if it does not, the whole
+        process group gets SIGINT, SIGTERM and SIGKILL, each bounded, so nothing is left over.
+        """
+        self.process.terminate()
+        if _wait_until_group_gone(self.process, terminate_grace):
+            return True
+        for sig, grace in ((signal.SIGINT, 10), (signal.SIGTERM, 10), (signal.SIGKILL, 5)):
             try:
                 os.killpg(self.process.pid, sig)
             except ProcessLookupError:
                 break
             if _wait_until_group_gone(self.process, grace):
                 break
+        return False
 
     def leftover_processes(self) -> list[str]:
         """Live processes still in the demo's group or naming its DAGSTER_HOME."""
@@ -118,8 +128,12 @@ def running_demo(workdir: Path, startup_timeout: float = 90) -> Iterator[DemoPro
         "--dagster-home", str(dagster_home),
         "--env-file", str(env_file),
     ]  # fmt: skip
+    # A stale .env where the demo starts, as `dzlineage sandbox --env-file .env` leaves one: the
+    # demo must not let `dagster dev` load it over the fresh sandbox's environment.
+    (workdir / ".env").write_text(
+        "AWS_ENDPOINT_URL=http://127.0.0.1:9\nDZLINEAGE_DOMAIN_ID=dzd_stale0000000\n"
+    )
     with log_path.open("wb") as log:
-        # A fresh working directory: `dagster dev` loads ./.env over the demo's environment.
         process = subprocess.Popen(
             command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
         )
@@ -128,7 +142,7 @@ def running_demo(workdir: Path, startup_timeout: float = 90) -> Iterator[DemoPro
         demo.wait_until_ui_answers(startup_timeout)
         yield demo
     finally:
-        demo.stop()
+        demo.stopped_by_sigterm = demo.stop()
 
 
 def graphql(ui_url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -110,10 +110,20 @@ def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[Asse
         yield AssetMaterialization(
             REGISTRY_SCHEMA, partition=outcome.topic, metadata=schema_metadata(outcome.schema)
         )
-    if outcome.asset is not None:
-        yield AssetMaterialization(
-            DATAZONE_TOPIC_ASSET, partition=outcome.topic, metadata=asset_metadata(outcome.asset)
+    asset_stage_done = outcome.schema is not None and outcome.failed_stage not in (
+        Stage.SCHEMA,
+        Stage.ASSET,
+    )
+    if Stage.ASSET in stages and asset_stage_done:
+        metadata = (
+            asset_metadata(outcome.asset)
+            if outcome.asset is not None
+            else {
+                "action": "not cataloged",
+                "reason": f"{outcome.schema.kind.value} topic: connector plumbing, not table data",
+            }
         )
+        yield AssetMaterialization(DATAZONE_TOPIC_ASSET, partition=outcome.topic, metadata=metadata)
     if outcome.lineage is not None:
         yield AssetMaterialization(
             TOPIC_LINEAGE, partition=outcome.topic, metadata=lineage_metadata(outcome.lineage)
