@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass
 from typing import Any
@@ -57,6 +58,19 @@ class DemoPlatform:
 
     def schema_arn(self, topic: str) -> str:
         return self.listed_topics()[topic].schema_arn
+
+    def register_new_version(self, topic: str, column: str) -> None:
+        """A compatible new schema version: an optional column added to the envelope's row."""
+        glue = self.client("glue")
+        schema_id = {"SchemaArn": self.schema_arn(topic)}
+        latest = glue.get_schema_version(
+            SchemaId=schema_id, SchemaVersionNumber={"LatestVersion": True}
+        )
+        envelope = json.loads(latest["SchemaDefinition"])
+        before = next(f for f in envelope["fields"] if f["name"] == "before")
+        row = next(branch for branch in before["type"] if isinstance(branch, dict))
+        row["fields"].append({"name": column, "type": ["null", "string"], "default": None})
+        glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=json.dumps(envelope))
 
     def upstream_source_identifiers(self, node: dict, depth: int) -> set[str]:
         """sourceIdentifiers of the lineage nodes up to `depth` hops upstream of `node`."""

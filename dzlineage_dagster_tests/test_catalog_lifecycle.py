@@ -24,7 +24,6 @@ from dzlineage_dagster.resources import (
 )
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_sync import (
-    add_nullable_column,
     latest_metadata,
     table_topics,
     topic_assets,
@@ -102,15 +101,7 @@ def test_a_lost_mapping_is_repaired_from_datazone_instead_of_duplicating(platfor
     ssm.delete_parameter(Name=lost)
     # A new version too, so the create call differs from the first one (no client-token replay):
     # DataZone refuses the duplicate externalIdentifier and the sync adopts the existing asset.
-    glue = platform.client("glue")
-    version = glue.get_schema_version(
-        SchemaId={"SchemaArn": arn}, SchemaVersionNumber={"LatestVersion": True}
-    )
-    definition = json.loads(version["SchemaDefinition"])
-    add_nullable_column(definition, "repair_marker")
-    glue.register_schema_version(
-        SchemaId={"SchemaArn": arn}, SchemaDefinition=json.dumps(definition)
-    )
+    platform.register_new_version(topic, "repair_marker")
 
     platform.control.clear_calls()
     assert platform.sync([topic]).success

@@ -162,7 +162,8 @@ def topic_forms_input(env: SyncEnvironment, snapshot: SchemaSnapshot) -> list[di
 
 
 def _token(*parts: object) -> str:
-    return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()[:64]
+    """A clientToken (64 hex characters) that is the same whenever the write is the same."""
+    return hashlib.sha256("\n".join(map(str, parts)).encode()).hexdigest()
 
 
 def _error_code(error: ClientError) -> str:
@@ -209,14 +210,20 @@ def sync_topic_asset(env: SyncEnvironment, snapshot: SchemaSnapshot) -> AssetOut
     if plan.action == "unchanged":
         return AssetOutcome("unchanged", stored, env.asset_url(stored.asset_id))
 
-    name = datazone_asset_name(env.cluster.name, snapshot.topic)
-    forms = plan.forms
+    write = AssetWrite(
+        env,
+        snapshot,
+        name=datazone_asset_name(env.cluster.name, snapshot.topic),
+        forms=plan.forms,
+        type_revision=type_revision,
+        content_key=plan.desired.content_fingerprint,
+    )
     action: AssetAction
     if stored is not None:
-        response = _revise_or_recreate(env, stored.asset_id, name, forms, type_revision, snapshot)
+        response = write.revise_or_recreate(stored.asset_id)
         action = "revised" if response.get("id") == stored.asset_id else "created"
     else:
-        response, action = _create_or_adopt(env, name, forms, type_revision, snapshot)
+        response, action = write.create_or_adopt()
     record = plan.desired.to_record(
         asset_id=response["id"],
         asset_revision=str(response["revision"]),
@@ -227,43 +234,77 @@ def sync_topic_asset(env: SyncEnvironment, snapshot: SchemaSnapshot) -> AssetOut
     return AssetOutcome(action, record, env.asset_url(record.asset_id))
 
 
-def _create_asset(
-    env: SyncEnvironment, name: str, forms: list, type_revision: str, snapshot: SchemaSnapshot
-) -> dict[str, Any]:
-    return env.datazone.client().create_asset(
-        domainIdentifier=env.settings.domain_id,
-        owningProjectIdentifier=env.settings.project_id,
-        name=name,
-        description=f"Kafka topic {snapshot.topic} on MSK cluster {env.cluster.name}",
-        typeIdentifier=KAFKA_TOPIC_ASSET_TYPE.name,
-        typeRevision=type_revision,
-        externalIdentifier=snapshot.schema_arn,
-        formsInput=forms,
-        # Same content, same token: a rerun after a crash gets the asset it already created.
-        clientToken=_token("create", snapshot.schema_arn, forms_fingerprint(forms), type_revision),
-    )
+@dataclass(frozen=True)
+class AssetWrite:
+    """One topic asset's content, and the DataZone writes that put it in place."""
 
+    env: SyncEnvironment
+    snapshot: SchemaSnapshot
+    name: str
+    forms: list[dict[str, str]]
+    type_revision: str
+    #: Changes exactly when the content does: the client tokens of the writes derive from it.
+    content_key: str
 
-def _create_or_adopt(
-    env: SyncEnvironment, name: str, forms: list, type_revision: str, snapshot: SchemaSnapshot
-) -> tuple[dict[str, Any], AssetAction]:
-    try:
-        return _create_asset(env, name, forms, type_revision, snapshot), "created"
-    except ClientError as error:
-        if _error_code(error) != "ConflictException":
-            raise
-    # The asset exists but SSM forgot it (a crash before PutParameter, or a lost parameter):
-    # adopt it by its externalIdentifier instead of creating a duplicate.
-    existing = find_asset_by_external_identifier(env, name, snapshot.schema_arn)
-    if existing is None:
-        raise SyncError(
-            f"DataZone reports an asset for {snapshot.schema_arn} exists, but search cannot find it"
+    @property
+    def _common(self) -> dict[str, Any]:
+        return {
+            "domainIdentifier": self.env.settings.domain_id,
+            "name": self.name,
+            "description": (
+                f"Kafka topic {self.snapshot.topic} on MSK cluster {self.env.cluster.name}"
+            ),
+            "typeRevision": self.type_revision,
+            "formsInput": self.forms,
+        }
+
+    def create(self) -> dict[str, Any]:
+        return self.env.datazone.client().create_asset(
+            **self._common,
+            owningProjectIdentifier=self.env.settings.project_id,
+            typeIdentifier=KAFKA_TOPIC_ASSET_TYPE.name,
+            externalIdentifier=self.snapshot.schema_arn,
+            # Same content, same token: a rerun after a crash gets the asset it created.
+            clientToken=_token("create", self.snapshot.schema_arn, self.content_key),
         )
-    env.log.warning(
-        f"{snapshot.topic}: SSM had no mapping for asset {existing['identifier']}; repaired"
-    )
-    response = _revise(env, existing["identifier"], name, forms, type_revision, snapshot)
-    return response, "adopted"
+
+    def revise(self, asset_id: str) -> dict[str, Any]:
+        return self.env.datazone.client().create_asset_revision(
+            **self._common,
+            identifier=asset_id,
+            clientToken=_token("revise", asset_id, self.content_key),
+        )
+
+    def create_or_adopt(self) -> tuple[dict[str, Any], AssetAction]:
+        try:
+            return self.create(), "created"
+        except ClientError as error:
+            if _error_code(error) != "ConflictException":
+                raise
+        # The asset exists but SSM forgot it (a crash before PutParameter, or a lost
+        # parameter): adopt it by its externalIdentifier instead of creating a duplicate.
+        existing = find_asset_by_external_identifier(self.env, self.name, self.snapshot.schema_arn)
+        if existing is None:
+            raise SyncError(
+                f"DataZone reports an asset for {self.snapshot.schema_arn} exists, but search "
+                "cannot find it"
+            )
+        self.env.log.warning(
+            f"{self.snapshot.topic}: SSM had no mapping for asset {existing['identifier']}; "
+            "repaired"
+        )
+        return self.revise(existing["identifier"]), "adopted"
+
+    def revise_or_recreate(self, asset_id: str) -> dict[str, Any]:
+        try:
+            return self.revise(asset_id)
+        except ClientError as error:
+            if _error_code(error) != "ResourceNotFoundException":
+                raise
+        self.env.log.warning(
+            f"{self.snapshot.topic}: asset {asset_id} was deleted in DataZone; recreating it"
+        )
+        return self.create()
 
 
 def find_asset_by_external_identifier(
@@ -273,42 +314,6 @@ def find_asset_by_external_identifier(
         if item.get("externalIdentifier") == external_identifier:
             return item
     return None
-
-
-def _revise(
-    env: SyncEnvironment,
-    asset_id: str,
-    name: str,
-    forms: list,
-    type_revision: str,
-    snapshot: SchemaSnapshot,
-) -> dict[str, Any]:
-    return env.datazone.client().create_asset_revision(
-        domainIdentifier=env.settings.domain_id,
-        identifier=asset_id,
-        name=name,
-        description=f"Kafka topic {snapshot.topic} on MSK cluster {env.cluster.name}",
-        typeRevision=type_revision,
-        formsInput=forms,
-        clientToken=_token("revise", asset_id, forms_fingerprint(forms), type_revision),
-    )
-
-
-def _revise_or_recreate(
-    env: SyncEnvironment,
-    asset_id: str,
-    name: str,
-    forms: list,
-    type_revision: str,
-    snapshot: SchemaSnapshot,
-) -> dict[str, Any]:
-    try:
-        return _revise(env, asset_id, name, forms, type_revision, snapshot)
-    except ClientError as error:
-        if _error_code(error) != "ResourceNotFoundException":
-            raise
-    env.log.warning(f"{snapshot.topic}: asset {asset_id} was deleted in DataZone; recreating it")
-    return _create_asset(env, name, forms, type_revision, snapshot)
 
 
 @dataclass(frozen=True)
