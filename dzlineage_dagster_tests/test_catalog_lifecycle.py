@@ -177,3 +177,13 @@ def test_headless_sync_exits_non_zero_and_names_the_failing_topic(platform, caps
     assert dzlineage(["sync"]) == 1
     out = capsys.readouterr().out
     assert "shop.sales.broken" in out and "FAILED" in out
+
+
+def test_headless_sync_that_cannot_start_says_why_without_a_traceback(platform, capsys):
+    from dzlineage_dagster.sandbox.faults import FaultRule
+
+    platform.control.set_faults(FaultRule(service="datazone", operation="GetFormType"))
+    assert dzlineage(["sync"]) == 1
+    err = capsys.readouterr().err
+    assert "could not start" in err and "ThrottlingException" in err
+    assert "Traceback" not in err

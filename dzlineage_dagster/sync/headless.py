@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import logging
+import sys
 from typing import TextIO
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.resources import (
     DataZoneResource,
@@ -67,18 +70,20 @@ def dry_run_plan(env: SyncEnvironment) -> tuple[list[tuple[str, ...]], int]:
 
 
 def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) -> int:
+    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start."""
     log = logging.getLogger("dzlineage.sync")
-    env = build_environment(settings, log)
-    if dry_run:
-        rows, unplannable = dry_run_plan(env)
-        print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
-        print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
-        return 1 if unplannable else 0
-
-    types = ensure_custom_types(env)
+    try:
+        env = build_environment(settings, log)
+        if dry_run:
+            return _print_plan(env, out)
+        types = ensure_custom_types(env)
+        topics = list(env.registry_topics)
+    except (SyncError, ClientError, BotoCoreError) as error:
+        # Nothing per topic has happened yet: say why, without a traceback.
+        print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
+        return 1
     for created in types.created:
         log.info(f"created {created}")
-    topics = list(env.registry_topics)
     log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
     rows, failed = [], 0
     for outcome in sync_topics(env, topics):
@@ -96,3 +101,10 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
     calls = env.api_calls()
     print(f"\n{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls", file=out)
     return 1 if failed else 0
+
+
+def _print_plan(env: SyncEnvironment, out: TextIO) -> int:
+    rows, unplannable = dry_run_plan(env)
+    print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
+    print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
+    return 1 if unplannable else 0

@@ -1,0 +1,139 @@
+"""The benchmarks at a few topics: their structure and the invariants the numbers must show.
+
+No timing is asserted: only what the exact call log and DataZone's contents say.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from benchmarks import bench_sync
+from benchmarks.report import fault_table, size_table, verdicts
+from benchmarks.scenarios import (
+    FIRST_SYNC,
+    IDLE_RERUN,
+    NEW_VERSION,
+    SCENARIOS,
+    FaultPlan,
+    bench_faults,
+    bench_system,
+    probe_literal_delimiter,
+)
+from benchmarks.synthetic_platform import platform_document, synthetic_topics, write_platform_file
+from benchmarks.systems import SYSTEM_NAMES
+
+TOPICS = 5
+
+
+@pytest.fixture(scope="module")
+def cells(sandbox):
+    """Every system through the three scenarios once, on its own fresh platform."""
+    found = {}
+    for system in SYSTEM_NAMES:
+        for cell in bench_system(sandbox, system, TOPICS).cells:
+            found[(system, cell.scenario)] = cell
+    return found
+
+
+def test_every_system_runs_every_scenario_and_keeps_one_current_asset_per_schema(cells):
+    assert sorted(cells) == sorted((s, scenario) for s in SYSTEM_NAMES for scenario in SCENARIOS)
+    for (system, scenario), cell in cells.items():
+        assert cell.measurement.outcome.ok, (system, scenario, cell.measurement.outcome)
+        assert cell.catalog.schemas == TOPICS
+        assert cell.catalog.ok, (system, scenario, cell.catalog)
+        assert cell.measurement.calls.total == sum(cell.measurement.calls.by_service.values())
+        json.dumps(cell.to_json())
+
+
+def test_the_sensors_idle_tick_only_lists_schemas(cells):
+    calls = cells[("sensor+job", IDLE_RERUN)].measurement.calls
+    assert set(calls.by_operation) == {"glue.ListSchemas"}
+    assert calls.writes == 0
+
+
+@pytest.mark.parametrize("system", ["sensor+job", "sync"])
+def test_dzlineage_idle_rerun_writes_nothing_to_datazone_or_ssm(cells, system):
+    calls = cells[(system, IDLE_RERUN)].measurement.calls
+    assert calls.writes_by_service.get("datazone", 0) == 0
+    assert calls.writes_by_service.get("ssm", 0) == 0
+
+
+def test_the_baseline_reads_every_schema_and_posts_every_edge_again_when_idle(cells):
+    operations = cells[("baseline", IDLE_RERUN)].measurement.calls.by_operation
+    assert operations["glue.GetSchema"] == TOPICS
+    assert operations["glue.GetSchemaVersion"] == TOPICS
+    assert operations["datazone.PostLineageEvent"] == TOPICS
+    assert "datazone.CreateAsset" not in operations
+    # Random client tokens: every run adds one more event per edge.
+    assert cells[("baseline", IDLE_RERUN)].catalog.max_events_per_edge == 2
+
+
+@pytest.mark.parametrize("system", SYSTEM_NAMES)
+def test_a_new_schema_version_revises_exactly_one_asset(cells, system):
+    operations = cells[(system, NEW_VERSION)].measurement.calls.by_operation
+    assert operations.get("datazone.CreateAssetRevision") == 1
+    assert "datazone.CreateAsset" not in operations
+
+
+def test_the_first_sync_creates_one_asset_per_schema_in_every_system(cells):
+    for system in SYSTEM_NAMES:
+        operations = cells[(system, FIRST_SYNC)].measurement.calls.by_operation
+        assert operations["datazone.CreateAsset"] == TOPICS, system
+
+
+def test_the_report_puts_the_systems_side_by_side(cells):
+    table = size_table(list(cells.values()))
+    assert all(system in table.splitlines()[1] for system in SYSTEM_NAMES)
+    assert all(scenario in table for scenario in SCENARIOS)
+    lines = verdicts(list(cells.values()))
+    assert [line.split(":")[0] for line in lines] == list(SCENARIOS)
+
+
+def test_the_references_own_delimiter_is_refused_at_put_parameter_and_duplicates(sandbox):
+    probe = probe_literal_delimiter(sandbox)
+    assert ":" in probe.parameter_name
+    for run in probe.runs:
+        assert not run.outcome.ok
+        assert "PutParameter" in run.outcome.detail
+        assert "ValidationException" in run.outcome.detail
+    # Each run created the first schema's asset before its mapping failed.
+    assert probe.catalog.duplicated_schemas == 1
+    assert probe.catalog.lineage_events == 0
+
+
+def test_the_fault_scenario_counts_injected_throttles(sandbox):
+    result = bench_faults(sandbox, "baseline", TOPICS, FaultPlan(0.3))
+    first = result.runs[0].measurement
+    assert first.calls.injected > 0
+    assert result.to_json()["plan"]["rate"] == 0.3
+    assert result.system in fault_table([result])
+
+
+def test_reruns_after_failed_lineage_posts_never_duplicate_dzlineage_events(sandbox):
+    plan = FaultPlan(0.3, operation="PostLineageEvent", attempts_per_call=1)
+    result = bench_faults(sandbox, "sync", TOPICS, plan)
+    assert result.runs[0].measurement.calls.injected > 0
+    for fault_run in result.runs:
+        assert fault_run.catalog.schemas_with_one_asset == TOPICS
+        # START and COMPLETE once per edge, however many reruns it took.
+        assert fault_run.catalog.max_events_per_edge <= 2
+
+
+def test_the_platform_file_is_one_the_seeder_accepts(tmp_path):
+    spec = write_platform_file(platform_document(7), tmp_path / "platform.yaml")
+    topics = synthetic_topics(7)
+    assert [spec.topic(t) for t in spec.source_tables] == [t.topic for t in topics]
+    glue_tables = {t.from_topic: t.name for t in spec.glue_tables}
+    assert all(glue_tables[t.topic] == t.glue_table for t in topics)
+
+
+def test_the_command_saves_raw_numbers(tmp_path, capsys):
+    saved = tmp_path / "raw.json"
+    arguments = ["--topics", "2", "--systems", "baseline", "sync", "--no-faults"]
+    assert bench_sync.main([*arguments, "--json", str(saved)]) == 0
+    raw = json.loads(saved.read_text())
+    assert len(raw["cells"]) == 2 * len(SCENARIOS)
+    assert {cell["system"] for cell in raw["cells"]} == {"baseline", "sync"}
+    assert "N = 2 topics" in capsys.readouterr().out
