@@ -89,8 +89,9 @@ def cmd_demo(args: argparse.Namespace) -> int:
     dagster_home.mkdir(parents=True, exist_ok=True)
     instance_yaml = dagster_home / "dagster.yaml"
     if not instance_yaml.exists():
-        # The sandbox needs no network; neither should the demo's Dagster instance.
-        instance_yaml.write_text("telemetry:\n  enabled: false\n")
+        # The sandbox needs no network; neither should the demo's Dagster instance. Run retries
+        # let a sensor-launched sync retry topics that failed transiently.
+        instance_yaml.write_text("telemetry:\n  enabled: false\nrun_retries:\n  enabled: true\n")
     # The same module and location name as the repository's workspace.yaml and pyproject.toml,
     # wherever the demo is started from.
     workspace = dagster_home / "workspace.yaml"

@@ -17,6 +17,11 @@ from dzlineage_dagster.core.partition_ranges import changed_ranges
 from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, retire_run_config
 from dzlineage_dagster.resources import CatalogResource
 
+#: The cursor moves on once a run is requested, so a topic that failed transiently (throttling
+#: past botocore's retries) is retried by the run retry, where the instance enables run retries
+#: (`run_retries: enabled: true` in dagster.yaml; the demo's instance does). The retry skips
+#: every topic that already succeeded as unchanged.
+RETRY_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FROM_FAILURE"}
 #: Changed topics scattered through the partition order are batched into at most this many runs.
 MAX_RUNS_PER_TICK = 4
 
@@ -54,6 +59,7 @@ def registry_schema_sensor(
             tags={
                 "dagster/asset_partition_range_start": start,
                 "dagster/asset_partition_range_end": end,
+                **RETRY_TAGS,
             },
         )
         for start, end in (

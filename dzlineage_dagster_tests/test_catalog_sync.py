@@ -94,6 +94,7 @@ def test_new_schema_version_is_sensed_for_exactly_that_topic_and_revised_once(pl
     second = platform.tick(cursor=first.cursor)
     assert [r.tags["dagster/asset_partition_range_start"] for r in second.run_requests] == [topic]
     assert [r.tags["dagster/asset_partition_range_end"] for r in second.run_requests] == [topic]
+    assert second.run_requests[0].tags["dagster/max_retries"] == "2"
     # A tick makes only the listing calls.
     assert {op for (_, op) in platform.control.call_counts()} == {"ListSchemas"}
 
