@@ -98,18 +98,27 @@ class Column:
     description: str | None
 
 
-def parse_columns(schema_definition: str) -> list[Column]:
-    """The columns of ``schema_definition``, in field order.
+@dataclass(frozen=True)
+class RowSchema:
+    """What one parse of a schema tells: its row columns, and whether it is an envelope."""
+
+    columns: list[Column]
+    debezium_envelope: bool
+
+
+def parse_row_schema(schema_definition: str) -> RowSchema:
+    """The columns of ``schema_definition``, in field order, from a single parse.
 
     For a Debezium change-event envelope (see :func:`is_debezium_envelope`) these are the
     fields of the row record in ``after``; for any other record, its own fields; a schema that
     is not a record (``"string"``, an array, ...) has none.
     """
     schema, named = _parse(schema_definition)
-    record = _row_record(schema, named) or schema
+    row = _row_record(schema, named)
+    record = row or schema
     if not _is_record(record):
-        return []
-    return [
+        return RowSchema([], debezium_envelope=False)
+    columns = [
         Column(
             name=field["name"],
             type=_readable_type(field["type"], named),
@@ -118,6 +127,12 @@ def parse_columns(schema_definition: str) -> list[Column]:
         )
         for field in record["fields"]
     ]
+    return RowSchema(columns, debezium_envelope=row is not None)
+
+
+def parse_columns(schema_definition: str) -> list[Column]:
+    """The row columns of ``schema_definition`` (see :func:`parse_row_schema`)."""
+    return parse_row_schema(schema_definition).columns
 
 
 def is_debezium_envelope(schema_definition: str) -> bool:
@@ -127,8 +142,7 @@ def is_debezium_envelope(schema_definition: str) -> bool:
     ``before`` and ``after`` are both nullable unions of the same row record. Raises
     InvalidAvroSchema for a definition that is not valid Avro.
     """
-    schema, named = _parse(schema_definition)
-    return _row_record(schema, named) is not None
+    return parse_row_schema(schema_definition).debezium_envelope
 
 
 def _parse(schema_definition: str) -> tuple[Any, dict[str, Any]]:

@@ -14,12 +14,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.core.avro import (
-    Column,
-    InvalidAvroSchema,
-    is_debezium_envelope,
-    parse_columns,
-)
+from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
 from dzlineage_dagster.core.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
     KAFKA_SCHEMA_FORM,
@@ -83,12 +78,10 @@ def read_schema(env: SyncEnvironment, topic: str) -> SchemaSnapshot:
     schema = env.registry.get_schema(listed.schema_arn)
     version = env.registry.get_schema_version(listed.schema_arn)
     data_format = schema.get("DataFormat", "AVRO")
-    columns: list[Column] = []
-    envelope = False
+    row = RowSchema([], debezium_envelope=False)
     if data_format == "AVRO":
         try:
-            columns = parse_columns(version["SchemaDefinition"])
-            envelope = is_debezium_envelope(version["SchemaDefinition"])
+            row = parse_row_schema(version["SchemaDefinition"])
         except InvalidAvroSchema as error:
             raise SyncError(
                 f"schema {listed.schema_name} version {version['VersionNumber']} is not valid "
@@ -106,8 +99,8 @@ def read_schema(env: SyncEnvironment, topic: str) -> SchemaSnapshot:
         version=int(version["VersionNumber"]),
         compatibility=schema.get("Compatibility", "NONE"),
         data_format=data_format,
-        columns=tuple(columns),
-        debezium_envelope=envelope,
+        columns=tuple(row.columns),
+        debezium_envelope=row.debezium_envelope,
     )
 
 
