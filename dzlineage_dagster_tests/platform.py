@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 from dagster import DagsterInstance, ExecuteInProcessResult, build_sensor_context
@@ -12,7 +13,7 @@ from dagster import DagsterInstance, ExecuteInProcessResult, build_sensor_contex
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
-from dzlineage_dagster.sandbox.seed import seed_platform
+from dzlineage_dagster.sandbox.seed import Column, debezium_value_schema, seed_platform
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings
 
@@ -33,8 +34,9 @@ class DemoPlatform:
     sandbox: Any
     environment: dict[str, str]
     instance: DagsterInstance
+    _clients: dict[str, Any] = field(default_factory=dict, repr=False)
 
-    @property
+    @cached_property
     def settings(self) -> LineageSettings:
         return LineageSettings.from_env(self.environment)
 
@@ -43,7 +45,12 @@ class DemoPlatform:
         return self.sandbox.control
 
     def client(self, service: str, **config: Any):
-        return self.sandbox.client(service, **config)
+        """A boto3 client for the sandbox; the plain ones are built once (building costs ms)."""
+        if config:
+            return self.sandbox.client(service, **config)
+        if service not in self._clients:
+            self._clients[service] = self.sandbox.client(service)
+        return self._clients[service]
 
     def listed_topics(self) -> dict[str, RegistryTopic]:
         pages = (
@@ -58,6 +65,20 @@ class DemoPlatform:
 
     def schema_arn(self, topic: str) -> str:
         return self.listed_topics()[topic].schema_arn
+
+    def create_schema(self, name: str, definition: dict, compatibility: str = "BACKWARD") -> None:
+        """A new Avro schema in the platform's registry."""
+        self.client("glue").create_schema(
+            RegistryId={"RegistryName": self.settings.registry_name},
+            SchemaName=name,
+            DataFormat="AVRO",
+            Compatibility=compatibility,
+            SchemaDefinition=json.dumps(definition),
+        )
+
+    def create_table_topic(self, topic: str, columns: list[Column]) -> None:
+        """A table topic with the value schema Debezium would register for these columns."""
+        self.create_schema(topic, debezium_value_schema(topic, columns))
 
     def register_new_version(self, topic: str, column: str) -> None:
         """A compatible new schema version: an optional column added to the envelope's row."""

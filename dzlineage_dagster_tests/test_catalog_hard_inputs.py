@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
-from dzlineage_dagster.sandbox.seed import Column, debezium_value_schema
+from dzlineage_dagster.sandbox.seed import Column
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 
@@ -24,19 +22,9 @@ def platform(sandbox, monkeypatch):
     return fresh_platform(sandbox, monkeypatch)
 
 
-def register(platform, topic: str, columns: list[Column]) -> None:
-    platform.client("glue").create_schema(
-        RegistryId={"RegistryName": platform.settings.registry_name},
-        SchemaName=topic,
-        DataFormat="AVRO",
-        Compatibility="BACKWARD",
-        SchemaDefinition=json.dumps(debezium_value_schema(topic, columns)),
-    )
-
-
 def test_weird_topic_names_each_get_one_asset_and_a_valid_mapping(platform):
     for topic in WEIRD_TOPICS:
-        register(platform, topic, [Column("id", "bigint", nullable=False)])
+        platform.create_table_topic(topic, [Column("id", "bigint", nullable=False)])
     result = platform.sync()
     assert result.success, [
         e.step_failure_data.error.message for e in result.get_step_failure_events()
@@ -56,7 +44,7 @@ def test_a_schema_too_wide_for_one_lineage_event_still_gets_its_asset_and_edge(p
     # schema facets on both datasets take a lineage event past DataZone's 300,000 bytes.
     topic = "shop.public.very_wide"
     columns = [Column(f"c{i:05d}".ljust(200, "x"), "text", nullable=True) for i in range(640)]
-    register(platform, topic, columns)
+    platform.create_table_topic(topic, columns)
     result = platform.sync()
     assert result.success, [
         e.step_failure_data.error.message for e in result.get_step_failure_events()

@@ -167,13 +167,7 @@ def test_headless_sync_reports_per_topic_and_a_dry_run_writes_nothing(platform, 
 
 def test_headless_sync_exits_non_zero_and_names_the_failing_topic(platform, capsys):
     broken = {"type": "record", "name": "x", "fields": [{"name": "bad-name", "type": "string"}]}
-    platform.client("glue").create_schema(
-        RegistryId={"RegistryName": platform.settings.registry_name},
-        SchemaName="shop.sales.broken",
-        DataFormat="AVRO",
-        Compatibility="NONE",
-        SchemaDefinition=json.dumps(broken),
-    )
+    platform.create_schema("shop.sales.broken", broken, compatibility="NONE")
     assert dzlineage(["sync"]) == 1
     out = capsys.readouterr().out
     assert "shop.sales.broken" in out and "FAILED" in out

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from dagster import AssetKey
 
@@ -157,13 +155,7 @@ def test_invalid_avro_fails_its_partition_with_a_clear_message_and_others_succee
         "name": "broken",
         "fields": [{"name": "bad-name", "type": "string"}],
     }
-    platform.client("glue").create_schema(
-        RegistryId={"RegistryName": platform.settings.registry_name},
-        SchemaName="shop.inventory.broken",
-        DataFormat="AVRO",
-        Compatibility="NONE",
-        SchemaDefinition=json.dumps(broken),
-    )
+    platform.create_schema("shop.inventory.broken", broken, compatibility="NONE")
     platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
     result = platform.sync()
     assert not result.success

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.sandbox.seed import Column, debezium_value_schema
+from dzlineage_dagster.sandbox.seed import Column
 from dzlineage_dagster.sensors import MAX_RUNS_PER_TICK
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
@@ -82,19 +80,10 @@ def test_partition_metadata_shows_columns_asset_link_and_why_a_topic_has_no_edge
     assert not_cataloged["action"] == "not cataloged" and "heartbeat" in not_cataloged["reason"]
 
 
-def register_topics(platform, count: int, start: int = 0) -> list[str]:
-    glue = platform.client("glue")
-    topics = [f"bulk.public.table_{i:04d}" for i in range(start, start + count)]
+def register_topics(platform, count: int) -> list[str]:
+    topics = [f"bulk.public.table_{i:04d}" for i in range(count)]
     for topic in topics:
-        glue.create_schema(
-            RegistryId={"RegistryName": platform.settings.registry_name},
-            SchemaName=topic,
-            DataFormat="AVRO",
-            Compatibility="BACKWARD",
-            SchemaDefinition=json.dumps(
-                debezium_value_schema(topic, [Column("id", "bigint", nullable=False)])
-            ),
-        )
+        platform.create_table_topic(topic, [Column("id", "bigint", nullable=False)])
     return topics
 
 
