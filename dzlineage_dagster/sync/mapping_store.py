@@ -18,11 +18,7 @@ from typing import Any
 
 from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name, validate_prefix
 from dzlineage_dagster.resources import SsmMappingResource
-from dzlineage_dagster.resources.ssm_mapping import NAMES_PER_GET_PARAMETERS
 from dzlineage_dagster.sync.errors import SyncError
-
-#: Parameters per call, by path (a page) or by name (GetParameters) alike.
-NAMES_PER_READ = NAMES_PER_GET_PARAMETERS
 
 
 class MappingStore:

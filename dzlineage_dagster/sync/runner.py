@@ -6,7 +6,6 @@ the asset stage and the lineage stage each only stage their change in the run's 
 
 from __future__ import annotations
 
-import math
 import time
 from collections.abc import Collection, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -15,7 +14,6 @@ from enum import Enum
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.sync.errors import TOPIC_ERRORS, describe_error
-from dzlineage_dagster.sync.mapping_store import NAMES_PER_READ
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetOutcome, sync_topic_asset
 from dzlineage_dagster.sync.stages.lineage import LineageOutcome, post_topic_lineage
@@ -112,12 +110,14 @@ def sync_topic(run: SyncRun, topic: str, stages: Collection[Stage] = ALL_STAGES)
 
 
 def _read_mappings_of(run: SyncRun, topics: Sequence[str]) -> None:
-    """Read only these topics' mappings when that takes fewer calls than reading them all.
+    """Read only these topics' mappings when the run covers at most half the registry.
 
-    The whole mapping costs a call per 10 parameters, about one per registry topic; by name,
-    a call per 10 of the run's topics. So a run over a few of many topics reads by name.
+    The whole mapping costs a call per 10 parameters, some per registry topic (only table
+    topics have one); by name it costs a call per 10 of the run's topics. A run over a few
+    topics (the sensor's usual run) so reads a few parameters instead of all of them, and a
+    run over most topics lists them all, as the retirement after it needs anyway.
     """
     listed = run.registry_topics
     arns = [listed[topic].schema_arn for topic in topics if topic in listed]
-    if math.ceil(len(arns) / NAMES_PER_READ) < math.ceil(len(listed) / NAMES_PER_READ):
+    if len(arns) * 2 <= len(listed):
         run.mappings.read(arns)
