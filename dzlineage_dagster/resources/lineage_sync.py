@@ -22,7 +22,7 @@ class LineageSyncResource(ConfigurableResource):
     settings: LineageSettings
     schema_registry: GlueSchemaRegistryResource
     data_catalog: GlueDataCatalogResource
-    mappings: SsmMappingResource
+    mapping_parameters: SsmMappingResource
     datazone: DataZoneResource
     msk: MskResource
 
@@ -36,11 +36,17 @@ class LineageSyncResource(ConfigurableResource):
             settings=settings,
             schema_registry=GlueSchemaRegistryResource(**aws),
             data_catalog=GlueDataCatalogResource(**aws),
-            mappings=SsmMappingResource(**aws),
+            mapping_parameters=SsmMappingResource(**aws),
             datazone=DataZoneResource(**aws),
             msk=MskResource(**aws),
         )
 
     @property
     def aws_resources(self) -> list[AwsClientResource]:
-        return [self.schema_registry, self.data_catalog, self.mappings, self.datazone, self.msk]
+        return [
+            self.schema_registry,
+            self.data_catalog,
+            self.mapping_parameters,
+            self.datazone,
+            self.msk,
+        ]

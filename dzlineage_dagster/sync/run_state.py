@@ -42,7 +42,9 @@ class SyncRun:
 
     def __post_init__(self) -> None:
         self.log = self.log or logging.getLogger("dzlineage")
-        self.mappings = MappingStore(self.resource.mappings, self.settings.ssm_prefix, self.log)
+        self.mappings = MappingStore(
+            self.resource.mapping_parameters, self.settings.ssm_prefix, self.log
+        )
         if self.mapper is None:
             self.mapper = NamingConventionMapper(
                 database=self.settings.glue_database,
