@@ -5,8 +5,8 @@ from collections import defaultdict
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
 
 from dzlineage_dagster.assets.topics import DATAZONE_TOPIC_ASSET, TOPIC_LINEAGE
-from dzlineage_dagster.resources import CatalogResource
-from dzlineage_dagster.sync.environment import SyncEnvironment
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.run_state import SyncRun
 
 
 def _problems_result(problems: list[str], checked: int, what: str) -> AssetCheckResult:
@@ -24,26 +24,28 @@ def _problems_result(problems: list[str], checked: int, what: str) -> AssetCheck
     asset=DATAZONE_TOPIC_ASSET,
     description="Every SSM mapping points at a DataZone asset that exists.",
 )
-def ssm_mappings_point_at_existing_assets(catalog: CatalogResource) -> AssetCheckResult:
-    env = SyncEnvironment.of(catalog)
-    client = catalog.datazone.client()
+def ssm_mappings_point_at_existing_assets(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    records = SyncRun(lineage_sync).mappings.all()
+    client = lineage_sync.datazone.client()
     problems = []
-    for record in env.stored_records.values():
+    for record in records.values():
         try:
-            client.get_asset(domainIdentifier=env.settings.domain_id, identifier=record.asset_id)
+            client.get_asset(
+                domainIdentifier=lineage_sync.settings.domain_id, identifier=record.asset_id
+            )
         except client.exceptions.ResourceNotFoundException:
             problems.append(f"{record.topic}: asset {record.asset_id} does not exist")
-    return _problems_result(problems, len(env.stored_records), "mappings")
+    return _problems_result(problems, len(records), "mappings")
 
 
 @asset_check(
     asset=DATAZONE_TOPIC_ASSET,
     description="No two DataZone assets of the project share a schema ARN (externalIdentifier).",
 )
-def no_two_assets_share_a_schema(catalog: CatalogResource) -> AssetCheckResult:
-    settings = catalog.settings
+def no_two_assets_share_a_schema(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    settings = lineage_sync.settings
     by_schema: dict[str, list[str]] = defaultdict(list)
-    items = catalog.datazone.search_assets(
+    items = lineage_sync.datazone.search_assets(
         settings.domain_id, owning_project_id=settings.project_id
     )
     for item in items:
@@ -57,15 +59,15 @@ def no_two_assets_share_a_schema(catalog: CatalogResource) -> AssetCheckResult:
     asset=TOPIC_LINEAGE,
     description="Every Iceberg table the lineage points at exists in the Glue Data Catalog.",
 )
-def lineage_tables_exist_in_glue(catalog: CatalogResource) -> AssetCheckResult:
-    env = SyncEnvironment.of(catalog)
+def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    run = SyncRun(lineage_sync)
     problems, checked = [], 0
-    for topic in env.registry_topics:
-        table = env.mapper.map_topic(topic).table
+    for topic in run.registry_topics:
+        table = run.mapper.map_topic(topic).table
         if table is None:
             continue
         checked += 1
-        if not catalog.registry.table_exists(table.database, table.table):
+        if not lineage_sync.data_catalog.table_exists(table.database, table.table):
             problems.append(f"{topic} -> {table}: no such Glue table")
     return _problems_result(problems, checked, "lineage output tables")
 

@@ -16,13 +16,7 @@ from dzlineage_dagster.jobs import (
     RETIRE_TOPICS_JOB,
     catalog_checks_schedule,
 )
-from dzlineage_dagster.resources import (
-    CatalogResource,
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 
@@ -30,14 +24,10 @@ from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """The resources, each setting read from its variable when a run starts."""
     environ = os.environ if environ is None else environ
-    aws = aws_resource_options(environ, deferred=True)
     return {
-        "catalog": CatalogResource(
-            settings=LineageSettings.deferred_to_env(environ),
-            registry=SchemaRegistryResource(**aws),
-            parameters=ParameterStoreResource(**aws),
-            datazone=DataZoneResource(**aws),
-            msk=MskResource(**aws),
+        "lineage_sync": LineageSyncResource.with_settings(
+            LineageSettings.deferred_to_env(environ),
+            aws_resource_options(environ, deferred=True),
         )
     }
 

@@ -16,9 +16,9 @@ from dagster import (
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
-from dzlineage_dagster.resources import CatalogResource
-from dzlineage_dagster.sync.environment import SyncEnvironment
-from dzlineage_dagster.sync.retire import retire_removed_topics
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.retire import retire_removed_topics
 
 CATALOG_SYNC_JOB = define_asset_job(
     "catalog_sync",
@@ -54,10 +54,9 @@ class RetireTopicsConfig(Config):
 def retire_topic_assets(
     context: OpExecutionContext,
     config: RetireTopicsConfig,
-    catalog: CatalogResource,
+    lineage_sync: LineageSyncResource,
 ) -> None:
-    env = SyncEnvironment.of(catalog, context.log)
-    results = retire_removed_topics(env, config.topics)
+    results = retire_removed_topics(SyncRun(lineage_sync, context.log), config.topics)
     for topic, result in results.items():
         context.log.info(f"{topic}: {result}")
     failed = {t: r for t, r in results.items() if r.startswith("failed")}

@@ -12,10 +12,11 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.discovery import diff_against_cursor, registry_topics
+from dzlineage_dagster.core.discovery import diff_against_cursor
 from dzlineage_dagster.core.partition_ranges import changed_ranges
 from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, retire_run_config
-from dzlineage_dagster.resources import CatalogResource
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The cursor moves on once a run is requested, so a topic that failed transiently (throttling
 #: past botocore's retries) is retried by the run retry, where the instance enables run retries
@@ -39,9 +40,9 @@ MAX_RUNS_PER_TICK = 4
     ),
 )
 def registry_schema_sensor(
-    context: SensorEvaluationContext, catalog: CatalogResource
+    context: SensorEvaluationContext, lineage_sync: LineageSyncResource
 ) -> SensorResult:
-    current = registry_topics(catalog.registry.list_schemas(catalog.settings.registry_name))
+    current = SyncRun(lineage_sync, context.log).registry_topics
     seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
     changes = diff_against_cursor(current, seen)
 

@@ -15,13 +15,7 @@ from dzlineage_dagster.checks import (
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
-from dzlineage_dagster.resources import (
-    CatalogResource,
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_sync import (
     latest_metadata,
@@ -128,13 +122,7 @@ def test_the_checks_job_passes_after_a_sync(platform):
 def test_checks_fail_when_the_catalog_drifts(platform):
     assert platform.sync().success
     settings = platform.settings
-    catalog = CatalogResource(
-        settings=settings,
-        registry=SchemaRegistryResource(),
-        parameters=ParameterStoreResource(),
-        datazone=DataZoneResource(),
-        msk=MskResource(),
-    )
+    lineage_sync = LineageSyncResource.with_settings(settings)
     topic = table_topics(platform)[0]
     [asset_id] = topic_assets(platform)[platform.schema_arn(topic)]
     platform.client("datazone").delete_asset(
@@ -144,11 +132,11 @@ def test_checks_fail_when_the_catalog_drifts(platform):
     database, name = table.split(".", 1)
     platform.client("glue").delete_table(DatabaseName=database, Name=name)
 
-    dangling = ssm_mappings_point_at_existing_assets(catalog=catalog)
+    dangling = ssm_mappings_point_at_existing_assets(lineage_sync=lineage_sync)
     assert not dangling.passed and asset_id in json.dumps(dangling.metadata["problems"].value)
-    missing = lineage_tables_exist_in_glue(catalog=catalog)
+    missing = lineage_tables_exist_in_glue(lineage_sync=lineage_sync)
     assert not missing.passed and name in json.dumps(missing.metadata["problems"].value)
-    assert no_two_assets_share_a_schema(catalog=catalog).passed
+    assert no_two_assets_share_a_schema(lineage_sync=lineage_sync).passed
 
 
 def test_headless_sync_reports_per_topic_and_a_dry_run_writes_nothing(platform, capsys):

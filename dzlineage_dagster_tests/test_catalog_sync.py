@@ -7,7 +7,11 @@ from dagster import AssetKey
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.faults import FaultRule
+from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.runner import Stage, sync_topic
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 
@@ -179,3 +183,42 @@ def test_every_emitted_event_validates_against_the_official_openlineage_schemas(
     for summary in events:
         event = datazone.get_lineage_event(domainIdentifier=domain, identifier=summary["id"])
         validate_openlineage_event(event["event"].read().decode())
+
+
+def ssm_calls(control) -> dict[str, int]:
+    return {op: n for (service, op), n in control.call_counts().items() if service == "ssm"}
+
+
+def test_the_first_sync_writes_each_topic_mapping_once(platform):
+    assert platform.sync().success
+    # The asset stage and the lineage stage both change a new topic's record: one write.
+    assert ssm_calls(platform.control)["PutParameter"] == len(table_topics(platform))
+
+
+def test_a_run_over_one_topic_reads_only_that_topics_mapping(platform):
+    assert platform.sync().success
+    topic = table_topics(platform)[0]
+    platform.register_new_version(topic, "read_by_name")
+    platform.control.clear_calls()
+    assert platform.sync([topic]).success
+    assert ssm_calls(platform.control) == {"GetParameters": 1, "PutParameter": 1}
+
+
+def test_a_failed_mapping_write_fails_the_stage_whose_change_it_held(platform):
+    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
+    ensure_custom_types(run)
+    topic = table_topics(platform)[0]
+    platform.control.set_faults(
+        FaultRule(service="ssm", operation="PutParameter", kind="server-error")
+    )
+    outcome = sync_topic(run, topic)
+    assert outcome.failed_stage is Stage.ASSET and "PutParameter" in outcome.error
+    assert outcome.completed == {Stage.SCHEMA}
+    assert not run.mappings.is_staged(platform.schema_arn(topic))
+
+    platform.control.clear_faults()
+    rerun = sync_topic(SyncRun(LineageSyncResource.with_settings(platform.settings)), topic)
+    assert rerun.ok and rerun.completed == set(Stage)
+    # The rerun's CreateAsset replayed the crashed one's client token: one asset, now mapped.
+    assert rerun.asset.action == "created"
+    assert rerun.asset.record.asset_id == outcome.asset.record.asset_id

@@ -1,11 +1,11 @@
 """The resources build real boto3 clients that reach the sandbox through AWS_ENDPOINT_URL."""
 
-from dzlineage_dagster.resources import ParameterStoreResource
+from dzlineage_dagster.resources import SsmMappingResource
 
 
 def test_clients_find_the_endpoint_from_the_environment_and_page_through(sandbox, sandbox_env):
     sandbox.control.clear_calls()
-    parameters = ParameterStoreResource()
+    parameters = SsmMappingResource()
     for index in range(23):
         parameters.put(f"/resource-test/paging/p{index:02d}", f"v{index}")
     found = parameters.parameters_under("/resource-test/paging")
@@ -17,7 +17,7 @@ def test_clients_find_the_endpoint_from_the_environment_and_page_through(sandbox
 
 def test_a_role_to_assume_is_assumed_through_sts_before_the_call(sandbox, sandbox_env):
     sandbox.control.clear_calls()
-    parameters = ParameterStoreResource(
+    parameters = SsmMappingResource(
         role_arn="arn:aws:iam::123456789012:role/governance", role_external_id="ext-1"
     )
     parameters.put("/resource-test/assumed", "yes")
@@ -29,6 +29,6 @@ def test_a_role_to_assume_is_assumed_through_sts_before_the_call(sandbox, sandbo
 
 
 def test_retry_mode_and_attempts_reach_botocore(sandbox_env):
-    parameters = ParameterStoreResource(retry_mode="adaptive", max_attempts=7)
+    parameters = SsmMappingResource(retry_mode="adaptive", max_attempts=7)
     retries = parameters.client().meta.config.retries
     assert retries == {"mode": "adaptive", "total_max_attempts": 7}

@@ -4,9 +4,9 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.resources import CatalogResource
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.custom_types import CUSTOM_FORM_TYPES, ensure_custom_types
-from dzlineage_dagster.sync.environment import SyncEnvironment
+from dzlineage_dagster.sync.run_state import SyncRun
 
 
 @asset(
@@ -21,10 +21,9 @@ from dzlineage_dagster.sync.environment import SyncEnvironment
     ),
 )
 def datazone_custom_types(
-    context: AssetExecutionContext, catalog: CatalogResource
+    context: AssetExecutionContext, lineage_sync: LineageSyncResource
 ) -> MaterializeResult:
-    env = SyncEnvironment.of(catalog, context.log)
-    outcome = ensure_custom_types(env)
+    outcome = ensure_custom_types(SyncRun(lineage_sync, context.log))
     for created in outcome.created:
         context.log.info(f"created {created}")
     rows = "\n".join(f"| `{name}` | {rev} |" for name, rev in outcome.revisions.items())

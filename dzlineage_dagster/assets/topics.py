@@ -23,14 +23,23 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
-from dzlineage_dagster.resources import CatalogResource
-from dzlineage_dagster.sync.environment import SyncEnvironment
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
-from dzlineage_dagster.sync.stages import AssetOutcome, LineageOutcome, SchemaSnapshot
+from dzlineage_dagster.sync.stages.asset import AssetOutcome
+from dzlineage_dagster.sync.stages.lineage import LineageOutcome
+from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
-REGISTRY_SCHEMA = AssetKey(Stage.SCHEMA.value)
-DATAZONE_TOPIC_ASSET = AssetKey(Stage.ASSET.value)
-TOPIC_LINEAGE = AssetKey(Stage.LINEAGE.value)
+REGISTRY_SCHEMA = AssetKey("registry_schema")
+DATAZONE_TOPIC_ASSET = AssetKey("datazone_topic_asset")
+TOPIC_LINEAGE = AssetKey("topic_lineage")
+#: The Dagster asset that shows each sync stage's result per topic.
+STAGE_ASSET_KEYS = {
+    Stage.SCHEMA: REGISTRY_SCHEMA,
+    Stage.ASSET: DATAZONE_TOPIC_ASSET,
+    Stage.LINEAGE: TOPIC_LINEAGE,
+}
+STAGE_OF_ASSET_KEY = {key: stage for stage, key in STAGE_ASSET_KEYS.items()}
 
 TOPIC_ASSET_SPECS = [
     AssetSpec(
@@ -76,20 +85,25 @@ TOPIC_ASSET_SPECS = [
     name="kafka_topic_catalog",
 )
 def kafka_topic_catalog(
-    context: AssetExecutionContext, catalog: CatalogResource
+    context: AssetExecutionContext, lineage_sync: LineageSyncResource
 ) -> Iterator[AssetMaterialization]:
-    env = SyncEnvironment.of(catalog, context.log)
-    stages = {Stage(key.path[-1]) for key in context.selected_asset_keys}
+    run = SyncRun(lineage_sync, context.log)
+    stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     topics = list(context.partition_keys)
-    context.log.info(f"syncing {len(topics)} topics: {', '.join(s.value for s in sorted(stages))}")
+    context.log.info(
+        f"syncing {len(topics)} topics: {', '.join(STAGE_ASSET_KEYS[s].to_user_string() for s in Stage if s in stages)}"
+    )
     failed: list[TopicOutcome] = []
-    for outcome in sync_topics(env, topics, stages):
+    for outcome in sync_topics(run, topics, stages):
         yield from materializations(outcome, stages)
         if not outcome.ok:
             failed.append(outcome)
-    context.log.info(f"AWS API calls: {env.api_calls()}")
+    context.log.info(f"AWS API calls: {run.api_calls()}")
     if failed:
-        rows = "\n".join(f"| `{o.topic}` | {o.failed_stage.value} | {o.error} |" for o in failed)
+        rows = "\n".join(
+            f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"
+            for o in failed
+        )
         raise Failure(
             description=(
                 f"{len(failed)} of {len(topics)} topics failed: "
@@ -99,22 +113,19 @@ def kafka_topic_catalog(
                 "failed_topics": MetadataValue.md(
                     f"| topic | stage | error |\n|---|---|---|\n{rows}"
                 ),
-                "api_calls": MetadataValue.json(env.api_calls()),
+                "api_calls": MetadataValue.json(run.api_calls()),
             },
         )
 
 
 def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[AssetMaterialization]:
-    """One materialization per stage the topic completed, with that stage's metadata."""
-    if outcome.schema is not None and Stage.SCHEMA in stages:
+    """One materialization per selected stage the topic completed, with that stage's metadata."""
+    done = outcome.completed & stages
+    if Stage.SCHEMA in done:
         yield AssetMaterialization(
             REGISTRY_SCHEMA, partition=outcome.topic, metadata=schema_metadata(outcome.schema)
         )
-    asset_stage_done = outcome.schema is not None and outcome.failed_stage not in (
-        Stage.SCHEMA,
-        Stage.ASSET,
-    )
-    if Stage.ASSET in stages and asset_stage_done:
+    if Stage.ASSET in done:
         metadata = (
             asset_metadata(outcome.asset)
             if outcome.asset is not None
@@ -124,7 +135,7 @@ def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[Asse
             }
         )
         yield AssetMaterialization(DATAZONE_TOPIC_ASSET, partition=outcome.topic, metadata=metadata)
-    if outcome.lineage is not None:
+    if Stage.LINEAGE in done:
         yield AssetMaterialization(
             TOPIC_LINEAGE, partition=outcome.topic, metadata=lineage_metadata(outcome.lineage)
         )

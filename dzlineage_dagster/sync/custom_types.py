@@ -16,7 +16,7 @@ from dzlineage_dagster.core.forms import (
     MSK_SOURCE_REFERENCE_FORM,
     FormTypeDefinition,
 )
-from dzlineage_dagster.sync.environment import SyncEnvironment
+from dzlineage_dagster.sync.run_state import SyncRun
 
 CUSTOM_FORM_TYPES: tuple[FormTypeDefinition, ...] = (KAFKA_SCHEMA_FORM, MSK_SOURCE_REFERENCE_FORM)
 
@@ -34,9 +34,9 @@ def _latest(call: Any, not_found: type[Exception], **params: Any) -> dict[str, A
         return None
 
 
-def ensure_custom_types(env: SyncEnvironment) -> CustomTypesOutcome:
-    datazone = env.datazone.client()
-    domain, project = env.settings.domain_id, env.settings.project_id
+def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
+    datazone = run.resource.datazone.client()
+    domain, project = run.settings.domain_id, run.settings.project_id
     missing = datazone.exceptions.ResourceNotFoundException
     outcome = CustomTypesOutcome()
 
@@ -82,7 +82,7 @@ def ensure_custom_types(env: SyncEnvironment) -> CustomTypesOutcome:
         )
         outcome.revisions[asset_type] = created["revision"]
         outcome.created.append(f"{asset_type} revision {created['revision']}")
-    env.use_asset_type_revision(outcome.revisions[asset_type])
+    run.use_asset_type_revision(outcome.revisions[asset_type])
     return outcome
 
 

@@ -8,30 +8,21 @@ from typing import TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.resources import (
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
-from dzlineage_dagster.sync.environment import SyncEnvironment, SyncError
-from dzlineage_dagster.sync.retire import removed_records, retire_removed_topics
-from dzlineage_dagster.sync.runner import describe_error, sync_topics
-from dzlineage_dagster.sync.stages import plan_topic_asset, plan_topic_lineage, read_schema
+from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.runner import sync_topics
+from dzlineage_dagster.sync.stages.asset import plan_topic_asset
+from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
+from dzlineage_dagster.sync.stages.retire import removed_records, retire_removed_topics
+from dzlineage_dagster.sync.stages.schema import read_schema
 
 
-def build_environment(settings: LineageSettings, log: logging.Logger) -> SyncEnvironment:
-    aws = aws_resource_options()
-    return SyncEnvironment(
-        settings=settings,
-        registry=SchemaRegistryResource(**aws),
-        parameters=ParameterStoreResource(**aws),
-        datazone=DataZoneResource(**aws),
-        msk=MskResource(**aws),
-        log=log,
-    )
+def start_run(settings: LineageSettings, log: logging.Logger) -> SyncRun:
+    """A run as Dagster starts one, with the resource built from the process environment."""
+    return SyncRun(LineageSyncResource.with_settings(settings, aws_resource_options()), log)
 
 
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
@@ -42,18 +33,18 @@ def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
     )
 
 
-def dry_run_plan(env: SyncEnvironment) -> tuple[list[tuple[str, ...]], int]:
+def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
     """Rows of what a sync would do per topic, and how many topics could not be planned."""
     try:
-        type_revision: str | None = env.asset_type_revision
+        type_revision: str | None = run.asset_type_revision
     except SyncError:
         type_revision = None  # the first sync creates the types; every asset is then new
     rows, unplannable = [], 0
-    for topic in env.registry_topics:
+    for topic in run.registry_topics:
         try:
-            snapshot = read_schema(env, topic)
-            asset = plan_topic_asset(env, snapshot, type_revision)
-            lineage = plan_topic_lineage(env, snapshot)
+            snapshot = read_schema(run, topic)
+            asset = plan_topic_asset(run, snapshot, type_revision)
+            lineage = plan_topic_lineage(run, snapshot)
             if lineage.run_id is None:
                 edge = f"no edge: {lineage.mapping.reason}"
             else:
@@ -63,8 +54,8 @@ def dry_run_plan(env: SyncEnvironment) -> tuple[list[tuple[str, ...]], int]:
         except Exception as error:
             unplannable += 1
             rows.append((topic, "error", "", describe_error(error)))
-    policy = env.settings.deleted_schema_policy
-    for record in removed_records(env):
+    policy = run.settings.deleted_schema_policy
+    for record in removed_records(run):
         rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
     return rows, unplannable
 
@@ -73,11 +64,11 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
     """Exit code 0 when every topic synced, 1 when any failed or the sync could not start."""
     log = logging.getLogger("dzlineage.sync")
     try:
-        env = build_environment(settings, log)
+        run = start_run(settings, log)
         if dry_run:
-            return _print_plan(env, out)
-        types = ensure_custom_types(env)
-        topics = list(env.registry_topics)
+            return _print_plan(run, out)
+        types = ensure_custom_types(run)
+        topics = list(run.registry_topics)
     except (SyncError, ClientError, BotoCoreError) as error:
         # Nothing per topic has happened yet: say why, without a traceback.
         print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
@@ -86,7 +77,7 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
         log.info(f"created {created}")
     log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
     rows, failed = [], 0
-    for outcome in sync_topics(env, topics):
+    for outcome in sync_topics(run, topics):
         if outcome.ok:
             asset = outcome.asset.action if outcome.asset else "-"
             lineage = outcome.lineage.summary if outcome.lineage else "-"
@@ -94,17 +85,17 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
         else:
             failed += 1
             rows.append((outcome.topic, "FAILED", f"{outcome.failed_stage.value}: {outcome.error}"))
-    for topic, result in retire_removed_topics(env).items():
+    for topic, result in retire_removed_topics(run).items():
         failed += result.startswith("failed")
         rows.append((topic, result, "schema left the registry"))
     print(_table(rows, ("topic", "asset", "lineage")), file=out)
-    calls = env.api_calls()
+    calls = run.api_calls()
     print(f"\n{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls", file=out)
     return 1 if failed else 0
 
 
-def _print_plan(env: SyncEnvironment, out: TextIO) -> int:
-    rows, unplannable = dry_run_plan(env)
+def _print_plan(run: SyncRun, out: TextIO) -> int:
+    rows, unplannable = dry_run_plan(run)
     print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
     print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
     return 1 if unplannable else 0

@@ -1,8 +1,10 @@
-"""What one sync run works with: settings, resources, and the lookups it makes once per run.
+"""What one sync run works with: the sync resource, and the lookups it makes once per run.
 
-Each lookup here is made at most once per run however many topics the run covers (one
-registry listing, one read of the SSM mapping, one cluster description), so the API calls of
-a run grow with the topics it changes, not with the topics it merely considers.
+The assets, the jobs, the checks, the sensor, `dzlineage sync` and the benchmarks all start a
+run the same way: ``SyncRun(LineageSyncResource, log)``. Each lookup here is made at most once
+per run however many topics the run covers (one registry listing, one read of the mapping, one
+cluster description), so the API calls of a run grow with the topics it changes, not with the
+topics it merely considers.
 """
 
 from __future__ import annotations
@@ -15,20 +17,11 @@ from typing import Any
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
-from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name, validate_prefix
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
-from dzlineage_dagster.resources import (
-    CatalogResource,
-    DataZoneResource,
-    MskResource,
-    ParameterStoreResource,
-    SchemaRegistryResource,
-)
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings
-
-
-class SyncError(Exception):
-    """A topic could not be synced; the message says why, for the run log and the CLI."""
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
 @dataclass(frozen=True)
@@ -40,33 +33,18 @@ class ClusterInfo:
 
 
 @dataclass
-class SyncEnvironment:
-    settings: LineageSettings
-    registry: SchemaRegistryResource
-    parameters: ParameterStoreResource
-    datazone: DataZoneResource
-    msk: MskResource
+class SyncRun:
+    resource: LineageSyncResource
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
     mapper: TopicTableMapper | None = None
+    mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
 
-    @classmethod
-    def of(cls, catalog: CatalogResource, log: Any = None) -> SyncEnvironment:
-        """The environment of one run, from the catalog resource (and the run's logger)."""
-        return cls(
-            settings=catalog.settings,
-            registry=catalog.registry,
-            parameters=catalog.parameters,
-            datazone=catalog.datazone,
-            msk=catalog.msk,
-            log=log or logging.getLogger("dzlineage"),
-        )
-
     def __post_init__(self) -> None:
-        try:
-            validate_prefix(self.settings.ssm_prefix)
-        except ValueError as error:
-            raise SyncError(f"DZLINEAGE_SSM_PREFIX: {error}") from None
+        self.log = self.log or logging.getLogger("dzlineage")
+        self.mappings = MappingStore(
+            self.resource.mapping_parameters, self.settings.ssm_prefix, self.log
+        )
         if self.mapper is None:
             self.mapper = NamingConventionMapper(
                 database=self.settings.glue_database,
@@ -74,53 +52,21 @@ class SyncEnvironment:
             )
 
     @property
-    def resources(self) -> list[Any]:
-        return [self.registry, self.parameters, self.datazone, self.msk]
+    def settings(self) -> LineageSettings:
+        return self.resource.settings
 
     def api_calls(self) -> dict[str, int]:
         """Calls made through this run's clients, by `service.Operation`."""
         totals: dict[str, int] = {}
-        for resource in self.resources:
-            for operation, count in resource.api_calls.items():
+        for aws in self.resource.aws_resources:
+            for operation, count in aws.api_calls.items():
                 totals[operation] = totals.get(operation, 0) + count
         return dict(sorted(totals.items()))
 
     @cached_property
     def registry_topics(self) -> dict[str, RegistryTopic]:
-        return registry_topics(self.registry.list_schemas(self.settings.registry_name))
-
-    @cached_property
-    def stored_records(self) -> dict[str, MappingRecord]:
-        """Schema ARN -> the mapping record SSM holds for it."""
-        records = {}
-        for name, value in self.parameters.parameters_under(self.settings.ssm_prefix).items():
-            try:
-                record = MappingRecord.from_parameter_value(value)
-            except ValueError as error:
-                self.log.warning(f"ignoring unreadable mapping parameter {name}: {error}")
-                continue
-            if name != self.parameter_name(record.schema_arn):
-                # Hand-copied or from another prefix: trusting it would map a schema twice.
-                self.log.warning(f"ignoring mapping parameter {name}: it names another schema")
-                continue
-            records[record.schema_arn] = record
-        return records
-
-    def parameter_name(self, schema_arn: str) -> str:
-        return parameter_name(self.settings.ssm_prefix, schema_arn)
-
-    def remember(self, record: MappingRecord) -> None:
-        """Write the record to SSM (the durable mapping) and to this run's view of it."""
-        self.parameters.put(
-            self.parameter_name(record.schema_arn),
-            record.to_parameter_value(),
-            description=f"DataZone asset of Kafka topic {record.topic}"[:1024],
-        )
-        self.stored_records[record.schema_arn] = record
-
-    def forget(self, schema_arn: str) -> None:
-        self.parameters.delete(self.parameter_name(schema_arn))
-        self.stored_records.pop(schema_arn, None)
+        listed = self.resource.schema_registry.list_schemas(self.settings.registry_name)
+        return registry_topics(listed)
 
     @property
     def asset_type_revision(self) -> str:
@@ -133,7 +79,7 @@ class SyncEnvironment:
         self._asset_type_revision = revision
 
     def _read_asset_type_revision(self) -> str:
-        datazone = self.datazone.client()
+        datazone = self.resource.datazone.client()
         try:
             asset_type = datazone.get_asset_type(
                 domainIdentifier=self.settings.domain_id, identifier=KAFKA_TOPIC_ASSET_TYPE.name
@@ -148,8 +94,8 @@ class SyncEnvironment:
     @cached_property
     def cluster(self) -> ClusterInfo:
         arn = self.settings.msk_cluster_arn
-        description = self.msk.describe_cluster(arn)
-        brokers = self.msk.bootstrap_brokers(arn)
+        description = self.resource.msk.describe_cluster(arn)
+        brokers = self.resource.msk.bootstrap_brokers(arn)
         preferred = ("BootstrapBrokerStringSaslIam", "BootstrapBrokerStringTls")
         chosen = next((brokers[k] for k in preferred if brokers.get(k)), None)
         return ClusterInfo(
@@ -168,7 +114,7 @@ class SyncEnvironment:
 
     @cached_property
     def portal_url(self) -> str | None:
-        return self.datazone.portal_url(self.settings.domain_id)
+        return self.resource.datazone.portal_url(self.settings.domain_id)
 
     def asset_url(self, asset_id: str) -> str | None:
         """The asset's page in the DataZone portal (per the `asset_url_template` setting)."""

@@ -1,4 +1,4 @@
-"""AWS Glue: the Schema Registry Debezium registers into, and the Data Catalog it feeds."""
+"""AWS Glue Schema Registry: the schemas Debezium registers, one per topic."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 from dzlineage_dagster.resources.base import AwsClientResource
 
 
-class SchemaRegistryResource(AwsClientResource):
-    """Reads schemas from the Glue Schema Registry and tables from the Data Catalog (`glue`)."""
+class GlueSchemaRegistryResource(AwsClientResource):
+    """Reads schemas and their versions from the Glue Schema Registry (service `glue`)."""
 
     service_names: ClassVar[tuple[str, ...]] = ("glue",)
 
@@ -33,12 +33,3 @@ class SchemaRegistryResource(AwsClientResource):
         return self.client().get_schema_version(
             SchemaId={"SchemaArn": schema_arn}, SchemaVersionNumber=version
         )
-
-    def table_exists(self, database: str, table: str) -> bool:
-        """Whether the Glue Data Catalog (same service) has the table the lineage points at."""
-        glue = self.client()
-        try:
-            glue.get_table(DatabaseName=database, Name=table)
-        except glue.exceptions.EntityNotFoundException:
-            return False
-        return True

@@ -1,0 +1,21 @@
+"""AWS Glue Data Catalog: the Iceberg tables the topics' lineage points at."""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+from dzlineage_dagster.resources.base import AwsClientResource
+
+
+class GlueDataCatalogResource(AwsClientResource):
+    """Reads tables from the Glue Data Catalog (service `glue`)."""
+
+    service_names: ClassVar[tuple[str, ...]] = ("glue",)
+
+    def table_exists(self, database: str, table: str) -> bool:
+        glue = self.client()
+        try:
+            glue.get_table(DatabaseName=database, Name=table)
+        except glue.exceptions.EntityNotFoundException:
+            return False
+        return True

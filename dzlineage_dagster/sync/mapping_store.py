@@ -1,0 +1,110 @@
+"""The schema -> DataZone asset mapping of one run: the only code that reads or writes it in SSM.
+
+Reads: the whole mapping once per run (GetParametersByPath under the prefix, 10 a page), or,
+for a run over a few topics, only those schemas' parameters by name (GetParameters, 10 names a
+call). Writes: the stages *stage* a topic's new record, and the runner *commits* it once when the
+topic's stages are done, so a topic whose asset and lineage both change costs one PutParameter.
+
+A crash between a DataZone write and the commit loses no mapping: CreateAsset's client token
+derives from the content, so a rerun gets the asset it created; and a changed content meets
+DataZone's ConflictException on the schema ARN, after which the asset is adopted by search.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection
+from typing import Any
+
+from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name, validate_prefix
+from dzlineage_dagster.resources import SsmMappingResource
+from dzlineage_dagster.sync.errors import SyncError
+
+
+class MappingStore:
+    def __init__(self, parameters: SsmMappingResource, prefix: str, log: Any = None) -> None:
+        try:
+            validate_prefix(prefix)
+        except ValueError as error:
+            raise SyncError(f"DZLINEAGE_SSM_PREFIX: {error}") from None
+        self._parameters = parameters
+        self._prefix = prefix
+        self._log = log or logging.getLogger("dzlineage")
+        #: Schema ARN -> what SSM holds (None: read by name and not there).
+        self._stored: dict[str, MappingRecord | None] = {}
+        #: Whether ``_stored`` holds every parameter under the prefix.
+        self._read_all = False
+        #: Records the stages made this run that are not in SSM yet, by schema ARN.
+        self._staged: dict[str, MappingRecord] = {}
+
+    def parameter_name(self, schema_arn: str) -> str:
+        return parameter_name(self._prefix, schema_arn)
+
+    def all(self) -> dict[str, MappingRecord]:
+        """Schema ARN -> record, every schema the mapping knows (SSM read once per run)."""
+        if not self._read_all:
+            for name, value in self._parameters.parameters_under(self._prefix).items():
+                record = self._readable(name, value)
+                if record is not None:
+                    self._stored[record.schema_arn] = record
+            self._read_all = True
+        known = {arn: record for arn, record in self._stored.items() if record is not None}
+        return {**known, **self._staged}
+
+    def read(self, schema_arns: Collection[str]) -> None:
+        """Read these schemas' records by name, so that :meth:`get` needs no whole listing."""
+        if self._read_all:
+            return
+        wanted = {self.parameter_name(arn): arn for arn in schema_arns if arn not in self._stored}
+        found = self._parameters.parameters_named(list(wanted))
+        for name, arn in wanted.items():
+            record = self._readable(name, found[name]) if name in found else None
+            self._stored[arn] = record
+
+    def get(self, schema_arn: str) -> MappingRecord | None:
+        """The schema's record as this run sees it: staged this run, else as stored in SSM."""
+        if schema_arn in self._staged:
+            return self._staged[schema_arn]
+        if schema_arn not in self._stored and not self._read_all:
+            self.all()
+        return self._stored.get(schema_arn)
+
+    def stage(self, record: MappingRecord) -> None:
+        """Make ``record`` the schema's mapping for the rest of the run; :meth:`commit` writes it."""
+        self._staged[record.schema_arn] = record
+
+    def is_staged(self, schema_arn: str) -> bool:
+        return schema_arn in self._staged
+
+    def commit(self, schema_arn: str) -> None:
+        """Write the schema's staged record to SSM (nothing staged: no call).
+
+        The record leaves the stage first: when the write fails, the next run finds the asset
+        by its client token or adopts it, instead of this run retrying with a stale view.
+        """
+        record = self._staged.pop(schema_arn, None)
+        if record is None:
+            return
+        self._parameters.put(
+            self.parameter_name(schema_arn),
+            record.to_parameter_value(),
+            description=f"DataZone asset of Kafka topic {record.topic}"[:1024],
+        )
+        self._stored[schema_arn] = record
+
+    def delete(self, schema_arn: str) -> None:
+        self._parameters.delete(self.parameter_name(schema_arn))
+        self._staged.pop(schema_arn, None)
+        self._stored[schema_arn] = None
+
+    def _readable(self, name: str, value: str) -> MappingRecord | None:
+        try:
+            record = MappingRecord.from_parameter_value(value)
+        except ValueError as error:
+            self._log.warning(f"ignoring unreadable mapping parameter {name}: {error}")
+            return None
+        if name != self.parameter_name(record.schema_arn):
+            # Hand-copied or from another prefix: trusting it would map a schema twice.
+            self._log.warning(f"ignoring mapping parameter {name}: it names another schema")
+            return None
+        return record

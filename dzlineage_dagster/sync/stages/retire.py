@@ -1,0 +1,83 @@
+"""The retire stage: the assets of schemas that left the registry are deprecated or deleted
+(per `deleted_schema_policy`), then their mappings are dropped."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.sync.errors import describe_error, error_code
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.asset import client_token
+
+
+def removed_records(run: SyncRun, topics: Collection[str] | None = None) -> list[MappingRecord]:
+    """Stored mappings whose schema is no longer in the registry (of `topics`, if given)."""
+    live_arns = {info.schema_arn for info in run.registry_topics.values()}
+    return [
+        record
+        for record in run.mappings.all().values()
+        if record.schema_arn not in live_arns and (topics is None or record.topic in topics)
+    ]
+
+
+def retire_removed_topics(run: SyncRun, topics: Collection[str] | None = None) -> dict[str, str]:
+    """Topic -> what happened, for stored mappings whose schema left the registry.
+
+    ``topics`` narrows it to those topics (the sensor's deleted partitions); the registry is
+    listed again first, so a schema that came back in between is left alone.
+    """
+    results = {}
+    for record in removed_records(run, topics):
+        try:
+            results[record.topic] = retire_topic_asset(run, record)
+        except (ClientError, BotoCoreError) as error:
+            results[record.topic] = f"failed: {describe_error(error)}"
+            run.log.error(f"topic {record.topic!r} could not be retired: {results[record.topic]}")
+    return results
+
+
+RetireAction = Literal["deleted", "deprecated", "already gone"]
+
+
+def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
+    """A schema left the registry: delete or deprecate its asset, then drop its mapping."""
+    datazone = run.resource.datazone.client()
+    domain = run.settings.domain_id
+    action: RetireAction
+    try:
+        if run.settings.deleted_schema_policy == "delete":
+            datazone.delete_asset(domainIdentifier=domain, identifier=record.asset_id)
+            action = "deleted"
+        else:
+            asset = datazone.get_asset(domainIdentifier=domain, identifier=record.asset_id)
+            note = f"DEPRECATED: schema {record.schema_arn} was deleted from the registry"
+            if not (asset.get("description") or "").startswith("DEPRECATED"):
+                datazone.create_asset_revision(
+                    domainIdentifier=domain,
+                    identifier=record.asset_id,
+                    name=asset["name"],
+                    description=f"{note}. {asset.get('description') or ''}".strip()[:2048],
+                    typeRevision=asset["typeRevision"],
+                    formsInput=[_form_input(f) for f in asset.get("formsOutput", [])],
+                    clientToken=client_token("deprecate", record.asset_id, asset["revision"]),
+                )
+            action = "deprecated"
+    except ClientError as error:
+        if error_code(error) != "ResourceNotFoundException":
+            raise
+        action = "already gone"
+    run.mappings.delete(record.schema_arn)
+    return action
+
+
+def _form_input(form_output: dict[str, Any]) -> dict[str, Any]:
+    """A form as GetAsset returns it, in the shape CreateAssetRevision takes."""
+    form = {"formName": form_output["formName"], "content": form_output.get("content", "{}")}
+    for key in ("typeName", "typeRevision"):
+        if form_output.get(key):
+            form["typeIdentifier" if key == "typeName" else key] = form_output[key]
+    return form

@@ -1,0 +1,67 @@
+"""The schema stage: the topic's latest schema in the Glue Schema Registry, parsed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
+from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.run_state import SyncRun
+
+
+@dataclass(frozen=True)
+class SchemaSnapshot:
+    topic: str
+    kind: TopicKind
+    schema_name: str
+    schema_arn: str
+    registry_name: str
+    registry_arn: str
+    version: int
+    compatibility: str
+    data_format: str
+    columns: tuple[Column, ...]
+    debezium_envelope: bool
+
+    @property
+    def region(self) -> str:
+        return self.schema_arn.split(":")[3]
+
+    @property
+    def account_id(self) -> str:
+        return self.schema_arn.split(":")[4]
+
+
+def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
+    listed = run.registry_topics.get(topic)
+    if listed is None:
+        raise SyncError(f"no schema for topic {topic!r} in registry {run.settings.registry_name}")
+    registry = run.resource.schema_registry
+    schema = registry.get_schema(listed.schema_arn)
+    version = registry.get_schema_version(listed.schema_arn)
+    data_format = schema.get("DataFormat", "AVRO")
+    row = RowSchema([], debezium_envelope=False)
+    if data_format == "AVRO":
+        try:
+            row = parse_row_schema(version["SchemaDefinition"])
+        except InvalidAvroSchema as error:
+            raise SyncError(
+                f"schema {listed.schema_name} version {version['VersionNumber']} is not valid "
+                f"Avro: {error}"
+            ) from None
+    else:
+        run.log.warning(f"{topic}: {data_format} schemas are not parsed; no columns recorded")
+    return SchemaSnapshot(
+        topic=topic,
+        kind=classify_topic(topic),
+        schema_name=listed.schema_name,
+        schema_arn=listed.schema_arn,
+        registry_name=schema["RegistryName"],
+        registry_arn=schema["RegistryArn"],
+        version=int(version["VersionNumber"]),
+        compatibility=schema.get("Compatibility", "NONE"),
+        data_format=data_format,
+        columns=tuple(row.columns),
+        debezium_envelope=row.debezium_envelope,
+    )
