@@ -90,6 +90,7 @@ _UNSUPPORTED_ESCAPES = {
 }
 _PY_SAME_ESCAPES = set("dDwWsSbBAtnrfa0123456789.\\[]{}()*+?^$|-/&")
 _ALLOWED_INLINE_FLAGS = set("imsx-")
+_QUANTIFIER = re.compile(r"\{\d+(,\d*)?\}")
 
 
 @dataclass(frozen=True)
@@ -177,6 +178,9 @@ def translate_java_regex(pattern: str) -> str:
                 i += 1
             i += 1
             continue
+        if char == "{" and not _QUANTIFIER.match(pattern, i):
+            # Python reads a stray brace as a literal; Java throws "Illegal repetition".
+            raise InvalidJavaRegex(f"invalid Java regex {pattern!r}: illegal repetition at {i}")
         if char == "(" and pattern.startswith("(?", i):
             text, i = _translate_group_opening(pattern, i)
             out.append(text)
