@@ -295,6 +295,12 @@ def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSourc
     include_containers_raw = _first(
         config, f"{container_word}.include.list", f"{container_word}.whitelist"
     )
+    for word in ("table", container_word):
+        if _first(config, f"{word}.include.list") and _first(config, f"{word}.exclude.list"):
+            raise DebeziumConfigError(
+                f"connector {name!r}: {word}.include.list and {word}.exclude.list cannot both "
+                "be set (Debezium rejects the configuration)"
+            )
     naming = (config.get("topic.naming.strategy") or "").strip()
     naming_problem = None
     if naming and naming not in _DEFAULT_NAMING and naming != _SCHEMA_NAMING:
