@@ -175,6 +175,12 @@ class Topology:
         source_connector = routes[0][1].name if routes else None
         sources = tuple(SourceEdge(table, "connector", reason) for table, _, reason in routes)
         source_problems = [self._source_problems[topic]] if topic in self._source_problems else []
+        writers = sorted({source.name for _, source, _ in routes})
+        if len(writers) > 1:
+            source_problems.append(
+                f"connectors {', '.join(writers)} all write {topic!r}: check their prefixes "
+                "and routers"
+            )
         sink_problems: list[str] = []
         sinks: list[SinkEdge] = []
         sink_connectors: list[str] = []

@@ -527,6 +527,14 @@ def test_connectors_that_cannot_be_parsed_are_unknown_with_the_setting() -> None
     assert "cannot both be set" in reasons["both-lists"]
 
 
+def test_two_connectors_writing_one_topic_are_reported() -> None:
+    first = postgres()
+    second = ConnectorDefinition("pg2", {**postgres().config, "database.hostname": "other"})
+    lineage = build_topology([first, second], ["app.public.t"]).lineage_for("app.public.t")
+    assert len(lineage.sources) == 2
+    assert "connectors pg, pg2 all write 'app.public.t'" in (lineage.ambiguous_reason or "")
+
+
 def test_custom_naming_strategy_is_unresolved() -> None:
     connector = postgres(**{"topic.naming.strategy": "com.acme.MyNaming"})
     topology = build_topology([connector], ["app.public.t"])
