@@ -210,6 +210,13 @@ def _translate_group_opening(pattern: str, i: int) -> tuple[str, int]:
             f"Java regex {pattern!r} uses inline flags {''.join(sorted(unknown))!r}; "
             "only i, m, s and x are evaluated"
         )
+    if i > 0 and rest[flags.end() : flags.end() + 1] == ")":
+        # Java turns the flags on from here to the end of the group; Python 3.11 only
+        # accepts global flags at the very start.
+        raise UnsupportedJavaRegex(
+            f"Java regex {pattern!r} switches flags mid-pattern; only (?flags) at the start "
+            "or scoped (?flags:...) are evaluated"
+        )
     return "(?", i + 2
 
 

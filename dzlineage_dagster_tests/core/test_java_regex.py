@@ -45,6 +45,8 @@ from dzlineage_dagster.core.java_regex import (
         ("abc\\z", "abc", True),
         ("[]a]+", "]a]", True),
         ("(?i)ORDERS", "orders", True),
+        ("public\\.(?i:ORDERS)", "public.orders", True),
+        ("PUBLIC\\.(?i:ORDERS)", "public.orders", False),
     ],
 )
 def test_matches_is_a_full_match_with_java_classes(pattern: str, text: str, expected: bool) -> None:
@@ -101,6 +103,7 @@ def test_replacements_java_rejects_raise(pattern: str, replacement: str) -> None
         "\\Gabc",
         "\\R",
         "(?U)\\w+",
+        "abc(?i)def",
         "[\\P{Digit}x]",
     ],
 )
