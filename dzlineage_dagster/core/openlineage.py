@@ -176,11 +176,16 @@ class DatasetSpec:
 
 
 def source_hop_column_lineage(
-    topic_columns: Sequence[Column], sources: Sequence[DatasetSpec]
+    topic_columns: Sequence[Column],
+    sources: Sequence[DatasetSpec],
+    *,
+    field_prefix: str = ENVELOPE_AFTER,
 ) -> dict[str, list[FieldRef]]:
     """Topic field ``after.<column>`` -> the same column of every source table that has it.
 
     A topic merged from several tables (a logical-table router) gets one input per table.
+    ``field_prefix`` is ``""`` when the source connector unwraps the envelope
+    (``TransformChain.reshapes_value``, e.g. ExtractNewRecordState).
     """
     lineage: dict[str, list[FieldRef]] = {}
     for column in topic_columns:
@@ -190,12 +195,12 @@ def source_hop_column_lineage(
             if source.columns is None or any(c.name == column.name for c in source.columns)
         ]
         if inputs:
-            lineage[ENVELOPE_AFTER + column.name] = inputs
+            lineage[field_prefix + column.name] = inputs
     return lineage
 
 
 def sink_hop_column_lineage(
-    table_columns: Sequence[Column], topic: DatasetSpec
+    table_columns: Sequence[Column], topic: DatasetSpec, *, field_prefix: str = ENVELOPE_AFTER
 ) -> dict[str, list[FieldRef]]:
     """Iceberg column -> the topic's ``after.<column>`` it is written from.
 
@@ -204,7 +209,7 @@ def sink_hop_column_lineage(
     """
     topic_names = None if topic.columns is None else {c.name for c in topic.columns}
     return {
-        column.name: [FieldRef(topic.namespace, topic.name, ENVELOPE_AFTER + column.name)]
+        column.name: [FieldRef(topic.namespace, topic.name, field_prefix + column.name)]
         for column in table_columns
         if topic_names is None or column.name in topic_names
     }

@@ -166,6 +166,7 @@ class Topology:
     _source_problems: dict[str, str] = field(default_factory=dict, repr=False)
     _special: dict[str, tuple[TopicKind, str]] = field(default_factory=dict, repr=False)
     _unresolved: list[Unresolved] = field(default_factory=list, repr=False)
+    _subscribed: dict[str, list[str]] = field(default_factory=dict, repr=False)
 
     def lineage_for(self, topic: str) -> TopicLineage:
         """The lineage of ``topic``: override, else connectors, else the naming convention."""
@@ -235,12 +236,14 @@ class Topology:
 
     def subscribed(self, sink: IcebergSink) -> list[str]:
         """The known topics ``sink`` consumes that carry table rows."""
-        return [
-            topic
-            for topic in self.topics
-            if sink.subscribes(topic)
-            and (topic not in self._special or self._special[topic][0] is TopicKind.TABLE)
-        ]
+        if sink.name not in self._subscribed:
+            self._subscribed[sink.name] = [
+                topic
+                for topic in self.topics
+                if sink.subscribes(topic)
+                and (topic not in self._special or self._special[topic][0] is TopicKind.TABLE)
+            ]
+        return self._subscribed[sink.name]
 
     @property
     def unresolved(self) -> list[Unresolved]:

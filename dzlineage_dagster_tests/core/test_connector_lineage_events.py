@@ -249,3 +249,11 @@ def test_source_hop_lineage_skips_columns_a_source_lacks() -> None:
         FieldRef("mysql://h:3306", "b.t", "id"),
     ]
     assert lineage["after.total"] == [FieldRef("mysql://h:3306", "b.t", "total")]
+
+
+def test_unwrapped_topics_name_their_fields_without_the_envelope() -> None:
+    source = DatasetSpec("postgres://h:5432", "app.public.t", COLUMNS)
+    assert set(source_hop_column_lineage(COLUMNS, [source], field_prefix="")) == {"id", "total"}
+    topic = DatasetSpec("kafka://b:9098", "app.public.t", COLUMNS)
+    lineage = sink_hop_column_lineage(COLUMNS, topic, field_prefix="")
+    assert lineage["id"] == [FieldRef("kafka://b:9098", "app.public.t", "id")]
