@@ -191,6 +191,13 @@ class Topology:
             sink_connectors.append(sink.name)
             if kind is not TopicKind.TABLE and special:
                 continue  # the connector config says this topic carries no rows
+            unwrapped = [source.name for _, source, _ in routes if source.chain.reshapes_value]
+            if unwrapped and sink.cdc_target_pattern is not None:
+                sink_problems.append(
+                    f"sink {sink.name!r} applies the DebeziumTransform, but connector "
+                    f"{unwrapped[0]!r} unwraps the change-event envelope before it"
+                )
+                continue
             routing = sink.route(
                 topic, [edge.table for edge in sources] or None, self.subscribed(sink)
             )
@@ -230,6 +237,12 @@ class Topology:
             ambiguous_reason="; ".join(dict.fromkeys(problems)) or None,
             reason=reason,
         )
+
+    def source_connector_of(self, topic: str) -> DebeziumSource | None:
+        """The Debezium connector writing ``topic`` (for its bootstrap servers and whether it
+        unwraps the envelope: ``chain.reshapes_value``), None when none is known."""
+        lineage = self.lineage_for(topic)
+        return next((s for s in self.sources if s.name == lineage.source_connector), None)
 
     def lineages(self) -> list[TopicLineage]:
         return [self.lineage_for(topic) for topic in self.topics]

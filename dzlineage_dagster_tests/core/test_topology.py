@@ -535,6 +535,27 @@ def test_two_connectors_writing_one_topic_are_reported() -> None:
     assert "connectors pg, pg2 all write 'app.public.t'" in (lineage.ambiguous_reason or "")
 
 
+def test_an_unwrapped_envelope_defeats_the_sinks_debezium_transform() -> None:
+    unwrap = postgres(
+        transforms="unwrap",
+        **{
+            "transforms.unwrap.type": "io.debezium.transforms.ExtractNewRecordState",
+            "table.include.list": "public.t",
+        },
+    )
+    sink = iceberg(
+        topics="app.public.t",
+        **DEBEZIUM,
+        **{"iceberg.tables.dynamic-enabled": "true", "iceberg.tables.route-field": "_cdc.target"},
+    )
+    topology = build_topology([unwrap, sink], [])
+    lineage = topology.lineage_for("app.public.t")
+    assert lineage.tables == ()
+    assert "unwraps the change-event envelope" in (lineage.ambiguous_reason or "")
+    source = topology.source_connector_of("app.public.t")
+    assert source is not None and source.chain.reshapes_value
+
+
 def test_custom_naming_strategy_is_unresolved() -> None:
     connector = postgres(**{"topic.naming.strategy": "com.acme.MyNaming"})
     topology = build_topology([connector], ["app.public.t"])
