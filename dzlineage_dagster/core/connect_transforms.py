@@ -13,6 +13,7 @@ with the reason, because it may rename topics in ways the configuration does not
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -21,6 +22,7 @@ from dzlineage_dagster.core.java_regex import (
     JavaPattern,
     UnsupportedJavaRegex,
     compile_java_regex,
+    parse_java_replacement,
 )
 
 REGEX_ROUTER = "org.apache.kafka.connect.transforms.RegexRouter"
@@ -127,6 +129,18 @@ class TransformStep:
     @property
     def merges_tables(self) -> bool:
         return self.type in LOGICAL_TABLE_ROUTERS
+
+    def may_produce(self, topic: str) -> bool:
+        """Whether this router's replacement can yield ``topic`` (group references read as
+        anything): a topic no known table explains may still come from it."""
+        if self.regex is None or self.replacement is None:
+            return False
+        try:
+            parts = parse_java_replacement(self.replacement, self.regex.compiled)
+        except InvalidJavaRegex:
+            return False
+        shape = "".join(re.escape(part) if isinstance(part, str) else ".*" for part in parts)
+        return re.fullmatch(shape, topic, flags=re.DOTALL) is not None
 
 
 @dataclass(frozen=True)

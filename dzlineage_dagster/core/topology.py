@@ -353,6 +353,7 @@ def build_topology(
     all_topics = dict.fromkeys(registry_topics)
     for source in sources:
         _add_source(topology, source, registry_topics, value_schema_names, all_topics)
+    _flag_topics_routers_may_produce(topology, registry_topics)
     all_topics.update(dict.fromkeys(parsed_overrides))
     topology.topics = tuple(sorted(all_topics))
     return topology
@@ -403,6 +404,24 @@ def _add_source(
                     "registry topic shows a table it captures",
                 )
             )
+
+
+def _flag_topics_routers_may_produce(topology: Topology, registry_topics: list[str]) -> None:
+    """A registry topic no captured table explains, but a router could have named, is
+    reported: its tables are hidden behind the router (a regex include list, no envelope)."""
+    explained = {*topology._source_routes, *topology._source_problems, *topology._special}
+    for topic in registry_topics:
+        if topic in explained:
+            continue
+        for source in topology.sources:
+            step = next((s for s in source.chain.steps if s.may_produce(topic)), None)
+            if step is not None:
+                topology._source_problems[topic] = (
+                    f"transform {step.alias!r} of connector {source.name!r} may have named this "
+                    "topic, but no known table of the connector routes to it (give the value "
+                    "schema names, a literal table.include.list or an override)"
+                )
+                break
 
 
 def _pattern_matches(pattern: str, text: str) -> bool:

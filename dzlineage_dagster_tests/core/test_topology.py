@@ -556,6 +556,25 @@ def test_an_unwrapped_envelope_defeats_the_sinks_debezium_transform() -> None:
     assert source is not None and source.chain.reshapes_value
 
 
+def test_a_topic_a_router_may_have_named_is_reported_without_its_schema_names() -> None:
+    router = postgres(
+        transforms="r",
+        **{
+            "transforms.r.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.r.regex": "app\\.public\\.(.*)",
+            "transforms.r.replacement": "$1-events",
+            "table.include.list": "public\\..*",
+        },
+    )
+    topology = build_topology([router], ["users-events", "unrelated"])
+    lineage = topology.lineage_for("users-events")
+    assert lineage.source_tables == () and lineage.kind is TopicKind.TABLE
+    assert "transform 'r' of connector 'pg' may have named this topic" in (
+        lineage.ambiguous_reason or ""
+    )
+    assert topology.lineage_for("unrelated").ambiguous_reason is None
+
+
 def test_custom_naming_strategy_is_unresolved() -> None:
     connector = postgres(**{"topic.naming.strategy": "com.acme.MyNaming"})
     topology = build_topology([connector], ["app.public.t"])
