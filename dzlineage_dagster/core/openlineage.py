@@ -17,7 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -29,10 +29,12 @@ from openlineage.client.event_v2 import (
     RunEvent,
     RunState,
 )
-from openlineage.client.facet_v2 import schema_dataset
+from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset
+from openlineage.client.naming import dataset as naming
 from openlineage.client.serde import Serde
 
 from dzlineage_dagster.core.avro import Column
+from dzlineage_dagster.core.debezium import DebeziumSource, SourceEngine, SourceTable
 
 MAX_EVENT_BYTES = 300_000
 #: Names the project's deterministic run ids, so they never equal another producer's uuid5.
@@ -53,7 +55,81 @@ def kafka_dataset_namespace(bootstrap_servers: str) -> str:
             f"bootstrap servers {bootstrap_servers!r} must start with host:port, "
             "e.g. 'b-1.cluster.kafka.us-east-1.amazonaws.com:9098'"
         )
-    return f"kafka://{address}"
+    return naming.Kafka(bootstrap_server_host=host, port=port, topic="-").get_namespace()
+
+
+def topic_dataset(
+    topic: str, cluster_bootstrap_servers: str, source: DebeziumSource | None = None
+) -> tuple[str, str]:
+    """The (namespace, name) of a topic, the same node Debezium's own OpenLineage posts.
+
+    Debezium names topics by the first server of its connector's
+    ``openlineage.integration.dataset.kafka.bootstrap.servers`` or
+    ``schema.history.internal.kafka.bootstrap.servers``; a topic that no such connector writes
+    takes the cluster's bootstrap servers. Both hops of a topic must use this one function so
+    the topic stays one node.
+    """
+    servers = (source.lineage_bootstrap_servers if source else None) or cluster_bootstrap_servers
+    return kafka_dataset_namespace(servers), topic
+
+
+#: How SQL Server source tables are named: Debezium's own OpenLineage writes ``sqlserver://``,
+#: the OpenLineage naming spec says ``mssql://``. Debezium's is the default so the nodes join.
+SQLSERVER_SCHEMES = ("sqlserver", "mssql")
+
+
+def source_table_dataset(
+    table: SourceTable, *, sqlserver_scheme: str = "sqlserver"
+) -> tuple[str, str]:
+    """The (namespace, name) of a captured source table, as Debezium 3.2+ names it.
+
+    Postgres ``postgres://{host}:{port}`` + ``{db}.{schema}.{table}``, MySQL/MariaDB
+    ``mysql://{host}:{port}`` + ``{db}.{table}``, Oracle ``oracle://{host}:{port}`` +
+    ``{service}.{schema}.{table}`` (the PDB when the connector has one), SQL Server
+    ``{sqlserver_scheme}://{host}:{port}`` + ``{db}.{schema}.{table}``.
+    """
+    if not table.hostname:
+        raise ValueError(
+            f"source table {table.qualified} of connector {table.connector!r} has no "
+            "database.hostname: its dataset cannot be named"
+        )
+    host, port = table.hostname, table.port
+    if table.engine is SourceEngine.POSTGRES:
+        named: naming.DatasetNaming = naming.Postgres(
+            host=host,
+            port=port,
+            database=table.database,
+            schema=table.schema or "",
+            table=table.table,
+        )
+    elif table.engine is SourceEngine.MYSQL:
+        named = naming.MySQL(host=host, port=port, database=table.database, table=table.table)
+    elif table.engine is SourceEngine.ORACLE:
+        named = naming.Oracle(
+            host=host,
+            port=port,
+            service_name=table.database,
+            schema=table.schema or "",
+            table=table.table,
+        )
+    else:
+        if sqlserver_scheme not in SQLSERVER_SCHEMES:
+            raise ValueError(
+                f"sqlserver_scheme {sqlserver_scheme!r} must be one of {SQLSERVER_SCHEMES}"
+            )
+        return f"{sqlserver_scheme}://{host}:{port}", table.qualified
+    return named.get_namespace(), named.get_name()
+
+
+#: The namespace of the jobs that stand for connectors (one job per connector).
+CONNECTOR_JOB_NAMESPACE = "kafka-connect"
+
+
+def connector_job(connector_name: str, namespace: str = CONNECTOR_JOB_NAMESPACE) -> tuple[str, str]:
+    """The (namespace, name) of the job standing for one connector: stable across its runs."""
+    if not connector_name:
+        raise ValueError("a connector job needs the connector's name")
+    return namespace, connector_name
 
 
 def glue_dataset(region: str, account_id: str, database: str, table: str) -> tuple[str, str]:
@@ -73,12 +149,70 @@ def dataset_source_identifier(namespace: str, name: str) -> str:
 
 
 @dataclass(frozen=True)
+class FieldRef:
+    """One field of an input dataset that an output field is copied from."""
+
+    namespace: str
+    name: str
+    field: str
+
+
+#: Where Debezium's envelope keeps the row after a change: topic fields are ``after.<column>``.
+ENVELOPE_AFTER = "after."
+
+
+@dataclass(frozen=True)
 class DatasetSpec:
-    """A dataset of a run; ``columns`` (when known) become its schema facet."""
+    """A dataset of a run; ``columns`` (when known) become its schema facet.
+
+    ``column_lineage`` (outputs only) maps each output field to the input fields it is copied
+    from unchanged, and becomes the ``columnLineage`` facet (DIRECT / IDENTITY).
+    """
 
     namespace: str
     name: str
     columns: Sequence[Column] | None = None
+    column_lineage: Mapping[str, Sequence[FieldRef]] | None = None
+
+
+def source_hop_column_lineage(
+    topic_columns: Sequence[Column],
+    sources: Sequence[DatasetSpec],
+    *,
+    field_prefix: str = ENVELOPE_AFTER,
+) -> dict[str, list[FieldRef]]:
+    """Topic field ``after.<column>`` -> the same column of every source table that has it.
+
+    A topic merged from several tables (a logical-table router) gets one input per table.
+    ``field_prefix`` is ``""`` when the source connector unwraps the envelope
+    (``TransformChain.reshapes_value``, e.g. ExtractNewRecordState).
+    """
+    lineage: dict[str, list[FieldRef]] = {}
+    for column in topic_columns:
+        inputs = [
+            FieldRef(source.namespace, source.name, column.name)
+            for source in sources
+            if source.columns is None or any(c.name == column.name for c in source.columns)
+        ]
+        if inputs:
+            lineage[field_prefix + column.name] = inputs
+    return lineage
+
+
+def sink_hop_column_lineage(
+    table_columns: Sequence[Column], topic: DatasetSpec, *, field_prefix: str = ENVELOPE_AFTER
+) -> dict[str, list[FieldRef]]:
+    """Iceberg column -> the topic's ``after.<column>`` it is written from.
+
+    Columns the topic does not carry (the ``_cdc`` struct the DebeziumTransform adds) have no
+    input and are left out.
+    """
+    topic_names = None if topic.columns is None else {c.name for c in topic.columns}
+    return {
+        column.name: [FieldRef(topic.namespace, topic.name, field_prefix + column.name)]
+        for column in table_columns
+        if topic_names is None or column.name in topic_names
+    }
 
 
 def build_run_events(
@@ -112,7 +246,14 @@ def build_run_events(
                 for dataset in inputs
             ],
             outputs=[
-                OutputDataset(dataset.namespace, dataset.name, facets=_facets(dataset, producer))
+                OutputDataset(
+                    dataset.namespace,
+                    dataset.name,
+                    facets={
+                        **_facets(dataset, producer),
+                        **_column_lineage_facet(dataset, producer),
+                    },
+                )
                 for dataset in outputs
             ],
             producer=producer,
@@ -131,6 +272,35 @@ def _facets(dataset: DatasetSpec, producer: str) -> dict[str, schema_dataset.Sch
         for column in dataset.columns
     ]
     return {"schema": schema_dataset.SchemaDatasetFacet(fields=fields, producer=producer)}
+
+
+_IDENTITY = column_lineage_dataset.Transformation(type="DIRECT", subtype="IDENTITY")
+
+
+def _column_lineage_facet(
+    dataset: DatasetSpec, producer: str
+) -> dict[str, column_lineage_dataset.ColumnLineageDatasetFacet]:
+    if not dataset.column_lineage:
+        return {}
+    fields = {
+        output: column_lineage_dataset.Fields(
+            inputFields=[
+                column_lineage_dataset.InputField(
+                    namespace=ref.namespace,
+                    name=ref.name,
+                    field=ref.field,
+                    transformations=[_IDENTITY],
+                )
+                for ref in inputs
+            ]
+        )
+        for output, inputs in dataset.column_lineage.items()
+    }
+    return {
+        "columnLineage": column_lineage_dataset.ColumnLineageDatasetFacet(
+            fields=fields, producer=producer
+        )
+    }
 
 
 def deterministic_run_id(*parts: str) -> str:
@@ -160,3 +330,94 @@ def lineage_client_token(run_id: str, event_type: str) -> str:
 def event_size_ok(event_json: str, limit: int = MAX_EVENT_BYTES) -> bool:
     """Whether the event fits PostLineageEvent's blob limit, counted in UTF-8 bytes."""
     return len(event_json.encode("utf-8")) <= limit
+
+
+@dataclass(frozen=True)
+class FittedRuns:
+    """Runs whose every event fits PostLineageEvent's limit.
+
+    ``runs`` holds one START/COMPLETE pair per run; ``split`` says the columns were spread over
+    several runs (ids derived from the original run id), ``trimmed`` that even one column per
+    run did not fit, so schema and column facets were left out (the datasets stay).
+    """
+
+    runs: list[list[RunEvent]]
+    split: bool
+    trimmed: bool
+
+    @property
+    def events(self) -> list[RunEvent]:
+        return [event for run in self.runs for event in run]
+
+
+def build_fitted_run_events(
+    *,
+    job_namespace: str,
+    job_name: str,
+    inputs: Sequence[DatasetSpec],
+    outputs: Sequence[DatasetSpec],
+    run_id: str,
+    event_time: datetime,
+    producer: str,
+    limit: int = MAX_EVENT_BYTES,
+) -> FittedRuns:
+    """:func:`build_run_events`, split or trimmed so that no event passes ``limit`` bytes.
+
+    An event that is too big is rebuilt as ``parts`` runs (2, 4, 8, ...), each carrying every
+    dataset with every ``parts``-th column (schema facet and column lineage alike), each run
+    with its own deterministic id so the parts' client tokens differ. When one column per run
+    still does not fit, the facets are dropped and the result says ``trimmed``: the dataset
+    edges are never dropped.
+    """
+    common = {
+        "job_namespace": job_namespace,
+        "job_name": job_name,
+        "event_time": event_time,
+        "producer": producer,
+    }
+    events = build_run_events(inputs=inputs, outputs=outputs, run_id=run_id, **common)
+    if all(_fits(event, limit) for event in events):
+        return FittedRuns([events], split=False, trimmed=False)
+    widest = max(_width(dataset) for dataset in (*inputs, *outputs))
+    parts = 2
+    while parts <= max(widest, 1):
+        runs = [
+            build_run_events(
+                inputs=[_part(d, index, parts) for d in inputs],
+                outputs=[_part(d, index, parts) for d in outputs],
+                run_id=deterministic_run_id(run_id, f"part {index + 1} of {parts}"),
+                **common,
+            )
+            for index in range(parts)
+        ]
+        if all(_fits(event, limit) for run in runs for event in run):
+            return FittedRuns(runs, split=True, trimmed=False)
+        parts *= 2
+    bare = build_run_events(
+        inputs=[DatasetSpec(d.namespace, d.name) for d in inputs],
+        outputs=[DatasetSpec(d.namespace, d.name) for d in outputs],
+        run_id=run_id,
+        **common,
+    )
+    if not all(_fits(event, limit) for event in bare):
+        raise ValueError(
+            f"job {job_namespace}.{job_name}: even without facets its events pass {limit} "
+            "bytes (too many datasets for one run)"
+        )
+    return FittedRuns([bare], split=False, trimmed=True)
+
+
+def _fits(event: RunEvent, limit: int) -> bool:
+    return event_size_ok(event_json(event), limit)
+
+
+def _width(dataset: DatasetSpec) -> int:
+    return max(len(dataset.columns or ()), len(dataset.column_lineage or {}))
+
+
+def _part(dataset: DatasetSpec, index: int, parts: int) -> DatasetSpec:
+    columns = None if dataset.columns is None else list(dataset.columns)[index::parts]
+    lineage = None
+    if dataset.column_lineage is not None:
+        lineage = dict(list(dataset.column_lineage.items())[index::parts])
+    return DatasetSpec(dataset.namespace, dataset.name, columns, lineage)

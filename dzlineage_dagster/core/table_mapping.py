@@ -13,7 +13,7 @@ from typing import Literal, Protocol
 
 from dzlineage_dagster.core.topics import TopicKind, classify_topic, split_table_topic
 
-MappingOrigin = Literal["connector", "convention", "none"]
+MappingOrigin = Literal["override", "connector", "convention", "none"]
 
 
 @dataclass(frozen=True)

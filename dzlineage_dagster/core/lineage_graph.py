@@ -1,0 +1,236 @@
+"""A lineage graph to ask questions of: resolve what a user types, walk it, render it.
+
+``dzlineage trace`` fills a :class:`LineageGraph` from DataZone's lineage nodes (their
+``sourceIdentifier`` is the node id here) and asks it for what feeds a dataset (upstream) or
+what depends on it (downstream). Everything here is pure: nodes and edges in, text out.
+
+Node ids follow DataZone's sourceIdentifier rules: a Glue table is
+``arn:aws:glue:<region>:<account>:table/<db>/<table>``, any other dataset
+``<namespace>/<name>`` (``kafka://b-1:9098/shop.sales.orders``,
+``postgres://db:5432/shop.sales.orders``).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Literal
+
+Direction = Literal["upstream", "downstream"]
+_GLUE_TABLE = re.compile(r"arn:aws:glue:[^:]*:[^:]*:table/(?P<db>[^/]+)/(?P<table>.+)")
+_DATASET = re.compile(r"(?P<namespace>[a-z][a-z0-9+.\-]*://[^/]+)/(?P<name>.+)")
+
+
+@dataclass(frozen=True)
+class GraphNode:
+    id: str
+    #: "glue_table", "topic", "source_table" or "dataset".
+    kind: str
+    columns: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """The short name a user would type: ``db.table``, the topic, ``db.schema.table``."""
+        glue = _GLUE_TABLE.fullmatch(self.id)
+        if glue:
+            return f"{glue['db']}.{glue['table']}"
+        dataset = _DATASET.fullmatch(self.id)
+        return dataset["name"] if dataset else self.id
+
+
+@dataclass(frozen=True)
+class GraphEdge:
+    upstream: str
+    downstream: str
+    #: The job between them (e.g. ``kafka-connect.shop-iceberg-sink``), if known.
+    job: str | None = None
+    #: (upstream field, downstream field) pairs from the column lineage.
+    columns: tuple[tuple[str, str], ...] = ()
+
+
+def node_kind(node_id: str) -> str:
+    """What a sourceIdentifier names, from its form."""
+    if _GLUE_TABLE.fullmatch(node_id):
+        return "glue_table"
+    if node_id.startswith("kafka://"):
+        return "topic"
+    if re.match(r"(postgres|mysql|sqlserver|mssql|oracle)://", node_id):
+        return "source_table"
+    return "dataset"
+
+
+@dataclass
+class LineageGraph:
+    nodes: dict[str, GraphNode] = field(default_factory=dict)
+    edges: list[GraphEdge] = field(default_factory=list)
+
+    def add_node(self, node_id: str, columns: Iterable[str] = ()) -> GraphNode:
+        existing = self.nodes.get(node_id)
+        merged = tuple(dict.fromkeys((*(existing.columns if existing else ()), *columns)))
+        node = GraphNode(node_id, node_kind(node_id), merged)
+        self.nodes[node_id] = node
+        return node
+
+    def add_edge(self, edge: GraphEdge) -> None:
+        self.add_node(edge.upstream)
+        self.add_node(edge.downstream)
+        if edge not in self.edges:
+            self.edges.append(edge)
+
+    def resolve(self, text: str) -> list[str]:
+        """The node ids ``text`` may mean, best matches only (see :func:`resolve_short_name`)."""
+        return resolve_short_name(text, self.nodes)
+
+    def walk(self, root: str, direction: Direction, depth: int | None = None) -> LineageGraph:
+        """The subgraph reachable from ``root`` going ``direction``, at most ``depth`` hops."""
+        if root not in self.nodes:
+            raise KeyError(f"no lineage node {root!r}")
+        result = LineageGraph()
+        result.add_node(root, self.nodes[root].columns)
+        queue = deque([(root, 0)])
+        seen = {root}
+        while queue:
+            current, hops = queue.popleft()
+            if depth is not None and hops >= depth:
+                continue
+            for edge in self.edges:
+                near, far = (
+                    (edge.downstream, edge.upstream)
+                    if direction == "upstream"
+                    else (edge.upstream, edge.downstream)
+                )
+                if near != current:
+                    continue
+                result.add_node(far, self.nodes[far].columns)
+                result.add_edge(edge)
+                if far not in seen:
+                    seen.add(far)
+                    queue.append((far, hops + 1))
+        return result
+
+
+def resolve_short_name(text: str, node_ids: Iterable[str]) -> list[str]:
+    """The ids a short name may mean, best rank first and only that rank, sorted.
+
+    Ranks: the exact id; a dataset whose name is ``text`` (a topic name, ``db.schema.table``);
+    a Glue table ``db.table``; a dataset whose name ends with ``.<text>`` (``inventory.customers``
+    for ``postgres://h:5432/shop.inventory.customers``). Case-insensitive after the exact id.
+    """
+    ids = list(dict.fromkeys(node_ids))
+    if text in ids:
+        return [text]
+    wanted = text.lower()
+    ranks: dict[int, list[str]] = {}
+    for node_id in ids:
+        node = GraphNode(node_id, node_kind(node_id))
+        label = node.label.lower()
+        if label == wanted:
+            rank = 1
+        elif label.endswith("." + wanted):
+            rank = 2
+        else:
+            continue
+        ranks.setdefault(rank, []).append(node_id)
+    return sorted(ranks[min(ranks)]) if ranks else []
+
+
+def render(
+    graph: LineageGraph,
+    root: str,
+    direction: Direction,
+    fmt: Literal["text", "json", "mermaid", "dot"],
+    *,
+    columns: bool = False,
+) -> str:
+    """``graph`` (usually :meth:`LineageGraph.walk`'s result) as a text tree, JSON, Mermaid or
+    Graphviz dot; ``columns`` adds the column pairs of each edge."""
+    if fmt == "text":
+        return _render_text(graph, root, direction, columns)
+    if fmt == "json":
+        return json.dumps(
+            {
+                "root": root,
+                "direction": direction,
+                "nodes": [
+                    {"id": n.id, "kind": n.kind, "label": n.label, "columns": list(n.columns)}
+                    for n in graph.nodes.values()
+                ],
+                "edges": [
+                    {
+                        "upstream": e.upstream,
+                        "downstream": e.downstream,
+                        "job": e.job,
+                        "columns": [list(pair) for pair in e.columns] if columns else [],
+                    }
+                    for e in graph.edges
+                ],
+            },
+            indent=2,
+        )
+    keys = {node_id: f"n{i}" for i, node_id in enumerate(graph.nodes)}
+    if fmt == "mermaid":
+        lines = ["graph LR"]
+        lines += [
+            f'  {keys[n.id]}["{_mermaid_text(n.label)}<br/>{n.kind}"]' for n in graph.nodes.values()
+        ]
+        for edge in graph.edges:
+            label = _edge_label(edge, columns)
+            arrow = f" -->|{_mermaid_text(label)}| " if label else " --> "
+            lines.append(f"  {keys[edge.upstream]}{arrow}{keys[edge.downstream]}")
+        return "\n".join(lines)
+    if fmt == "dot":
+        lines = ["digraph lineage {", "  rankdir=LR;"]
+        lines += [
+            f"  {keys[n.id]} [label={json.dumps(f'{n.label} ({n.kind})')}, tooltip={json.dumps(n.id)}];"
+            for n in graph.nodes.values()
+        ]
+        for edge in graph.edges:
+            label = _edge_label(edge, columns)
+            attribute = f" [label={json.dumps(label)}]" if label else ""
+            lines.append(f"  {keys[edge.upstream]} -> {keys[edge.downstream]}{attribute};")
+        lines.append("}")
+        return "\n".join(lines)
+    raise ValueError(f"format {fmt!r} must be one of text, json, mermaid, dot")
+
+
+def _edge_label(edge: GraphEdge, columns: bool) -> str:
+    parts = [edge.job] if edge.job else []
+    if columns and edge.columns:
+        parts.append(", ".join(f"{a} -> {b}" for a, b in edge.columns))
+    return ": ".join(parts)
+
+
+def _mermaid_text(text: str) -> str:
+    return text.replace('"', "#quot;").replace("|", "#124;")
+
+
+def _render_text(graph: LineageGraph, root: str, direction: Direction, columns: bool) -> str:
+    arrow = "<-" if direction == "upstream" else "->"
+    lines = [f"{graph.nodes[root].label}  [{graph.nodes[root].kind}] {root}"]
+
+    def visit(node_id: str, indent: str, path: frozenset[str]) -> None:
+        edges = [
+            e
+            for e in graph.edges
+            if (e.downstream if direction == "upstream" else e.upstream) == node_id
+        ]
+        for position, edge in enumerate(edges):
+            far = edge.upstream if direction == "upstream" else edge.downstream
+            last = position == len(edges) - 1
+            branch = "└─" if last else "├─"
+            via = f" via {edge.job}" if edge.job else ""
+            node = graph.nodes[far]
+            cycle = " (cycle)" if far in path else ""
+            lines.append(f"{indent}{branch}{arrow} {node.label}  [{node.kind}]{via}{cycle}")
+            child_indent = indent + ("   " if last else "│  ")
+            if columns:
+                for upstream_field, downstream_field in edge.columns:
+                    lines.append(f"{child_indent}   {downstream_field} <- {upstream_field}")
+            if not cycle:
+                visit(far, child_indent, path | {far})
+
+    visit(root, "", frozenset({root}))
+    return "\n".join(lines)

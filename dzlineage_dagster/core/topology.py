@@ -1,0 +1,525 @@
+"""Source table -> topic -> Iceberg table, derived from the connectors the platform runs.
+
+Input: the connector definitions (name and ``connectorConfiguration`` as MSK Connect's
+``DescribeConnector`` or Kafka Connect's ``GET /connectors?expand=info`` return them) and the
+registry's topic names. :func:`build_topology` parses every Debezium source and Iceberg sink,
+derives which source tables feed which topic and which tables each topic reaches, and keeps
+what it could not decide (with the reason) instead of guessing. :meth:`Topology.lineage_for`
+answers for one topic, with precedence override > connector > convention; every edge says
+which of them decided it. The naming convention (``fallback``) is asked only when no Iceberg
+sink connector is known at all: once the sinks are known, a topic none of them consumes feeds
+no table, and a guess would hide exactly what the checks look for.
+
+Override format (a mapping, e.g. loaded from YAML by the caller)::
+
+    topics:
+      shop.sales.orders_all:            # the topic
+        tables: [lakehouse.orders]      # '<database>.<table>'; [] = feeds no table
+        sources:                        # optional; each either a connector's table ...
+          - {connector: shop-debezium-source, table: sales.orders}
+          # ... or a full source table
+          - {engine: mysql, host: db.internal, port: 3306, database: shop, table: orders}
+        reason: merged by a stream processor   # optional, shown with the edge
+
+A topic's ``tables`` or ``sources`` given in the override replace the derived ones; a part
+left out stays derived.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from dzlineage_dagster.core.debezium import (
+    DebeziumConfigError,
+    DebeziumSource,
+    SourceEngine,
+    SourceTable,
+    is_debezium_source,
+    parse_debezium_source,
+)
+from dzlineage_dagster.core.iceberg_sink import (
+    IcebergSink,
+    IcebergSinkConfigError,
+    SinkTable,
+    is_iceberg_sink,
+    parse_iceberg_sink,
+)
+from dzlineage_dagster.core.java_regex import compile_java_regex
+from dzlineage_dagster.core.table_mapping import (
+    MappingOrigin,
+    TableRef,
+    TopicTableMapper,
+    TopicTableMapping,
+)
+from dzlineage_dagster.core.topics import TopicKind, classify_topic
+
+EdgeOrigin = Literal["override", "connector", "convention"]
+#: Weakest first: a topic's overall origin is the weakest of its edges'.
+_ORIGIN_STRENGTH = {"convention": 0, "connector": 1, "override": 2}
+
+
+@dataclass(frozen=True)
+class ConnectorDefinition:
+    """A connector as the platform reports it."""
+
+    name: str
+    config: Mapping[str, str]
+
+    @property
+    def connector_class(self) -> str:
+        return (self.config.get("connector.class") or "").strip()
+
+
+@dataclass(frozen=True)
+class SourceEdge:
+    """Source table -> topic."""
+
+    table: SourceTable
+    origin: EdgeOrigin
+    reason: str
+
+
+@dataclass(frozen=True)
+class SinkEdge:
+    """Topic -> Iceberg table."""
+
+    table: SinkTable
+    origin: EdgeOrigin
+    reason: str
+
+
+@dataclass(frozen=True)
+class TopicLineage:
+    """Everything known about one topic's lineage."""
+
+    topic: str
+    kind: TopicKind
+    sources: tuple[SourceEdge, ...]
+    #: The Debezium connector writing the topic (None when none is known).
+    source_connector: str | None
+    sinks: tuple[SinkEdge, ...]
+    #: The sink connectors consuming the topic.
+    sink_connectors: tuple[str, ...]
+    #: The weakest origin among the edges; "none" when there are no edges.
+    origin: MappingOrigin
+    #: Why part of the lineage could not be decided (None when all of it was).
+    ambiguous_reason: str | None
+    reason: str
+
+    @property
+    def is_ambiguous(self) -> bool:
+        return self.ambiguous_reason is not None
+
+    @property
+    def tables(self) -> tuple[SinkTable, ...]:
+        return tuple(edge.table for edge in self.sinks)
+
+    @property
+    def source_tables(self) -> tuple[SourceTable, ...]:
+        return tuple(edge.table for edge in self.sources)
+
+
+@dataclass(frozen=True)
+class Unresolved:
+    """Something the configs did not decide: a topic, a connector or an include pattern."""
+
+    subject: str
+    connector: str | None
+    reason: str
+
+
+@dataclass(frozen=True)
+class UnknownConnector:
+    name: str
+    connector_class: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class TopicOverride:
+    tables: tuple[SinkTable, ...] | None
+    sources: tuple[SourceTable, ...] | None
+    reason: str
+
+
+class OverrideError(ValueError):
+    """The override mapping is malformed; the message names the topic and entry."""
+
+
+@dataclass
+class Topology:
+    """The parsed connectors and the lineage they decide. Build with :func:`build_topology`."""
+
+    connectors: tuple[ConnectorDefinition, ...]
+    sources: tuple[DebeziumSource, ...]
+    sinks: tuple[IcebergSink, ...]
+    unknown_connectors: tuple[UnknownConnector, ...]
+    #: Topics known from the registry and the connectors, sorted.
+    topics: tuple[str, ...]
+    overrides: Mapping[str, TopicOverride] = field(default_factory=dict)
+    fallback: TopicTableMapper | None = None
+    _source_routes: dict[str, list[tuple[SourceTable, DebeziumSource, str]]] = field(
+        default_factory=dict, repr=False
+    )
+    _source_problems: dict[str, str] = field(default_factory=dict, repr=False)
+    _special: dict[str, tuple[TopicKind, str]] = field(default_factory=dict, repr=False)
+    _unresolved: list[Unresolved] = field(default_factory=list, repr=False)
+    _subscribed: dict[str, list[str]] = field(default_factory=dict, repr=False)
+
+    def lineage_for(self, topic: str) -> TopicLineage:
+        """The lineage of ``topic``: override, else connectors, else the naming convention."""
+        special = self._special.get(topic)
+        kind = special[0] if special else self._kind(topic)
+        routes = self._source_routes.get(topic, [])
+        source_connector = routes[0][1].name if routes else None
+        sources = tuple(SourceEdge(table, "connector", reason) for table, _, reason in routes)
+        source_problems = [self._source_problems[topic]] if topic in self._source_problems else []
+        writers = sorted({source.name for _, source, _ in routes})
+        if len(writers) > 1:
+            source_problems.append(
+                f"connectors {', '.join(writers)} all write {topic!r}: check their prefixes "
+                "and routers"
+            )
+        sink_problems: list[str] = []
+        sinks: list[SinkEdge] = []
+        sink_connectors: list[str] = []
+        for sink in self.sinks:
+            if not sink.subscribes(topic):
+                continue
+            sink_connectors.append(sink.name)
+            if kind is not TopicKind.TABLE and special:
+                continue  # the connector config says this topic carries no rows
+            unwrapped = [source.name for _, source, _ in routes if source.chain.reshapes_value]
+            if unwrapped and sink.cdc_target_pattern is not None:
+                sink_problems.append(
+                    f"sink {sink.name!r} applies the DebeziumTransform, but connector "
+                    f"{unwrapped[0]!r} unwraps the change-event envelope before it"
+                )
+                continue
+            routing = sink.route(
+                topic, [edge.table for edge in sources] or None, self.subscribed(sink)
+            )
+            if routing.ambiguous_reason:
+                sink_problems.append(routing.ambiguous_reason)
+            sinks += [SinkEdge(table, "connector", routing.reason) for table in routing.tables]
+        override = self.overrides.get(topic)
+        if override is not None:
+            if override.sources is not None:
+                sources = tuple(
+                    SourceEdge(t, "override", override.reason) for t in override.sources
+                )
+                source_connector = sources[0].table.connector if sources else None
+                source_problems = []
+            if override.tables is not None:
+                sinks = [SinkEdge(t, "override", override.reason) for t in override.tables]
+                sink_problems = []
+            kind = TopicKind.TABLE if kind is TopicKind.OTHER else kind
+        problems = [*source_problems, *sink_problems]
+        if not self.sinks and not sinks and kind is TopicKind.TABLE:
+            # Only when no sink connector is known at all: with sinks known, a topic none of
+            # them consumes feeds no table, and a guess would hide that.
+            sinks = self._convention_sinks(topic)
+        reason = self._reason(topic, kind, sources, sinks, special)
+        origins = [edge.origin for edge in (*sources, *sinks)]
+        origin: MappingOrigin = (
+            min(origins, key=_ORIGIN_STRENGTH.__getitem__) if origins else "none"
+        )
+        return TopicLineage(
+            topic=topic,
+            kind=kind,
+            sources=sources,
+            source_connector=source_connector,
+            sinks=tuple(dict.fromkeys(sinks)),
+            sink_connectors=tuple(sink_connectors),
+            origin=origin,
+            ambiguous_reason="; ".join(dict.fromkeys(problems)) or None,
+            reason=reason,
+        )
+
+    def source_connector_of(self, topic: str) -> DebeziumSource | None:
+        """The Debezium connector writing ``topic`` (for its bootstrap servers and whether it
+        unwraps the envelope: ``chain.reshapes_value``), None when none is known."""
+        lineage = self.lineage_for(topic)
+        return next((s for s in self.sources if s.name == lineage.source_connector), None)
+
+    def lineages(self) -> list[TopicLineage]:
+        return [self.lineage_for(topic) for topic in self.topics]
+
+    def subscribed(self, sink: IcebergSink) -> list[str]:
+        """The known topics ``sink`` consumes that carry table rows."""
+        if sink.name not in self._subscribed:
+            self._subscribed[sink.name] = [
+                topic
+                for topic in self.topics
+                if sink.subscribes(topic)
+                and (topic not in self._special or self._special[topic][0] is TopicKind.TABLE)
+            ]
+        return self._subscribed[sink.name]
+
+    @property
+    def unresolved(self) -> list[Unresolved]:
+        """Connector-level problems, include patterns no topic shows, and ambiguous topics."""
+        topic_problems = [
+            Unresolved(lineage.topic, lineage.source_connector, lineage.ambiguous_reason)
+            for lineage in self.lineages()
+            if lineage.ambiguous_reason
+        ]
+        return [*self._unresolved, *topic_problems]
+
+    def special_topics(self) -> dict[str, TopicKind]:
+        """Heartbeat, transaction, schema-change and schema-history topics named by configs."""
+        return {topic: kind for topic, (kind, _) in self._special.items()}
+
+    def _kind(self, topic: str) -> TopicKind:
+        if topic in self._source_routes or topic in self._source_problems:
+            return TopicKind.TABLE
+        return classify_topic(topic, topic_prefixes=[s.topic_prefix for s in self.sources])
+
+    def _convention_sinks(self, topic: str) -> list[SinkEdge]:
+        if self.fallback is None:
+            return []
+        mapping = self.fallback.map_topic(topic)
+        if mapping.table is None or mapping.origin != "convention":
+            return []
+        guess = SinkTable(mapping.table.database, mapping.table.table, "", "glue")
+        return [SinkEdge(guess, "convention", mapping.reason)]
+
+    def _reason(
+        self,
+        topic: str,
+        kind: TopicKind,
+        sources: Sequence[SourceEdge],
+        sinks: Sequence[SinkEdge],
+        special: tuple[TopicKind, str] | None,
+    ) -> str:
+        if special and kind is not TopicKind.TABLE:
+            return special[1]
+        parts = [edge.reason for edge in (*sources, *sinks)]
+        if not parts:
+            return f"no connector, override or convention maps {topic!r}"
+        return "; ".join(dict.fromkeys(parts))
+
+
+def build_topology(
+    connectors: Iterable[ConnectorDefinition],
+    topics: Iterable[str],
+    *,
+    value_schema_names: Mapping[str, str] | None = None,
+    overrides: Mapping[str, Any] | None = None,
+    fallback: TopicTableMapper | None = None,
+) -> Topology:
+    """Parse the connectors and derive the lineage of the known topics.
+
+    ``topics`` are the registry's topic names; ``value_schema_names`` (optional) maps a topic
+    to its value schema's full name, which for Debezium is ``<original topic>.Envelope`` and
+    reveals the table behind a RegexRouter-renamed topic. ``overrides`` is the mapping
+    described in the module doc; ``fallback`` the naming-convention mapper.
+    """
+    connectors = tuple(connectors)
+    registry_topics = list(dict.fromkeys(topics))
+    sources: list[DebeziumSource] = []
+    sinks: list[IcebergSink] = []
+    unknown: list[UnknownConnector] = []
+    for connector in connectors:
+        try:
+            if is_debezium_source(connector.config):
+                sources.append(parse_debezium_source(connector.name, connector.config))
+            elif is_iceberg_sink(connector.config):
+                sinks.append(parse_iceberg_sink(connector.name, connector.config))
+            else:
+                unknown.append(
+                    UnknownConnector(
+                        connector.name,
+                        connector.connector_class,
+                        f"connector class {connector.connector_class or '(none)'!r} is neither "
+                        "a Debezium relational source nor an Iceberg sink: its topics are not "
+                        "mapped from its configuration",
+                    )
+                )
+        except (DebeziumConfigError, IcebergSinkConfigError) as error:
+            unknown.append(UnknownConnector(connector.name, connector.connector_class, str(error)))
+    parsed_overrides = parse_overrides(overrides or {}, sources)
+    topology = Topology(
+        connectors=connectors,
+        sources=tuple(sources),
+        sinks=tuple(sinks),
+        unknown_connectors=tuple(unknown),
+        topics=(),
+        overrides=parsed_overrides,
+        fallback=fallback,
+    )
+    all_topics = dict.fromkeys(registry_topics)
+    for source in sources:
+        _add_source(topology, source, registry_topics, value_schema_names, all_topics)
+    _flag_topics_routers_may_produce(topology, registry_topics)
+    all_topics.update(dict.fromkeys(parsed_overrides))
+    topology.topics = tuple(sorted(all_topics))
+    return topology
+
+
+def _add_source(
+    topology: Topology,
+    source: DebeziumSource,
+    registry_topics: list[str],
+    value_schema_names: Mapping[str, str] | None,
+    all_topics: dict[str, None],
+) -> None:
+    if source.naming_problem:
+        topology._unresolved.append(Unresolved(source.name, source.name, source.naming_problem))
+        return
+    for topic, kind in source.special_topic_kinds().items():
+        topology._special[topic] = (
+            kind,
+            f"{kind.value.replace('_', ' ')} topic of connector {source.name!r} (from its config)",
+        )
+    matched_patterns: set[str] = set()
+    for route in source.table_routes(registry_topics, value_schema_names):
+        routed = route.routed
+        if routed.is_ambiguous:
+            topology._source_problems[routed.original] = routed.ambiguous_reason or ""
+            all_topics.setdefault(routed.original, None)
+            continue
+        via = f" renamed by {', '.join(routed.renamed_by)}" if routed.renamed_by else ""
+        merged = " (one of the tables merged into it)" if routed.merged else ""
+        reason = (
+            f"connector {source.name!r} captures {route.table.filter_id} "
+            f"(known from its {route.evidence}) into {routed.original}{via}{merged}"
+        )
+        topology._source_routes.setdefault(routed.topic, []).append((route.table, source, reason))
+        all_topics.setdefault(routed.topic, None)
+        matched_patterns.update(
+            pattern
+            for pattern in source.table_patterns
+            if _pattern_matches(pattern, route.table.filter_id)
+        )
+    for pattern in source.table_patterns:
+        if pattern not in matched_patterns:
+            topology._unresolved.append(
+                Unresolved(
+                    pattern,
+                    source.name,
+                    f"connector {source.name!r} includes tables matching {pattern!r}, and no "
+                    "registry topic shows a table it captures",
+                )
+            )
+
+
+def _flag_topics_routers_may_produce(topology: Topology, registry_topics: list[str]) -> None:
+    """A registry topic no captured table explains, but a router could have named, is
+    reported: its tables are hidden behind the router (a regex include list, no envelope)."""
+    explained = {*topology._source_routes, *topology._source_problems, *topology._special}
+    for topic in registry_topics:
+        if topic in explained:
+            continue
+        for source in topology.sources:
+            step = next((s for s in source.chain.steps if s.may_produce(topic)), None)
+            if step is not None:
+                topology._source_problems[topic] = (
+                    f"transform {step.alias!r} of connector {source.name!r} may have named this "
+                    "topic, but no known table of the connector routes to it (give the value "
+                    "schema names, a literal table.include.list or an override)"
+                )
+                break
+
+
+def _pattern_matches(pattern: str, text: str) -> bool:
+    return compile_java_regex(pattern, case_insensitive=True).matches(text)
+
+
+def parse_overrides(
+    document: Mapping[str, Any], sources: Sequence[DebeziumSource] = ()
+) -> dict[str, TopicOverride]:
+    """Parse the override mapping (module doc); raises OverrideError naming the topic."""
+    topics = document.get("topics", {}) if isinstance(document, Mapping) else None
+    if not isinstance(topics, Mapping):
+        raise OverrideError("the override document must be a mapping with a 'topics' mapping")
+    by_name = {source.name: source for source in sources}
+    overrides = {}
+    for topic, entry in topics.items():
+        if not isinstance(entry, Mapping):
+            raise OverrideError(f"override for topic {topic!r} must be a mapping")
+        unknown_keys = set(entry) - {"tables", "sources", "reason"}
+        if unknown_keys:
+            raise OverrideError(
+                f"override for topic {topic!r} has unknown keys {sorted(unknown_keys)}"
+            )
+        reason = str(entry.get("reason") or f"override for topic {topic!r}")
+        tables = None
+        if "tables" in entry:
+            tables = tuple(_override_table(topic, value) for value in entry["tables"] or [])
+        overridden_sources = None
+        if "sources" in entry:
+            overridden_sources = tuple(
+                _override_source(topic, value, by_name) for value in entry["sources"] or []
+            )
+        overrides[str(topic)] = TopicOverride(tables, overridden_sources, reason)
+    return overrides
+
+
+def _override_table(topic: str, value: object) -> SinkTable:
+    parts = str(value).split(".") if isinstance(value, str) else []
+    if len(parts) != 2 or not all(parts):
+        raise OverrideError(
+            f"override for topic {topic!r}: table {value!r} must be '<database>.<table>'"
+        )
+    return SinkTable(parts[0].lower(), parts[1].lower(), "", "glue")
+
+
+def _override_source(
+    topic: str, value: object, sources: Mapping[str, DebeziumSource]
+) -> SourceTable:
+    where = f"override for topic {topic!r}: source {value!r}"
+    if not isinstance(value, Mapping):
+        raise OverrideError(f"{where} must be a mapping")
+    if "connector" in value:
+        source = sources.get(str(value["connector"]))
+        if source is None:
+            raise OverrideError(f"{where} names no known Debezium connector")
+        parts = str(value.get("table", "")).split(".")
+        if len(parts) == 2 and source.default_database is not None and source.engine.has_schemas:
+            return source.table(source.default_database, parts[0], parts[1])
+        if len(parts) == 2 and not source.engine.has_schemas:
+            return source.table(parts[0], None, parts[1])
+        if len(parts) == 3 and source.engine is SourceEngine.SQLSERVER:
+            return source.table(*parts)
+        raise OverrideError(f"{where}: table must be the connector's table id")
+    try:
+        engine = SourceEngine(str(value["engine"]))
+        return SourceTable(
+            engine,
+            str(value["database"]),
+            str(value["schema"]) if engine.has_schemas else None,
+            str(value["table"]),
+            str(value["host"]),
+            str(value["port"]),
+            str(value.get("connector", "")),
+        )
+    except (KeyError, ValueError) as error:
+        raise OverrideError(
+            f"{where} needs engine ({', '.join(e.value for e in SourceEngine)}), host, port, "
+            f"database, schema (not for mysql) and table: {error}"
+        ) from error
+
+
+@dataclass(frozen=True)
+class ConnectorTopicMapper:
+    """A :class:`TopicTableMapper` answering from the topology (which falls back itself)."""
+
+    topology: Topology
+
+    def map_topic(self, topic: str) -> TopicTableMapping:
+        lineage = self.topology.lineage_for(topic)
+        if not lineage.sinks:
+            reason = lineage.ambiguous_reason or lineage.reason
+            return TopicTableMapping(topic, None, "none", reason)
+        first = lineage.sinks[0]
+        others = [str(edge.table.ref) for edge in lineage.sinks[1:]]
+        also = f" (also feeds {', '.join(others)})" if others else ""
+        return TopicTableMapping(
+            topic,
+            TableRef(first.table.database, first.table.table),
+            first.origin,
+            first.reason + also,
+        )

@@ -1,0 +1,151 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.java_regex import (
+    InvalidJavaRegex,
+    UnsupportedJavaRegex,
+    compile_java_regex,
+    split_java_regex_list,
+)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        # matches() is a full match: a prefix or an inner match is not enough.
+        ("shop\\.inventory\\..*", "shop.inventory.customers", True),
+        ("shop\\.inventory", "shop.inventory.customers", False),
+        ("inventory", "shop.inventory.customers", False),
+        ("a|ab", "ab", True),
+        # Java's \d and \w are ASCII-only by default.
+        ("t\\d+", "t42", True),
+        ("t\\d+", "t\u0664\u0662", False),
+        ("\\w+", "caf\u00e9", False),
+        # POSIX and java.lang.Character classes.
+        ("\\p{Alpha}+_\\p{Digit}{2}", "orders_24", True),
+        ("\\p{Lower}+", "Orders", False),
+        ("[\\p{Alnum}_]+", "order_lines_2", True),
+        ("\\P{Digit}+", "abc", True),
+        ("\\P{Digit}+", "ab1", False),
+        ("\\p{javaLowerCase}+", "abc", True),
+        # Named groups and back references.
+        ("(?<schema>[a-z]+)\\.\\k<schema>", "sales.sales", True),
+        ("(?<schema>[a-z]+)\\.\\k<schema>", "sales.other", False),
+        # Quoting and possessive / atomic constructs (native in Python 3.11).
+        ("\\Qshop.sales\\E\\..+", "shop.sales.orders", True),
+        ("\\Qshop.sales\\E\\..+", "shopXsales.orders", False),
+        ("a*+a", "aaa", False),
+        ("(?>a+)b", "aaab", True),
+        # \z is the absolute end; a ']' right after '[' is a literal.
+        ("abc\\z", "abc", True),
+        ("[]a]+", "]a]", True),
+        ("(?i)ORDERS", "orders", True),
+        ("public\\.(?i:ORDERS)", "public.orders", True),
+        ("PUBLIC\\.(?i:ORDERS)", "public.orders", False),
+    ],
+)
+def test_matches_is_a_full_match_with_java_classes(pattern: str, text: str, expected: bool) -> None:
+    assert compile_java_regex(pattern).matches(text) is expected
+
+
+def test_case_insensitive_compilation_is_ascii_only_like_java() -> None:
+    pattern = compile_java_regex("public\\.ORDERS", case_insensitive=True)
+    assert pattern.matches("PUBLIC.orders")
+    assert not compile_java_regex("\u00e9", case_insensitive=True).matches("\u00c9")
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "replacement", "first", "every"),
+    [
+        ("(.*)\\.(.*)\\.(.*)", "shop.sales.orders", "$1_$3", "shop_orders", "shop_orders"),
+        ("(?<p>[^.]+)\\.(.*)", "shop.sales.orders", "${p}-all", "shop-all", "shop-all"),
+        # An escaped dollar and backslash are literals.
+        ("(a)", "a", "\\$1\\\\", "$1\\", "$1\\"),
+        # $12 is group 1 then '2' when the pattern has no group 12.
+        ("(a)(b)", "ab", "$12", "a2", "a2"),
+        # A group that did not take part appends nothing.
+        ("(a)|(b)", "b", "[$1]", "[]", "[]"),
+        # replaceFirst searches: after a full match it may still replace a shorter match.
+        ("a|ab", "ab", "X", "Xb", "Xb"),
+        ("o", "foo", "0", "f0o", "f00"),
+        ("x*", "abc", "-", "-abc", "-a-b-c-"),
+    ],
+)
+def test_java_replacement_strings(
+    pattern: str, text: str, replacement: str, first: str, every: str
+) -> None:
+    compiled = compile_java_regex(pattern)
+    assert compiled.replace_first(text, replacement) == first
+    assert compiled.replace_all(text, replacement) == every
+
+
+@pytest.mark.parametrize(
+    ("pattern", "replacement"),
+    [("(a)", "$2"), ("(a)", "$"), ("(a)", "\\"), ("(a)", "${missing}"), ("(a)", "$x")],
+)
+def test_replacements_java_rejects_raise(pattern: str, replacement: str) -> None:
+    with pytest.raises(InvalidJavaRegex, match="replacement"):
+        compile_java_regex(pattern).replace_first("a", replacement)
+
+
+@pytest.mark.parametrize(
+    "pattern",
+    [
+        "[a-z&&[^aeiou]]+",
+        "[a[b]]",
+        "\\p{IsLatin}+",
+        "\\p{L}+",
+        "\\Gabc",
+        "\\R",
+        "(?U)\\w+",
+        "abc(?i)def",
+        "[\\P{Digit}x]",
+    ],
+)
+def test_features_that_cannot_be_evaluated_are_reported(pattern: str) -> None:
+    with pytest.raises(UnsupportedJavaRegex, match=re.escape(repr(pattern))):
+        compile_java_regex(pattern)
+
+
+@pytest.mark.parametrize("pattern", ["(abc", "abc\\", "[abc", "\\y", "(?<1a>x)", "a{2"])
+def test_invalid_patterns_raise_with_the_pattern(pattern: str) -> None:
+    with pytest.raises(InvalidJavaRegex, match=re.escape(repr(pattern))):
+        compile_java_regex(pattern)
+
+
+@pytest.mark.parametrize(
+    ("value", "entries"),
+    [
+        ("inventory.customers,sales.orders", ["inventory.customers", "sales.orders"]),
+        (" public.a , public.b ,", ["public.a", "public.b"]),
+        ("public.t{1,3},x", ["public.t{1,3}", "x"]),
+        ("public.[a,b],x", ["public.[a,b]", "x"]),
+        ("public.(a|b,c),x", ["public.(a|b,c)", "x"]),
+        ("a\\,b,c", ["a,b", "c"]),
+        ("public\\.orders", ["public\\.orders"]),
+    ],
+)
+def test_regex_lists_split_like_debezium(value: str, entries: list[str]) -> None:
+    assert split_java_regex_list(value) == entries
+
+
+@given(st.text(alphabet=st.characters(codec="ascii"), max_size=30))
+def test_quoted_text_matches_itself_only(text: str) -> None:
+    if "\\E" in text:
+        return
+    pattern = compile_java_regex(f"\\Q{text}\\E")
+    assert pattern.matches(text)
+    assert not pattern.matches(text + "x")
+
+
+@given(st.from_regex(r"[a-z]{1,8}(\.[a-z_]{1,8}){1,3}", fullmatch=True))
+def test_literal_replacement_with_groups_roundtrips(topic: str) -> None:
+    pattern = compile_java_regex("([^.]+)\\.(.*)")
+    assert pattern.replace_first(topic, "$2.$1") == ".".join(
+        [topic.split(".", 1)[1], topic.split(".", 1)[0]]
+    )

@@ -1,0 +1,111 @@
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.lineage_graph import (
+    GraphEdge,
+    LineageGraph,
+    node_kind,
+    render,
+    resolve_short_name,
+)
+
+SOURCE = "postgres://shop-db:5432/shop.sales.orders"
+SHARD = "postgres://shop-db:5432/shop.sales.orders_archive"
+TOPIC = "kafka://b-1.demo:9098/shop.sales.orders"
+TABLE = "arn:aws:glue:us-east-1:123456789012:table/lakehouse/sales_orders"
+REPORT = "arn:aws:glue:us-east-1:123456789012:table/lakehouse/daily_revenue"
+
+
+def demo_graph() -> LineageGraph:
+    graph = LineageGraph()
+    for node_id, columns in ((SOURCE, ["id", "total"]), (TOPIC, ["after.id", "after.total"])):
+        graph.add_node(node_id, columns)
+    graph.add_edge(
+        GraphEdge(SOURCE, TOPIC, "kafka-connect.shop-debezium-source", (("id", "after.id"),))
+    )
+    graph.add_edge(GraphEdge(SHARD, TOPIC, "kafka-connect.shop-debezium-source"))
+    graph.add_edge(
+        GraphEdge(TOPIC, TABLE, "kafka-connect.shop-iceberg-sink", (("after.id", "id"),))
+    )
+    graph.add_edge(GraphEdge(TABLE, REPORT, "glue.daily_revenue"))
+    return graph
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (TABLE, [TABLE]),
+        ("lakehouse.sales_orders", [TABLE]),
+        ("LAKEHOUSE.SALES_ORDERS", [TABLE]),
+        # The topic's name equals the source table's qualified name: both are offered.
+        ("shop.sales.orders", sorted([SOURCE, TOPIC])),
+        ("sales.orders_archive", [SHARD]),
+        ("orders", sorted([SOURCE, TOPIC])),
+        ("nothing.here", []),
+    ],
+)
+def test_short_names_resolve_to_candidates(text: str, expected: list[str]) -> None:
+    assert demo_graph().resolve(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("node_id", "kind"),
+    [(TABLE, "glue_table"), (TOPIC, "topic"), (SOURCE, "source_table"), ("s3://b/k", "dataset")],
+)
+def test_node_kinds_follow_the_identifier_form(node_id: str, kind: str) -> None:
+    assert node_kind(node_id) == kind
+
+
+def test_upstream_walk_finds_every_feeder_and_respects_depth() -> None:
+    graph = demo_graph()
+    assert set(graph.walk(TABLE, "upstream").nodes) == {TABLE, TOPIC, SOURCE, SHARD}
+    assert set(graph.walk(TABLE, "upstream", depth=1).nodes) == {TABLE, TOPIC}
+    assert set(graph.walk(TOPIC, "downstream").nodes) == {TOPIC, TABLE, REPORT}
+    with pytest.raises(KeyError, match="no lineage node"):
+        graph.walk("kafka://x/y", "upstream")
+
+
+def test_text_tree_answers_what_feeds_this_table_with_columns() -> None:
+    graph = demo_graph()
+    text = render(graph.walk(TABLE, "upstream"), TABLE, "upstream", "text", columns=True)
+    assert text.splitlines() == [
+        f"lakehouse.sales_orders  [glue_table] {TABLE}",
+        "└─<- shop.sales.orders  [topic] via kafka-connect.shop-iceberg-sink",
+        "      id <- after.id",
+        "   ├─<- shop.sales.orders  [source_table] via kafka-connect.shop-debezium-source",
+        "   │     after.id <- id",
+        "   └─<- shop.sales.orders_archive  [source_table] via kafka-connect.shop-debezium-source",
+    ]
+
+
+def test_json_mermaid_and_dot_carry_the_same_graph() -> None:
+    graph = demo_graph().walk(TOPIC, "downstream")
+    document = json.loads(render(graph, TOPIC, "downstream", "json", columns=True))
+    assert {n["id"] for n in document["nodes"]} == {TOPIC, TABLE, REPORT}
+    assert [tuple(p) for p in document["edges"][0]["columns"]] == [("after.id", "id")]
+    mermaid = render(graph, TOPIC, "downstream", "mermaid")
+    assert mermaid.startswith("graph LR") and mermaid.count("-->") == 2
+    dot = render(graph, TOPIC, "downstream", "dot")
+    assert dot.startswith("digraph lineage {") and dot.count("->") == 2 and dot.endswith("}")
+    with pytest.raises(ValueError, match="format"):
+        render(graph, TOPIC, "downstream", "svg")  # type: ignore[arg-type]
+
+
+def test_cycles_end_the_tree() -> None:
+    graph = LineageGraph()
+    graph.add_edge(GraphEdge("kafka://b:1/a", "kafka://b:1/b"))
+    graph.add_edge(GraphEdge("kafka://b:1/b", "kafka://b:1/a"))
+    text = render(graph, "kafka://b:1/a", "downstream", "text")
+    assert text.splitlines()[-1].endswith("(cycle)")
+
+
+@given(st.lists(st.from_regex(r"[a-z]{1,6}(\.[a-z]{1,6}){0,2}", fullmatch=True), max_size=8))
+def test_every_topic_resolves_by_its_own_name(names: list[str]) -> None:
+    ids = [f"kafka://b-1:9098/{name}" for name in names]
+    for node_id, name in zip(ids, names, strict=True):
+        assert node_id in resolve_short_name(name, ids)
