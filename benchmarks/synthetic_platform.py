@@ -29,8 +29,8 @@ import boto3
 import yaml
 from botocore.config import Config
 
-from dzlineage_dagster.sandbox.control import SANDBOX_CREDENTIALS, SANDBOX_REGION
-from dzlineage_dagster.sandbox.seed import (
+from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS, SANDBOX_REGION
+from dzlineage_dagster.sandbox.demo.seed import (
     DEMO_PLATFORM,
     Column,
     PlatformSpec,

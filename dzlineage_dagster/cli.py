@@ -19,9 +19,9 @@ from dzlineage_dagster.settings import ENV_PREFIX, LineageSettings, env_name
 
 def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     """Serve the sandbox on the given address, seeded unless --empty; returns its environment."""
-    from dzlineage_dagster.sandbox.control import SandboxControl, sandbox_environment
-    from dzlineage_dagster.sandbox.seed import seed_platform
-    from dzlineage_dagster.sandbox.server import Sandbox
+    from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
+    from dzlineage_dagster.sandbox.demo.seed import seed_platform
+    from dzlineage_dagster.sandbox.server.app import Sandbox
 
     try:
         sandbox = Sandbox(args.host, args.port).start()

@@ -18,7 +18,7 @@ import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from dzlineage_dagster.sandbox.seed import load_platform_spec
+from dzlineage_dagster.sandbox.demo.seed import load_platform_spec
 from dzlineage_dagster_tests.ui_process import DemoProcess, running_demo, wait_for_sensor_runs
 
 pytestmark = pytest.mark.browser

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dzlineage_dagster.sandbox.seed import Column
+from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 

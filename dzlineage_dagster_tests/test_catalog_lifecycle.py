@@ -174,7 +174,7 @@ def test_headless_sync_exits_non_zero_and_names_the_failing_topic(platform, caps
 
 
 def test_headless_sync_that_cannot_start_says_why_without_a_traceback(platform, capsys):
-    from dzlineage_dagster.sandbox.faults import FaultRule
+    from dzlineage_dagster.sandbox.server.faults import FaultRule
 
     platform.control.set_faults(FaultRule(service="datazone", operation="GetFormType"))
     assert dzlineage(["sync"]) == 1

@@ -7,7 +7,7 @@ from dagster import AssetKey
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
-from dzlineage_dagster.sandbox.faults import FaultRule
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 

@@ -28,7 +28,7 @@ from hypothesis import strategies as st
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.aws_protocol import (
+from dzlineage_dagster.sandbox.protocol.aws import (
     aws_error_response,
     java_pattern,
     resolve_operation_name,

@@ -11,8 +11,7 @@ import urllib.request
 from collections import Counter
 from typing import Any
 
-from dzlineage_dagster.sandbox.faults import CallRecord, FaultRule, count_calls
-from dzlineage_dagster.sandbox.server import ADMIN_PREFIX
+from dzlineage_dagster.sandbox.server.faults import CallRecord, FaultRule, count_calls
 
 #: Dummy credentials: moto accepts any, and SigV4 signing needs some.
 SANDBOX_CREDENTIALS = {
@@ -21,6 +20,8 @@ SANDBOX_CREDENTIALS = {
     "AWS_SESSION_TOKEN": "testing",
 }
 SANDBOX_REGION = "us-east-1"
+#: Where the admin paths live on the sandbox endpoint (no AWS service uses this path).
+ADMIN_PREFIX = "/_sandbox/"
 
 
 def sandbox_environment(endpoint_url: str, region: str = SANDBOX_REGION) -> dict[str, str]:

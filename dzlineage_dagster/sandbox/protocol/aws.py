@@ -403,6 +403,11 @@ class RestJsonService:
             "ValidationException" if "ValidationException" in shapes else "BadRequestException"
         )
 
+    @property
+    def operations(self) -> list[str]:
+        """The operations this emulator answers (the others answer ``NotImplemented``)."""
+        return sorted(self._handlers)
+
     def handle(self, request: Request) -> Response:
         matched = _match_operation(self.service_name, request)
         if matched is None:

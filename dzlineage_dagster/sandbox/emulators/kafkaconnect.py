@@ -1,7 +1,7 @@
 """Amazon MSK Connect (``kafkaconnect``), emulated for the sandbox: the connector lifecycle the
 project reads its topology from.
 
-:class:`~dzlineage_dagster.sandbox.aws_protocol.RestJsonService` validates each request against
+:class:`~dzlineage_dagster.sandbox.protocol.aws.RestJsonService` validates each request against
 botocore's model (MSK Connect answers ``BadRequestException`` for invalid input); this module
 keeps the semantics: connector names are unique (``ConflictException``), ARNs and versions look
 like AWS's, a created connector is RUNNING when next described, and unknown ARNs are
@@ -19,7 +19,7 @@ from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError, RestJsonService
+from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError, RestJsonService
 
 _CONNECTOR_ARN = re.compile(r"arn:aws[a-z-]*:kafkaconnect:[a-z0-9-]+:\d{12}:connector/[^/]+/.+")
 #: The request members that DescribeConnector answers back as they were given.
@@ -60,6 +60,10 @@ class KafkaConnectEmulator:
                 "DeleteConnector": self._delete_connector,
             },
         )
+
+    @property
+    def operations(self) -> list[str]:
+        return self._service.operations
 
     def handle(self, request: Request) -> Response:
         return self._service.handle(request)

@@ -1,5 +1,5 @@
 """The DataZone operations: each handler takes the validated input of one operation and answers
-with its output, on the state of :mod:`~dzlineage_dagster.sandbox.datazone.domain`."""
+with its output, on the state of :mod:`~dzlineage_dagster.sandbox.emulators.datazone.domain`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError, RestJsonService
-from dzlineage_dagster.sandbox.datazone.catalog import (
+from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError, RestJsonService
+from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
     Asset,
     AssetRevision,
@@ -21,11 +21,11 @@ from dzlineage_dagster.sandbox.datazone.catalog import (
     revision_of,
     with_common_details,
 )
-from dzlineage_dagster.sandbox.datazone.common import invalid, new_id, not_found, now
-from dzlineage_dagster.sandbox.datazone.domain import Domain
-from dzlineage_dagster.sandbox.datazone.lineage import LineageEventRecord, RunEvent
-from dzlineage_dagster.sandbox.datazone.search import matching_assets
-from dzlineage_dagster.sandbox.datazone.smithy_forms import FormModel
+from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id, not_found, now
+from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
+from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageEventRecord, RunEvent
+from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
+from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 
 
 class DataZoneEmulator:
@@ -60,6 +60,10 @@ class DataZoneEmulator:
                 "GetLineageEvent": self._get_lineage_event,
             },
         )
+
+    @property
+    def operations(self) -> list[str]:
+        return self._service.operations
 
     def handle(self, request: Request) -> Response:
         return self._service.handle(request)
