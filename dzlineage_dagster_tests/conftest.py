@@ -9,13 +9,13 @@ import boto3
 import pytest
 from botocore.config import Config
 
+from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import (
     SANDBOX_CREDENTIALS,
     SANDBOX_REGION,
     SandboxControl,
     sandbox_environment,
 )
-from dzlineage_dagster.sandbox.server.app import Sandbox
 
 
 @dataclass

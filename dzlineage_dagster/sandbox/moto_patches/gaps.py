@@ -38,8 +38,8 @@ from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_ba
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.protocol.aws import aws_error_response
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
+from dzlineage_dagster.sandbox.protocol.aws import aws_error_response
 
 AWS_JSON = "application/x-amz-json-1.1"
 REST_JSON = "application/json"

@@ -29,14 +29,14 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, resolve_operation_name
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
-from dzlineage_dagster.sandbox.server.faults import CallLog, FaultPlan, FaultRule
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
+from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, resolve_operation_name
 from dzlineage_dagster.sandbox.server import operations
 from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
+from dzlineage_dagster.sandbox.server.faults import CallLog, FaultPlan, FaultRule
 
 #: moto's account when the access key is not one it issued; the emulators use the same.
 SANDBOX_ACCOUNT_ID = "123456789012"
@@ -175,8 +175,7 @@ class SandboxApp:
         return _json(
             {
                 "services": {
-                    name: operations.operations_of(name, _emulator_operations)
-                    for name in services
+                    name: operations.operations_of(name, _emulator_operations) for name in services
                 },
                 "other_moto_services": sorted(set(operations.moto_services()) - set(services)),
             }

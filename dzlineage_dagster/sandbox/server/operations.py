@@ -38,9 +38,9 @@ def moto_operations(service: str) -> set[str]:
         urls = importlib.import_module(f"moto.{service}.urls")
     except ModuleNotFoundError:
         return set()
-    response_classes = {
-        getattr(view, "__self__", None) for view in urls.url_paths.values()
-    } - {None}
+    response_classes = {getattr(view, "__self__", None) for view in urls.url_paths.values()} - {
+        None
+    }
     methods = {name for cls in response_classes for name in method_names_from_class(cls)}
     return {
         operation

@@ -9,7 +9,6 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     Asset,
     AssetTypeRevision,
@@ -22,6 +21,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageGraph
+from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
 
 @dataclass

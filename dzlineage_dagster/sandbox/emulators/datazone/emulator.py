@@ -7,7 +7,6 @@ from typing import Any
 
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError, RestJsonService
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
     Asset,
@@ -26,6 +25,11 @@ from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageEventRecord, RunEvent
 from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
+from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError, RestJsonService
+
+#: Where the emulated domains' portals "are": ``.invalid`` never resolves (RFC 2606), so a
+#: portal link from the sandbox says plainly that it points at no real DataZone portal.
+SANDBOX_PORTAL_DOMAIN = "portal.sandbox.invalid"
 
 
 class DataZoneEmulator:
@@ -86,7 +90,7 @@ class DataZoneEmulator:
             name=params["name"],
             description=params.get("description"),
             arn=f"arn:aws:datazone:{self.region}:{self.account_id}:domain/{domain_id}",
-            portal_url=f"https://{domain_id}.datazone.{self.region}.on.aws",
+            portal_url=f"https://{domain_id}.{self.region}.{SANDBOX_PORTAL_DOMAIN}",
             root_domain_unit_id=new_id(),
             execution_role=params.get("domainExecutionRole") or default_role,
             service_role=params.get("serviceRole"),
