@@ -22,7 +22,7 @@ from dzlineage_dagster.resources import (
     ParameterStoreResource,
     SchemaRegistryResource,
 )
-from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import (
     latest_metadata,
     table_topics,
@@ -30,13 +30,6 @@ from dzlineage_dagster_tests.test_catalog_sync import (
 )
 
 GONE = "shop.sales.payments"
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    platform = fresh_platform(sandbox, monkeypatch)
-    yield platform
-    sandbox.control.clear_faults()
 
 
 def mapping_parameters(platform) -> dict[str, str]:

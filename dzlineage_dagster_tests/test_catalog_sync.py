@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import pytest
 from dagster import AssetKey
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
-from dzlineage_dagster_tests.platform import fresh_platform, writes
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    platform = fresh_platform(sandbox, monkeypatch)
-    yield platform
-    sandbox.control.clear_faults()
+from dzlineage_dagster_tests.platform import writes
 
 
 def table_topics(platform) -> list[str]:

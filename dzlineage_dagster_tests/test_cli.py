@@ -8,12 +8,11 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import boto3
 import pytest
 
 from dzlineage_dagster.settings import LineageSettings, env_name
+from dzlineage_dagster_tests.clients import read_env_file, sandbox_client
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
 
@@ -22,10 +21,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def read_env_file(path: Path) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if line)
 
 
 @pytest.mark.parametrize("subcommand", ["sandbox", "demo", "sync", "settings"])
@@ -53,18 +48,12 @@ def test_sandbox_serves_the_seeded_platform_and_writes_its_environment(tmp_path)
         required = [env_name(n) for n, f in LineageSettings.model_fields.items() if f.is_required()]
         assert set(required) <= set(environment)
 
-        session = boto3.session.Session(
-            aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=environment["AWS_SESSION_TOKEN"],
-            region_name=environment["AWS_REGION"],
-        )
-        glue = session.client("glue", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        glue = sandbox_client(environment, "glue")
         schemas = glue.list_schemas(
             RegistryId={"RegistryName": environment["DZLINEAGE_REGISTRY_NAME"]}
         )["Schemas"]
         assert any(s["SchemaName"].startswith("__debezium-heartbeat") for s in schemas)
-        datazone = session.client("datazone", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        datazone = sandbox_client(environment, "datazone")
         domain = datazone.get_domain(identifier=environment["DZLINEAGE_DOMAIN_ID"])
         assert domain["portalUrl"].startswith("https://")
     finally:

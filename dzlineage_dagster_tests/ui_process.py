@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dzlineage_dagster_tests.clients import read_env_file
+
 TERMINAL_RUN_STATUSES = {"SUCCESS", "FAILURE", "CANCELED"}
 
 SENSOR_RUNS_QUERY = """
@@ -63,8 +65,7 @@ class DemoProcess:
 
     def environment(self) -> dict[str, str]:
         """What the demo printed to its --env-file: the sandbox endpoint and DZLINEAGE_* ids."""
-        lines = self.env_file.read_text().splitlines()
-        return dict(line.split("=", 1) for line in lines if "=" in line)
+        return read_env_file(self.env_file)
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
