@@ -11,8 +11,10 @@ import time
 
 import pytest
 
+from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster_tests.clients import read_env_file, sandbox_client
+from dzlineage_dagster_tests.ui_process import start_demo
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
 
@@ -83,3 +85,55 @@ def test_sandbox_stops_cleanly_on_sigterm_too(tmp_path):
         time.sleep(0.2)
     process.terminate()
     assert process.wait(timeout=30) == 0
+
+
+def test_demo_refuses_a_taken_dagster_port_in_one_line(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        result = subprocess.run(
+            [*COMMAND, "demo", "--empty", "--port", str(free_port()), "--dagster-port", str(taken)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"dzlineage demo: the Dagster UI port 127.0.0.1:{taken} is taken; stop what uses it "
+        "or pass --dagster-port"
+    ]
+    assert not (tmp_path / DEMO_ENV_FILE).exists(), "it started the sandbox anyway"
+
+
+def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
+    demo = start_demo(tmp_path)
+    try:
+        demo.wait_until_ui_answers(timeout=120)
+        homes = list(demo.dagster_home.glob("dzlineage-dagster-home-*"))
+        assert len(homes) == 1, homes
+
+        # A second shell sources the file the demo names and syncs against its sandbox.
+        assert f"source {demo.env_file}" in demo.log_path.read_text()
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DZLINEAGE_"))}
+        second_shell = subprocess.run(
+            ["bash", "-c", 'source "$1" && exec "$2" -m dzlineage_dagster.cli sync --dry-run',
+             "second-shell", str(demo.env_file), sys.executable],
+            capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        assert second_shell.returncode == 0, second_shell.stderr
+        environment = read_env_file(demo.env_file)
+        assert environment["AWS_ENDPOINT_URL"] in demo.log_path.read_text()
+
+        # Ctrl-C in a terminal: SIGINT to the whole foreground process group.
+        os.killpg(demo.process.pid, signal.SIGINT)
+        assert demo.process.wait(timeout=60) == 0
+    finally:
+        demo.stop()
+    output = demo.log_path.read_text()
+    assert "Traceback" not in output, output
+    assert f"export AWS_ENDPOINT_URL={environment['AWS_ENDPOINT_URL']}" in output
+    assert not demo.env_file.exists(), "the environment of a stopped sandbox was left behind"
+    assert not list(demo.dagster_home.glob("dzlineage-dagster-home-*")), "temporary home left"
+    assert demo.leftover_processes() == []
