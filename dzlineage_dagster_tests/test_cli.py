@@ -133,6 +133,8 @@ def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
         demo.stop()
     output = demo.log_path.read_text()
     assert "Traceback" not in output, output
+    for warning in ("DeprecationWarning", "SupersessionWarning", "BetaWarning"):
+        assert warning not in output, output
     assert f"export AWS_ENDPOINT_URL={environment['AWS_ENDPOINT_URL']}" in output
     assert not demo.env_file.exists(), "the environment of a stopped sandbox was left behind"
     assert not list(demo.dagster_home.glob("dzlineage-dagster-home-*")), "temporary home left"

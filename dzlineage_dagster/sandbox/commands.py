@@ -30,6 +30,14 @@ CODE_LOCATION_NAME = "dzlineage_dagster"
 #: `dagster dev` would load, but a file a second shell can `source`.
 DEMO_ENV_FILE = ".dzlineage-demo.env"
 EXTRA = "sandbox"
+#: Warnings the demo's own choices cause, silenced in every Dagster process it starts (as
+#: ``PYTHONWARNINGS`` message prefixes, so no process imports dagster just to filter them):
+#: `dagster dev` is how this project runs its one module (dg's project layout would add a CLI and
+#: conventions for nothing), and the sensor names its owner, a parameter Dagster calls beta.
+OWN_WARNINGS = (
+    "ignore:Function `dev_command` is superseded",
+    "ignore:Parameter `owners` of initializer `SensorDefinition.__init__` is currently in beta",
+)
 #: What each command imports beyond the product: the modules the `sandbox` extra installs.
 NEEDED_MODULES = {
     "sandbox": ("moto", "werkzeug"),
@@ -222,7 +230,13 @@ def _run_dagster(
         # The sandbox needs no network; neither should the demo's Dagster instance. Run retries
         # let a sensor-launched sync retry topics that failed transiently.
         instance_yaml.write_text("telemetry:\n  enabled: false\nrun_retries:\n  enabled: true\n")
-    env = {**os.environ, **environment, "DAGSTER_HOME": str(dagster_home)}
+    warning_filters = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), *OWN_WARNINGS]))
+    env = {
+        **os.environ,
+        **environment,
+        "DAGSTER_HOME": str(dagster_home),
+        "PYTHONWARNINGS": warning_filters,
+    }
     dagster = Path(sys.executable).with_name("dagster")
     command = [
         str(dagster), "dev", "-w", str(_demo_workspace(dagster_home)),

@@ -7,6 +7,7 @@ It talks HTTP, so tests, benchmarks and a user's shell drive an in-process sandb
 from __future__ import annotations
 
 import json
+import urllib.parse
 import urllib.request
 from collections import Counter
 from typing import Any
@@ -63,6 +64,11 @@ class SandboxControl:
 
     def clear_faults(self) -> None:
         self._call("PUT", "faults", {"rules": []})
+
+    def operations(self, service: str | None = None) -> dict[str, Any]:
+        """Who answers which operation: the project's services, or ``service`` alone."""
+        query = f"?{urllib.parse.urlencode({'service': service})}" if service else ""
+        return self._call("GET", f"operations{query}")
 
     def reset(self) -> None:
         self._call("POST", "reset")
