@@ -5,10 +5,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import tomllib
 import venv
 from pathlib import Path
 
+import tomllib
 import yaml
 
 from dzlineage_dagster.sandbox.commands import CODE_LOCATION_NAME, DEFINITIONS_MODULE

@@ -17,9 +17,11 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from werkzeug.wrappers import Request, Response
-
-from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError, RestJsonService
+from dzlineage_dagster.sandbox.protocol.aws import (
+    AwsServiceError,
+    RestJsonEmulator,
+    RestJsonService,
+)
 
 _CONNECTOR_ARN = re.compile(r"arn:aws[a-z-]*:kafkaconnect:[a-z0-9-]+:\d{12}:connector/[^/]+/.+")
 #: The request members that DescribeConnector answers back as they were given.
@@ -43,7 +45,7 @@ def _new_version() -> str:
     return "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(13))
 
 
-class KafkaConnectEmulator:
+class KafkaConnectEmulator(RestJsonEmulator):
     """MSK Connect for one region and account, all state in the instance."""
 
     def __init__(self, *, region: str, account_id: str) -> None:
@@ -60,13 +62,6 @@ class KafkaConnectEmulator:
                 "DeleteConnector": self._delete_connector,
             },
         )
-
-    @property
-    def operations(self) -> list[str]:
-        return self._service.operations
-
-    def handle(self, request: Request) -> Response:
-        return self._service.handle(request)
 
     def _connector(self, arn: str) -> dict[str, Any]:
         if not _CONNECTOR_ARN.fullmatch(arn):

@@ -498,3 +498,17 @@ class RestJsonService:
                 error_shape = self.model.shape_for(error.code)
                 status = error_shape.metadata.get("error", {}).get("httpStatusCode", 400)
         return aws_error_response(self.service_name, error.code, error.message, status)
+
+
+class RestJsonEmulator:
+    """The face of an emulator whose wire work is one :class:`RestJsonService` (``_service``):
+    what the sandbox server routes requests to and asks for its operation table."""
+
+    _service: RestJsonService
+
+    @property
+    def operations(self) -> list[str]:
+        return self._service.operations
+
+    def handle(self, request: Request) -> Response:
+        return self._service.handle(request)

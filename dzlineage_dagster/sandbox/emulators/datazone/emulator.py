@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from werkzeug.wrappers import Request, Response
-
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
     Asset,
@@ -25,14 +23,18 @@ from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageEventRecord, RunEvent
 from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
-from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError, RestJsonService
+from dzlineage_dagster.sandbox.protocol.aws import (
+    AwsServiceError,
+    RestJsonEmulator,
+    RestJsonService,
+)
 
 #: Where the emulated domains' portals "are": ``.invalid`` never resolves (RFC 2606), so a
 #: portal link from the sandbox says plainly that it points at no real DataZone portal.
 SANDBOX_PORTAL_DOMAIN = "portal.sandbox.invalid"
 
 
-class DataZoneEmulator:
+class DataZoneEmulator(RestJsonEmulator):
     """DataZone for one region and account, all state in the instance."""
 
     def __init__(self, *, region: str, account_id: str) -> None:
@@ -64,13 +66,6 @@ class DataZoneEmulator:
                 "GetLineageEvent": self._get_lineage_event,
             },
         )
-
-    @property
-    def operations(self) -> list[str]:
-        return self._service.operations
-
-    def handle(self, request: Request) -> Response:
-        return self._service.handle(request)
 
     def _domain(self, params: dict[str, Any], key: str = "domainIdentifier") -> Domain:
         domain = self._domains.get(params[key])
