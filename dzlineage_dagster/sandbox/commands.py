@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -214,7 +215,17 @@ def cmd_demo(args: argparse.Namespace) -> int:
         sandbox.stop()
         env_file.unlink(missing_ok=True)
         if temporary_home:
-            shutil.rmtree(dagster_home, ignore_errors=True)
+            _remove_tree(dagster_home)
+
+
+def _remove_tree(path: Path, patience: float = 20) -> None:
+    """Remove ``path`` even while Dagster's last processes (run workers, code servers, which
+    outlive `dagster dev` by a moment) still write into it."""
+    deadline = time.monotonic() + patience
+    shutil.rmtree(path, ignore_errors=True)
+    while path.exists() and time.monotonic() < deadline:
+        time.sleep(0.5)
+        shutil.rmtree(path, ignore_errors=True)
 
 
 def _run_dagster(
