@@ -215,17 +215,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         sandbox.stop()
         env_file.unlink(missing_ok=True)
         if temporary_home:
-            _remove_tree(dagster_home)
-
-
-def _remove_tree(path: Path, patience: float = 20) -> None:
-    """Remove ``path`` even while Dagster's last processes (run workers, code servers, which
-    outlive `dagster dev` by a moment) still write into it."""
-    deadline = time.monotonic() + patience
-    shutil.rmtree(path, ignore_errors=True)
-    while path.exists() and time.monotonic() < deadline:
-        time.sleep(0.5)
-        shutil.rmtree(path, ignore_errors=True)
+            shutil.rmtree(dagster_home, ignore_errors=True)
 
 
 def _run_dagster(
@@ -259,15 +249,54 @@ def _run_dagster(
     print(export_lines(environment), end="", flush=True)
     # In DAGSTER_HOME, not here: `dagster dev` loads ./.env over the environment it is given,
     # and a .env left by `dzlineage sandbox --env-file` would point it at another sandbox.
-    process = subprocess.Popen(command, env=env, cwd=dagster_home)
+    # Its own process group, so that stopping reaches every process Dagster starts (daemon,
+    # webserver, code servers, run workers), however they are parented.
+    process = subprocess.Popen(command, env=env, cwd=dagster_home, start_new_session=True)
     try:
         return process.wait()
     except KeyboardInterrupt:
-        # Ctrl-C in a terminal reached Dagster too; SIGTERM reached only us. Either way Dagster
-        # gets one SIGINT, and further interrupts must not cut its shutdown short.
+        # Further interrupts must not cut Dagster's shutdown short.
         signal.signal(signal.SIGINT, signal.SIG_IGN)
         signal.signal(signal.SIGTERM, signal.SIG_IGN)
-        with contextlib.suppress(ProcessLookupError):
-            process.send_signal(signal.SIGINT)
-        process.wait()
         return 0
+    finally:
+        # Run workers outlive `dagster dev` by a moment and write into DAGSTER_HOME until they
+        # end: the sandbox and the home go only once the whole group has.
+        _stop_process_group(process)
+
+
+def _stop_process_group(process: subprocess.Popen) -> None:
+    """SIGINT to the whole group, as Ctrl-C in a terminal; SIGKILL to what outlives 30 s."""
+    for sig, grace in ((signal.SIGINT, 30.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            process.poll()  # reap `dagster dev` itself
+            if not _group_alive(process.pid):
+                return
+            time.sleep(0.25)
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of ``group`` still runs (zombies, which hold nothing open, do not)."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # not Linux: a signal 0 reaches zombies too, close enough
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # The command name in parentheses may hold spaces: the fields after it are fixed.
+            state, _parent, process_group = (
+                (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+            )
+        except (OSError, ValueError):
+            continue
+        if int(process_group) == group and state != "Z":
+            return True
+    return False
