@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from benchmarks.synthetic_platform import SeededPlatform, boto3_client
-from dzlineage_dagster.sandbox.faults import CallRecord
+from dzlineage_dagster.sandbox.server.faults import CallRecord
 
 #: Operations that only read; every other operation counts as a write.
 READ_PREFIXES = ("Get", "List", "Search", "Describe")

@@ -13,7 +13,7 @@ import subprocess
 import sys
 from dataclasses import dataclass, field
 
-from dzlineage_dagster.sandbox.control import SandboxControl, sandbox_environment
+from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 
 _LISTENING = re.compile(r"listening on (http://\S+)")
 START_TIMEOUT_SECONDS = 60

@@ -33,8 +33,8 @@ from benchmarks.systems import (
     make_system,
     pointed_at,
 )
-from dzlineage_dagster.sandbox.control import SandboxControl
-from dzlineage_dagster.sandbox.faults import FaultRule
+from dzlineage_dagster.sandbox.server.control import SandboxControl
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 
 FIRST_SYNC, IDLE_RERUN, NEW_VERSION = "first sync", "idle rerun", "one new version"
 SCENARIOS = (FIRST_SYNC, IDLE_RERUN, NEW_VERSION)

@@ -29,8 +29,7 @@ import boto3
 import yaml
 from botocore.config import Config
 
-from dzlineage_dagster.sandbox.control import SANDBOX_CREDENTIALS, SANDBOX_REGION
-from dzlineage_dagster.sandbox.seed import (
+from dzlineage_dagster.sandbox.demo.seed import (
     DEMO_PLATFORM,
     Column,
     PlatformSpec,
@@ -40,6 +39,7 @@ from dzlineage_dagster.sandbox.seed import (
     load_platform_spec,
     seed_platform,
 )
+from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS, SANDBOX_REGION
 
 SOURCE_CONNECTOR = "shop-debezium-source"
 SINK_CONNECTOR = "shop-iceberg-sink"

@@ -40,7 +40,7 @@ from benchmarks.baseline import (
 from benchmarks.synthetic_platform import SeededPlatform
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.definitions import build_resources, defs
-from dzlineage_dagster.sandbox.control import sandbox_environment
+from dzlineage_dagster.sandbox.server.control import sandbox_environment
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync

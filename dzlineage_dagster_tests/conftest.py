@@ -5,17 +5,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from dzlineage_dagster.sandbox.control import (
-    SANDBOX_CREDENTIALS,
-    SANDBOX_REGION,
-    SandboxControl,
-    sandbox_environment,
-)
-from dzlineage_dagster.sandbox.server import Sandbox
+from dzlineage_dagster.sandbox.server.app import Sandbox
+from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
+from dzlineage_dagster_tests.clients import sandbox_client
 
 
 @dataclass
@@ -25,16 +19,7 @@ class RunningSandbox:
 
     def client(self, service_name: str, **config: object):
         """A real boto3 client for the sandbox, as the project's resources would build it."""
-        return boto3.session.Session(
-            aws_access_key_id=SANDBOX_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=SANDBOX_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=SANDBOX_CREDENTIALS["AWS_SESSION_TOKEN"],
-            region_name=SANDBOX_REGION,
-        ).client(
-            service_name,
-            endpoint_url=self.endpoint_url,
-            config=Config(**{"retries": {"mode": "standard", "total_max_attempts": 1}, **config}),
-        )
+        return sandbox_client(self.environment(), service_name, **config)
 
     def environment(self) -> dict[str, str]:
         return sandbox_environment(self.endpoint_url)
@@ -54,3 +39,14 @@ def sandbox_env(sandbox: RunningSandbox, monkeypatch: pytest.MonkeyPatch) -> dic
     for name, value in env.items():
         monkeypatch.setenv(name, value)
     return env
+
+
+@pytest.fixture
+def platform(sandbox: RunningSandbox, monkeypatch: pytest.MonkeyPatch):
+    """The demo CDC platform freshly seeded into the emptied sandbox, its environment set; fault
+    rules a test sets are cleared after it."""
+    from dzlineage_dagster_tests.platform import fresh_platform  # imports dagster: only when used
+
+    platform = fresh_platform(sandbox, monkeypatch)
+    yield platform
+    sandbox.control.clear_faults()

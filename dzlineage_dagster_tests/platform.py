@@ -13,7 +13,7 @@ from dagster import DagsterInstance, ExecuteInProcessResult, build_sensor_contex
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
-from dzlineage_dagster.sandbox.seed import Column, debezium_value_schema, seed_platform
+from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema, seed_platform
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings
 

@@ -13,12 +13,12 @@ import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
 
-import boto3
 import pytest
 from playwright.sync_api import Browser, Locator, Page, expect, sync_playwright
 from playwright.sync_api import Error as PlaywrightError
 
-from dzlineage_dagster.sandbox.seed import load_platform_spec
+from dzlineage_dagster.sandbox.demo.seed import load_platform_spec
+from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.ui_process import DemoProcess, running_demo, wait_for_sensor_runs
 
 pytestmark = pytest.mark.browser
@@ -87,19 +87,10 @@ class Screenshots:
         self.page.screenshot(path=self.directory / f"{self.count:02d}-{name}.png", full_page=True)
 
 
-def aws_client(environment: dict[str, str], service: str):
-    return boto3.session.Session(
-        aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
-        aws_session_token=environment["AWS_SESSION_TOKEN"],
-        region_name=environment["AWS_REGION"],
-    ).client(service, endpoint_url=environment["AWS_ENDPOINT_URL"])
-
-
 def registry_schema_arns(environment: dict[str, str]) -> dict[str, str]:
     """Topic -> schema ARN of every schema in the demo's registry."""
     pages = (
-        aws_client(environment, "glue")
+        sandbox_client(environment, "glue")
         .get_paginator("list_schemas")
         .paginate(RegistryId={"RegistryName": environment["DZLINEAGE_REGISTRY_NAME"]})
     )
@@ -108,7 +99,7 @@ def registry_schema_arns(environment: dict[str, str]) -> dict[str, str]:
 
 def datazone_asset_id(environment: dict[str, str], schema_arn: str) -> str:
     """The id of the project's DataZone asset whose externalIdentifier is the schema ARN."""
-    datazone = aws_client(environment, "datazone")
+    datazone = sandbox_client(environment, "datazone")
     pages = datazone.get_paginator("search").paginate(
         domainIdentifier=environment["DZLINEAGE_DOMAIN_ID"],
         owningProjectIdentifier=environment["DZLINEAGE_PROJECT_ID"],
@@ -125,7 +116,7 @@ def datazone_asset_id(environment: dict[str, str], schema_arn: str) -> str:
 
 
 def datazone_asset_url(environment: dict[str, str], asset_id: str) -> str:
-    datazone = aws_client(environment, "datazone")
+    datazone = sandbox_client(environment, "datazone")
     portal_url = datazone.get_domain(identifier=environment["DZLINEAGE_DOMAIN_ID"])["portalUrl"]
     return ASSET_URL_TEMPLATE.format(
         portal_url=portal_url.rstrip("/"),

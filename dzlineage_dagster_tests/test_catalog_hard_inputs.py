@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
-from dzlineage_dagster.sandbox.seed import Column
-from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster.sandbox.demo.seed import Column
+from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 
 WEIRD_TOPICS = [
@@ -15,11 +13,6 @@ WEIRD_TOPICS = [
     "shop.case.table",  # differs from the previous one only in case
     "shop.public." + "t" * 243,  # the longest schema name GSR accepts (255)
 ]
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    return fresh_platform(sandbox, monkeypatch)
 
 
 def test_weird_topic_names_each_get_one_asset_and_a_valid_mapping(platform):

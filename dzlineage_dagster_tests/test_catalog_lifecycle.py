@@ -16,7 +16,7 @@ from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import (
     latest_metadata,
     table_topics,
@@ -24,13 +24,6 @@ from dzlineage_dagster_tests.test_catalog_sync import (
 )
 
 GONE = "shop.sales.payments"
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    platform = fresh_platform(sandbox, monkeypatch)
-    yield platform
-    sandbox.control.clear_faults()
 
 
 def mapping_parameters(platform) -> dict[str, str]:
@@ -162,7 +155,7 @@ def test_headless_sync_exits_non_zero_and_names_the_failing_topic(platform, caps
 
 
 def test_headless_sync_that_cannot_start_says_why_without_a_traceback(platform, capsys):
-    from dzlineage_dagster.sandbox.faults import FaultRule
+    from dzlineage_dagster.sandbox.server.faults import FaultRule
 
     platform.control.set_faults(FaultRule(service="datazone", operation="GetFormType"))
     assert dzlineage(["sync"]) == 1

@@ -2,25 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
 from dagster import AssetKey
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sandbox.faults import FaultRule
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, sync_topic
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
-from dzlineage_dagster_tests.platform import fresh_platform, writes
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    platform = fresh_platform(sandbox, monkeypatch)
-    yield platform
-    sandbox.control.clear_faults()
+from dzlineage_dagster_tests.platform import writes
 
 
 def table_topics(platform) -> list[str]:

@@ -8,12 +8,13 @@ import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import boto3
 import pytest
 
+from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE
 from dzlineage_dagster.settings import LineageSettings, env_name
+from dzlineage_dagster_tests.clients import read_env_file, sandbox_client
+from dzlineage_dagster_tests.ui_process import start_demo
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
 
@@ -22,10 +23,6 @@ def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         return probe.getsockname()[1]
-
-
-def read_env_file(path: Path) -> dict[str, str]:
-    return dict(line.split("=", 1) for line in path.read_text().splitlines() if line)
 
 
 @pytest.mark.parametrize("subcommand", ["sandbox", "demo", "sync", "settings"])
@@ -53,18 +50,12 @@ def test_sandbox_serves_the_seeded_platform_and_writes_its_environment(tmp_path)
         required = [env_name(n) for n, f in LineageSettings.model_fields.items() if f.is_required()]
         assert set(required) <= set(environment)
 
-        session = boto3.session.Session(
-            aws_access_key_id=environment["AWS_ACCESS_KEY_ID"],
-            aws_secret_access_key=environment["AWS_SECRET_ACCESS_KEY"],
-            aws_session_token=environment["AWS_SESSION_TOKEN"],
-            region_name=environment["AWS_REGION"],
-        )
-        glue = session.client("glue", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        glue = sandbox_client(environment, "glue")
         schemas = glue.list_schemas(
             RegistryId={"RegistryName": environment["DZLINEAGE_REGISTRY_NAME"]}
         )["Schemas"]
         assert any(s["SchemaName"].startswith("__debezium-heartbeat") for s in schemas)
-        datazone = session.client("datazone", endpoint_url=environment["AWS_ENDPOINT_URL"])
+        datazone = sandbox_client(environment, "datazone")
         domain = datazone.get_domain(identifier=environment["DZLINEAGE_DOMAIN_ID"])
         assert domain["portalUrl"].startswith("https://")
     finally:
@@ -94,3 +85,57 @@ def test_sandbox_stops_cleanly_on_sigterm_too(tmp_path):
         time.sleep(0.2)
     process.terminate()
     assert process.wait(timeout=30) == 0
+
+
+def test_demo_refuses_a_taken_dagster_port_in_one_line(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        taken = holder.getsockname()[1]
+        result = subprocess.run(
+            [*COMMAND, "demo", "--empty", "--port", str(free_port()), "--dagster-port", str(taken)],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            timeout=60,
+        )
+    assert result.returncode == 1
+    assert result.stderr.strip().splitlines() == [
+        f"dzlineage demo: the Dagster UI port 127.0.0.1:{taken} is taken; stop what uses it "
+        "or pass --dagster-port"
+    ]
+    assert not (tmp_path / DEMO_ENV_FILE).exists(), "it started the sandbox anyway"
+
+
+def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
+    demo = start_demo(tmp_path)
+    try:
+        demo.wait_until_ui_answers(timeout=120)
+        homes = list(demo.dagster_home.glob("dzlineage-dagster-home-*"))
+        assert len(homes) == 1, homes
+
+        # A second shell sources the file the demo names and syncs against its sandbox.
+        assert f"source {demo.env_file}" in demo.log_path.read_text()
+        clean = {k: v for k, v in os.environ.items() if not k.startswith(("AWS_", "DZLINEAGE_"))}
+        second_shell = subprocess.run(
+            ["bash", "-c", 'source "$1" && exec "$2" -m dzlineage_dagster.cli sync --dry-run',
+             "second-shell", str(demo.env_file), sys.executable],
+            capture_output=True, text=True, env=clean, cwd=tmp_path, timeout=120,
+        )  # fmt: skip
+        assert second_shell.returncode == 0, second_shell.stderr
+        environment = read_env_file(demo.env_file)
+        assert environment["AWS_ENDPOINT_URL"] in demo.log_path.read_text()
+
+        # Ctrl-C in a terminal: SIGINT to the whole foreground process group.
+        os.killpg(demo.process.pid, signal.SIGINT)
+        assert demo.process.wait(timeout=60) == 0
+    finally:
+        demo.stop()
+    output = demo.log_path.read_text()
+    assert "Traceback" not in output, output
+    for warning in ("DeprecationWarning", "SupersessionWarning", "BetaWarning"):
+        assert warning not in output, output
+    assert f"export AWS_ENDPOINT_URL={environment['AWS_ENDPOINT_URL']}" in output
+    assert not demo.env_file.exists(), "the environment of a stopped sandbox was left behind"
+    assert not list(demo.dagster_home.glob("dzlineage-dagster-home-*")), "temporary home left"
+    assert demo.leftover_processes() == []

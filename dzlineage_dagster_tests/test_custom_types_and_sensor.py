@@ -2,18 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.sandbox.seed import Column
+from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster.sensors import MAX_RUNS_PER_TICK
-from dzlineage_dagster_tests.platform import fresh_platform, writes
+from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    return fresh_platform(sandbox, monkeypatch)
 
 
 def test_types_are_written_once_and_a_drifted_form_type_gets_a_new_revision_used_by_assets(

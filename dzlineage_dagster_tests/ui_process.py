@@ -22,6 +22,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE
+from dzlineage_dagster_tests.clients import read_env_file
+
 TERMINAL_RUN_STATUSES = {"SUCCESS", "FAILURE", "CANCELED"}
 
 SENSOR_RUNS_QUERY = """
@@ -63,8 +66,7 @@ class DemoProcess:
 
     def environment(self) -> dict[str, str]:
         """What the demo printed to its --env-file: the sandbox endpoint and DZLINEAGE_* ids."""
-        lines = self.env_file.read_text().splitlines()
-        return dict(line.split("=", 1) for line in lines if "=" in line)
+        return read_env_file(self.env_file)
 
     def log_tail(self, lines: int = 40) -> str:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
@@ -114,30 +116,59 @@ class DemoProcess:
         ]
 
 
-@contextmanager
-def running_demo(workdir: Path, startup_timeout: float = 90) -> Iterator[DemoProcess]:
-    """Start `dzlineage demo` on free loopback ports and always stop its process group."""
+def start_demo(
+    workdir: Path,
+    *,
+    dagster_home: Path | None = None,
+    env_file: Path | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> DemoProcess:
+    """Start `dzlineage demo` in ``workdir`` on free loopback ports, output to ``demo.log``.
+
+    Without ``dagster_home`` the demo makes (and must remove) a temporary one: under
+    ``workdir/tmp``, so a test can see it. Without ``env_file`` it writes its default one in
+    ``workdir``.
+    """
     sandbox_port, ui_port = free_ports(2)
-    dagster_home = workdir / "dagster_home"
-    env_file = workdir / "demo.env"
-    log_path = workdir / "demo.log"
+    temporary_root = workdir / "tmp"
+    temporary_root.mkdir(exist_ok=True)
     command = [
         sys.executable, "-m", "dzlineage_dagster.cli", "demo",
-        "--port", str(sandbox_port),
-        "--dagster-port", str(ui_port),
-        "--dagster-home", str(dagster_home),
-        "--env-file", str(env_file),
+        "--port", str(sandbox_port), "--dagster-port", str(ui_port),
     ]  # fmt: skip
+    if dagster_home is not None:
+        command += ["--dagster-home", str(dagster_home)]
+    if env_file is not None:
+        command += ["--env-file", str(env_file)]
+    log_path = workdir / "demo.log"
+    environment = {**os.environ, "TMPDIR": str(temporary_root), **(extra_env or {})}
+    with log_path.open("wb") as log:
+        process = subprocess.Popen(
+            command,
+            cwd=workdir,
+            env=environment,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+    return DemoProcess(
+        process,
+        f"http://127.0.0.1:{ui_port}",
+        dagster_home or temporary_root,
+        env_file or workdir / DEMO_ENV_FILE,
+        log_path,
+    )
+
+
+@contextmanager
+def running_demo(workdir: Path, startup_timeout: float = 90) -> Iterator[DemoProcess]:
+    """`dzlineage demo` with its UI up, its process group always stopped afterwards."""
     # A stale .env where the demo starts, as `dzlineage sandbox --env-file .env` leaves one: the
     # demo must not let `dagster dev` load it over the fresh sandbox's environment.
     (workdir / ".env").write_text(
         "AWS_ENDPOINT_URL=http://127.0.0.1:9\nDZLINEAGE_DOMAIN_ID=dzd_stale0000000\n"
     )
-    with log_path.open("wb") as log:
-        process = subprocess.Popen(
-            command, cwd=workdir, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
-    demo = DemoProcess(process, f"http://127.0.0.1:{ui_port}", dagster_home, env_file, log_path)
+    demo = start_demo(workdir, dagster_home=workdir / "dagster_home", env_file=workdir / "demo.env")
     try:
         demo.wait_until_ui_answers(startup_timeout)
         yield demo

@@ -13,7 +13,7 @@ from dzlineage_dagster.core.ssm_names import (
     schema_arn_from_parameter_name,
     validate_prefix,
 )
-from dzlineage_dagster.sandbox.ssm_rules import parameter_name_problems
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import parameter_name_problems
 
 PREFIX = "/dzlineage/test"
 REGION = "us-east-1"

@@ -16,39 +16,35 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-import boto3
 import botocore
 import pytest
 from botocore import xform_name
 from botocore.awsrequest import AWSPreparedRequest, AWSResponse
-from botocore.config import Config
 from botocore.exceptions import ClientError
 from hypothesis import given
 from hypothesis import strategies as st
 from werkzeug.test import EnvironBuilder
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.aws_protocol import (
+from dzlineage_dagster.sandbox.protocol.aws import (
     aws_error_response,
     java_pattern,
     resolve_operation_name,
 )
+from dzlineage_dagster.sandbox.server.control import sandbox_environment
+from dzlineage_dagster_tests.clients import sandbox_client
 
 GLUE_TABLE_ARN = "arn:aws:glue:us-east-1:123456789012:table/db/orders"
 CONNECTOR_ARN = "arn:aws:kafkaconnect:us-east-1:123456789012:connector/c/0b3c-1"
 
 
-#: One session for every client: it caches the service models they load.
-_SESSION = boto3.session.Session(
-    aws_access_key_id="testing", aws_secret_access_key="testing", region_name="us-east-1"
-)
+#: Nothing listens there: every request is answered by the test before it is sent.
+_NOWHERE = sandbox_environment("http://127.0.0.1:9")
 
 
 def _offline_client(service: str, answer: Callable[[AWSPreparedRequest], Any]):
     """A real botocore client whose requests go to ``answer`` instead of the network."""
-    client = _SESSION.client(
-        service, endpoint_url="http://127.0.0.1:9", config=Config(retries={"max_attempts": 1})
-    )
+    client = sandbox_client(_NOWHERE, service)
     client.meta.events.register("before-send", lambda request, **_: answer(request))
     return client
 

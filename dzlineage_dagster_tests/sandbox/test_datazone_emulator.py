@@ -130,7 +130,7 @@ def test_a_domain_is_created_with_aws_shaped_id_portal_and_arn(dz):
     assert created["ResponseMetadata"]["HTTPStatusCode"] == 201
     domain_id = created["id"]
     assert re.fullmatch(r"dzd_[a-z0-9]{14}", domain_id)
-    assert created["portalUrl"] == f"https://{domain_id}.datazone.us-east-1.on.aws"
+    assert created["portalUrl"] == f"https://{domain_id}.us-east-1.portal.sandbox.invalid"
     assert created["arn"] == f"arn:aws:datazone:us-east-1:123456789012:domain/{domain_id}"
     fetched = dz.get_domain(identifier=domain_id)
     assert (fetched["name"], fetched["status"], fetched["domainExecutionRole"]) == (

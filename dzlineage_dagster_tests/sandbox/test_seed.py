@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from dzlineage_dagster.sandbox.seed import (
+from dzlineage_dagster.sandbox.demo.seed import (
     DEMO_PLATFORM,
     PlatformSpecError,
     load_platform_spec,

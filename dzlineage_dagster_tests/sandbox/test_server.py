@@ -3,7 +3,7 @@
 import pytest
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.sandbox.faults import FaultRule
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 
 
 @pytest.fixture

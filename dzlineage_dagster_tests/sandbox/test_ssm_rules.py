@@ -11,7 +11,7 @@ from botocore.exceptions import ClientError
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.sandbox.ssm_rules import (
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import (
     MAX_ARN_LENGTH,
     NameUse,
     name_problems,

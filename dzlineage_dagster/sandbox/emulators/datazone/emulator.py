@@ -1,14 +1,11 @@
 """The DataZone operations: each handler takes the validated input of one operation and answers
-with its output, on the state of :mod:`~dzlineage_dagster.sandbox.datazone.domain`."""
+with its output, on the state of :mod:`~dzlineage_dagster.sandbox.emulators.datazone.domain`."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from werkzeug.wrappers import Request, Response
-
-from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError, RestJsonService
-from dzlineage_dagster.sandbox.datazone.catalog import (
+from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
     Asset,
     AssetRevision,
@@ -21,14 +18,23 @@ from dzlineage_dagster.sandbox.datazone.catalog import (
     revision_of,
     with_common_details,
 )
-from dzlineage_dagster.sandbox.datazone.common import invalid, new_id, not_found, now
-from dzlineage_dagster.sandbox.datazone.domain import Domain
-from dzlineage_dagster.sandbox.datazone.lineage import LineageEventRecord, RunEvent
-from dzlineage_dagster.sandbox.datazone.search import matching_assets
-from dzlineage_dagster.sandbox.datazone.smithy_forms import FormModel
+from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id, not_found, now
+from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
+from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageEventRecord, RunEvent
+from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
+from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
+from dzlineage_dagster.sandbox.protocol.aws import (
+    AwsServiceError,
+    RestJsonEmulator,
+    RestJsonService,
+)
+
+#: Where the emulated domains' portals "are": ``.invalid`` never resolves (RFC 2606), so a
+#: portal link from the sandbox says plainly that it points at no real DataZone portal.
+SANDBOX_PORTAL_DOMAIN = "portal.sandbox.invalid"
 
 
-class DataZoneEmulator:
+class DataZoneEmulator(RestJsonEmulator):
     """DataZone for one region and account, all state in the instance."""
 
     def __init__(self, *, region: str, account_id: str) -> None:
@@ -61,9 +67,6 @@ class DataZoneEmulator:
             },
         )
 
-    def handle(self, request: Request) -> Response:
-        return self._service.handle(request)
-
     def _domain(self, params: dict[str, Any], key: str = "domainIdentifier") -> Domain:
         domain = self._domains.get(params[key])
         if domain is None:
@@ -82,7 +85,7 @@ class DataZoneEmulator:
             name=params["name"],
             description=params.get("description"),
             arn=f"arn:aws:datazone:{self.region}:{self.account_id}:domain/{domain_id}",
-            portal_url=f"https://{domain_id}.datazone.{self.region}.on.aws",
+            portal_url=f"https://{domain_id}.{self.region}.{SANDBOX_PORTAL_DOMAIN}",
             root_domain_unit_id=new_id(),
             execution_role=params.get("domainExecutionRole") or default_role,
             service_role=params.get("serviceRole"),

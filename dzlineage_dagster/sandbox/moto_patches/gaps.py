@@ -31,7 +31,6 @@ from urllib.parse import unquote
 import fastavro
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import BaseResponse
-from moto.glue import glue_schema_registry_utils
 from moto.glue.exceptions import GSRInvalidInputException, InvalidSchemaDefinitionException
 from moto.glue.glue_schema_registry_constants import DELETING_STATUS
 from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
@@ -39,8 +38,8 @@ from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_ba
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.aws_protocol import aws_error_response
-from dzlineage_dagster.sandbox.ssm_rules import NameUse, name_problems
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
+from dzlineage_dagster.sandbox.protocol.aws import aws_error_response
 
 AWS_JSON = "application/x-amz-json-1.1"
 REST_JSON = "application/json"
@@ -90,19 +89,9 @@ class Call:
 Handler = Callable[[Call], Response | None]
 
 
-# moto caps an account at 10 registries, 1,000 schemas and 1,000 schema versions in all (fewer
-# versions than schemas once the cap on schemas is raised). AWS's quotas are adjustable and
-# larger (we take 100 registries and 10,000 schemas per account and Region; the API numbers a
-# schema's versions up to 100,000), and platforms with thousands of topics are what this project
-# is for. moto reads these module globals at call time.
-glue_schema_registry_utils.MAX_REGISTRIES_ALLOWED = 100
-glue_schema_registry_utils.MAX_SCHEMAS_ALLOWED = 10_000
-glue_schema_registry_utils.MAX_SCHEMA_VERSIONS_ALLOWED = 100_000
-
-
 def answer_moto_gap(service: str, operation: str, request: Request) -> Response | None:
     """AWS's answer to a call moto lacks or gets wrong, or None to let moto answer."""
-    handler = _HANDLERS.get((service, operation))
+    handler = GAP_HANDLERS.get((service, operation))
     if handler is None:
         return None
     try:
@@ -325,7 +314,8 @@ def _ssm_names_checked(field: str, use: NameUse) -> Handler:
     return check
 
 
-_HANDLERS: dict[tuple[str, str], Handler] = {
+#: (service, operation) -> the handler that answers it before (or instead of) moto.
+GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "ListSchemas"): _list_schemas,
     ("glue", "ListSchemaVersions"): _list_schema_versions,
     ("glue", "GetSchema"): _get_schema,

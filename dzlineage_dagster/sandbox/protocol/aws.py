@@ -403,6 +403,11 @@ class RestJsonService:
             "ValidationException" if "ValidationException" in shapes else "BadRequestException"
         )
 
+    @property
+    def operations(self) -> list[str]:
+        """The operations this emulator answers (the others answer ``NotImplemented``)."""
+        return sorted(self._handlers)
+
     def handle(self, request: Request) -> Response:
         matched = _match_operation(self.service_name, request)
         if matched is None:
@@ -493,3 +498,17 @@ class RestJsonService:
                 error_shape = self.model.shape_for(error.code)
                 status = error_shape.metadata.get("error", {}).get("httpStatusCode", 400)
         return aws_error_response(self.service_name, error.code, error.message, status)
+
+
+class RestJsonEmulator:
+    """The face of an emulator whose wire work is one :class:`RestJsonService` (``_service``):
+    what the sandbox server routes requests to and asks for its operation table."""
+
+    _service: RestJsonService
+
+    @property
+    def operations(self) -> list[str]:
+        return self._service.operations
+
+    def handle(self, request: Request) -> Response:
+        return self._service.handle(request)

@@ -1,7 +1,7 @@
 """Amazon MSK Connect (``kafkaconnect``), emulated for the sandbox: the connector lifecycle the
 project reads its topology from.
 
-:class:`~dzlineage_dagster.sandbox.aws_protocol.RestJsonService` validates each request against
+:class:`~dzlineage_dagster.sandbox.protocol.aws.RestJsonService` validates each request against
 botocore's model (MSK Connect answers ``BadRequestException`` for invalid input); this module
 keeps the semantics: connector names are unique (``ConflictException``), ARNs and versions look
 like AWS's, a created connector is RUNNING when next described, and unknown ARNs are
@@ -17,9 +17,11 @@ import uuid
 from datetime import datetime, timezone
 from typing import Any
 
-from werkzeug.wrappers import Request, Response
-
-from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError, RestJsonService
+from dzlineage_dagster.sandbox.protocol.aws import (
+    AwsServiceError,
+    RestJsonEmulator,
+    RestJsonService,
+)
 
 _CONNECTOR_ARN = re.compile(r"arn:aws[a-z-]*:kafkaconnect:[a-z0-9-]+:\d{12}:connector/[^/]+/.+")
 #: The request members that DescribeConnector answers back as they were given.
@@ -43,7 +45,7 @@ def _new_version() -> str:
     return "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(13))
 
 
-class KafkaConnectEmulator:
+class KafkaConnectEmulator(RestJsonEmulator):
     """MSK Connect for one region and account, all state in the instance."""
 
     def __init__(self, *, region: str, account_id: str) -> None:
@@ -60,9 +62,6 @@ class KafkaConnectEmulator:
                 "DeleteConnector": self._delete_connector,
             },
         )
-
-    def handle(self, request: Request) -> Response:
-        return self._service.handle(request)
 
     def _connector(self, arn: str) -> dict[str, Any]:
         if not _CONNECTOR_ARN.fullmatch(arn):

@@ -6,11 +6,11 @@ request is routed by the service in its SigV4 credential scope
 
 - ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither);
 - everything else (``glue``, ``ssm``, ``kafka``, ``sts``) goes to moto, after
-  :func:`~dzlineage_dagster.sandbox.moto_gaps.answer_moto_gap` has answered the operations moto
+  :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
 
 Every call is logged and may be failed by a fault rule first. The admin paths under
-``/_sandbox/`` (see :mod:`dzlineage_dagster.sandbox.control`) read the log, set fault rules and
+``/_sandbox/`` (see :mod:`dzlineage_dagster.sandbox.server.control`) read the log, set fault rules and
 reset the state.
 """
 
@@ -29,13 +29,15 @@ from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_ba
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.aws_protocol import aws_error_response, resolve_operation_name
-from dzlineage_dagster.sandbox.datazone import DataZoneEmulator
-from dzlineage_dagster.sandbox.faults import CallLog, FaultPlan, FaultRule
-from dzlineage_dagster.sandbox.kafkaconnect import KafkaConnectEmulator
-from dzlineage_dagster.sandbox.moto_gaps import answer_moto_gap
+from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
+from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
+from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
+from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, resolve_operation_name
+from dzlineage_dagster.sandbox.server import operations
+from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
+from dzlineage_dagster.sandbox.server.faults import CallLog, FaultPlan, FaultRule
 
-ADMIN_PREFIX = "/_sandbox/"
 #: moto's account when the access key is not one it issued; the emulators use the same.
 SANDBOX_ACCOUNT_ID = "123456789012"
 
@@ -43,6 +45,9 @@ _CREDENTIAL_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/]+)/aws4_req
 
 
 class Emulator(Protocol):
+    @property
+    def operations(self) -> list[str]: ...
+
     def handle(self, request: Request) -> Response: ...
 
 
@@ -62,6 +67,7 @@ class SandboxApp:
     """The WSGI application: routing, the call log and fault injection."""
 
     def __init__(self) -> None:
+        apply_moto_patches()
         self.calls = CallLog()
         self.faults = FaultPlan()
         self._moto = DomainDispatcherApplication(create_backend_app)
@@ -151,10 +157,36 @@ class SandboxApp:
                 return _json({"error": f"invalid fault rules: {error}"}, status=400)
             self.faults.replace(rules)
             return _json({"rules": [r.describe() for r in rules]})
+        if route == ("GET", "operations"):
+            return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):
             self.reset()
             return _json({"status": "reset"})
         return _json({"error": f"no admin route {route[0]} {request.path}"}, status=404)
+
+    def _operations(self, service: str | None) -> Response:
+        """Who answers what: the project's services, or the one ``?service=`` names."""
+        if service is None:
+            services = operations.PROJECT_SERVICES
+        elif service in EMULATOR_FACTORIES or service in operations.moto_services():
+            services = (service,)
+        else:
+            return _json({"error": f"the sandbox answers no service {service!r}"}, status=404)
+        return _json(
+            {
+                "services": {
+                    name: operations.operations_of(name, _emulator_operations) for name in services
+                },
+                "other_moto_services": sorted(set(operations.moto_services()) - set(services)),
+            }
+        )
+
+
+def _emulator_operations(service: str) -> list[str] | None:
+    factory = EMULATOR_FACTORIES.get(service)
+    if factory is None:
+        return None
+    return factory(region="us-east-1", account_id=SANDBOX_ACCOUNT_ID).operations
 
 
 def _json(payload: dict[str, Any], status: int = 200) -> Response:

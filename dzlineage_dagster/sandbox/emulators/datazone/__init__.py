@@ -1,7 +1,7 @@
 """Amazon DataZone, emulated for the sandbox: domains, projects, form and asset types, assets,
 search, and the OpenLineage-fed lineage graph.
 
-:class:`~dzlineage_dagster.sandbox.aws_protocol.RestJsonService` does the wire work (routing,
+:class:`~dzlineage_dagster.sandbox.protocol.aws.RestJsonService` does the wire work (routing,
 validation against botocore's model, ``clientToken`` idempotency, serialization); this package
 keeps DataZone's semantics, one concern a module:
 
@@ -21,6 +21,6 @@ keeps DataZone's semantics, one concern a module:
   and the shape of their outputs.
 """
 
-from dzlineage_dagster.sandbox.datazone.emulator import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.emulator import DataZoneEmulator
 
 __all__ = ["DataZoneEmulator"]

@@ -7,7 +7,7 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from dzlineage_dagster.sandbox.datazone.catalog import MANAGED_PREFIX, Asset
+from dzlineage_dagster.sandbox.emulators.datazone.catalog import MANAGED_PREFIX, Asset
 
 
 def matching_assets(assets: Iterable[Asset], params: dict[str, Any]) -> list[Asset]:

@@ -18,8 +18,8 @@ from typing import Any
 
 from botocore.utils import parse_timestamp
 
-from dzlineage_dagster.sandbox.datazone.catalog import Asset, AssetRevision, Form
-from dzlineage_dagster.sandbox.datazone.common import invalid, new_id
+from dzlineage_dagster.sandbox.emulators.datazone.catalog import Asset, AssetRevision, Form
+from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id
 
 JOB_NODE_TYPE = "amazon.datazone.JobLineageNodeType"
 JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"

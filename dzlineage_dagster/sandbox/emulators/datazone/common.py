@@ -6,7 +6,7 @@ import secrets
 import string
 from datetime import datetime, timezone
 
-from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError
+from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
 _ID_ALPHABET = string.ascii_lowercase + string.digits
 

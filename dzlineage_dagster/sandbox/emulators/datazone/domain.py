@@ -9,8 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dzlineage_dagster.sandbox.aws_protocol import AwsServiceError
-from dzlineage_dagster.sandbox.datazone.catalog import (
+from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     Asset,
     AssetTypeRevision,
     Form,
@@ -20,8 +19,9 @@ from dzlineage_dagster.sandbox.datazone.catalog import (
     managed_types,
     revision_of,
 )
-from dzlineage_dagster.sandbox.datazone.common import invalid, not_found
-from dzlineage_dagster.sandbox.datazone.lineage import LineageGraph
+from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found
+from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageGraph
+from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
 
 @dataclass

@@ -7,12 +7,12 @@ It talks HTTP, so tests, benchmarks and a user's shell drive an in-process sandb
 from __future__ import annotations
 
 import json
+import urllib.parse
 import urllib.request
 from collections import Counter
 from typing import Any
 
-from dzlineage_dagster.sandbox.faults import CallRecord, FaultRule, count_calls
-from dzlineage_dagster.sandbox.server import ADMIN_PREFIX
+from dzlineage_dagster.sandbox.server.faults import CallRecord, FaultRule, count_calls
 
 #: Dummy credentials: moto accepts any, and SigV4 signing needs some.
 SANDBOX_CREDENTIALS = {
@@ -21,6 +21,8 @@ SANDBOX_CREDENTIALS = {
     "AWS_SESSION_TOKEN": "testing",
 }
 SANDBOX_REGION = "us-east-1"
+#: Where the admin paths live on the sandbox endpoint (no AWS service uses this path).
+ADMIN_PREFIX = "/_sandbox/"
 
 
 def sandbox_environment(endpoint_url: str, region: str = SANDBOX_REGION) -> dict[str, str]:
@@ -62,6 +64,11 @@ class SandboxControl:
 
     def clear_faults(self) -> None:
         self._call("PUT", "faults", {"rules": []})
+
+    def operations(self, service: str | None = None) -> dict[str, Any]:
+        """Who answers which operation: the project's services, or ``service`` alone."""
+        query = f"?{urllib.parse.urlencode({'service': service})}" if service else ""
+        return self._call("GET", f"operations{query}")
 
     def reset(self) -> None:
         self._call("POST", "reset")

@@ -21,7 +21,7 @@ from typing import Any
 import boto3
 import yaml
 
-from dzlineage_dagster.sandbox.control import SANDBOX_CREDENTIALS
+from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS
 
 DEMO_PLATFORM = Path(__file__).with_name("demo_platform.yaml")
 

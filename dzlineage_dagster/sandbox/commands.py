@@ -1,0 +1,302 @@
+"""The ``dzlineage sandbox`` and ``dzlineage demo`` commands.
+
+The product's CLI (:mod:`dzlineage_dagster.cli`) reaches them through :func:`run`, lazily: this
+module imports nothing outside the standard library until a command runs, so it can say which
+extra is missing instead of failing on an import.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib.util
+import os
+import shlex
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+#: The code location the demo serves; pyproject's [tool.dagster] and dagster_cloud.yaml say the
+#: same (a test holds them to it).
+DEFINITIONS_MODULE = "dzlineage_dagster.definitions"
+CODE_LOCATION_NAME = "dzlineage_dagster"
+#: Where `dzlineage demo` writes its environment unless told otherwise: not ./.env, which
+#: `dagster dev` would load, but a file a second shell can `source`.
+DEMO_ENV_FILE = ".dzlineage-demo.env"
+EXTRA = "sandbox"
+#: Warnings the demo's own choices cause, silenced in every Dagster process it starts (as
+#: ``PYTHONWARNINGS`` message prefixes, so no process imports dagster just to filter them):
+#: `dagster dev` is how this project runs its one module (dg's project layout would add a CLI and
+#: conventions for nothing), and the sensor names its owner, a parameter Dagster calls beta.
+OWN_WARNINGS = (
+    "ignore:Function `dev_command` is superseded",
+    "ignore:Parameter `owners` of initializer `SensorDefinition.__init__` is currently in beta",
+)
+#: What each command imports beyond the product: the modules the `sandbox` extra installs.
+NEEDED_MODULES = {
+    "sandbox": ("moto", "werkzeug"),
+    "demo": ("moto", "werkzeug", "dagster_webserver"),
+}
+
+
+def missing_extra(command: str) -> str | None:
+    """One line naming the extra to install when a module ``command`` needs is absent."""
+    missing = [name for name in NEEDED_MODULES[command] if importlib.util.find_spec(name) is None]
+    if not missing:
+        return None
+    return (
+        f"dzlineage {command}: needs the '{EXTRA}' extra ({', '.join(missing)} missing): "
+        f"pip install 'dzlineage-dagster[{EXTRA}]'"
+    )
+
+
+def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 4566) -> None:
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
+    parser.add_argument(
+        "--port", type=int, default=default_port, help=f"port to listen on (default {default_port})"
+    )
+    seeding = parser.add_mutually_exclusive_group()
+    seeding.add_argument(
+        "--empty", action="store_true", help="start with no resources (no demo platform)"
+    )
+    seeding.add_argument(
+        "--seed",
+        type=Path,
+        metavar="FILE",
+        help="platform file to seed from (default: the bundled demo CDC platform; copy "
+        "dzlineage_dagster/sandbox/demo/demo_platform.yaml to start your own)",
+    )
+
+
+def build_parser(command: str) -> argparse.ArgumentParser:
+    """The options of ``dzlineage sandbox`` or ``dzlineage demo``."""
+    if command == "sandbox":
+        parser = argparse.ArgumentParser(
+            prog="dzlineage sandbox",
+            description="Serve one local HTTP endpoint that plays AWS (Glue, SSM, MSK, STS "
+            "through moto; DataZone and MSK Connect through the project's emulators), seeded "
+            "with the demo CDC platform, and print the AWS_* and DZLINEAGE_* variables that "
+            "point the project at it. Admin paths under /_sandbox/ read the call log, inject "
+            "faults and list who answers which operation (/_sandbox/operations).",
+        )
+        add_sandbox_options(parser)
+        parser.add_argument(
+            "--env-file",
+            metavar="PATH",
+            help="also write the environment to PATH as `export` lines (a shell can `source` "
+            "it; Dagster reads ./.env)",
+        )
+        return parser
+    parser = argparse.ArgumentParser(
+        prog="dzlineage demo",
+        description="Start the seeded sandbox and `dagster dev` with its environment; the "
+        "registry sensor then syncs every demo topic into DataZone. The sandbox's environment "
+        "is printed and written to a file a second shell can `source`.",
+    )
+    add_sandbox_options(parser)
+    parser.add_argument(
+        "--env-file",
+        metavar="PATH",
+        default=DEMO_ENV_FILE,
+        help=f"where to write the environment as `export` lines (default ./{DEMO_ENV_FILE}); "
+        "removed when the demo stops",
+    )
+    parser.add_argument("--dagster-host", default="127.0.0.1", help="address of the Dagster UI")
+    parser.add_argument("--dagster-port", type=int, default=3000, help="port of the Dagster UI")
+    parser.add_argument(
+        "--dagster-home",
+        metavar="DIR",
+        help="DAGSTER_HOME to use (default: a fresh temporary folder, as the sandbox is fresh, "
+        "removed when the demo stops)",
+    )
+    return parser
+
+
+def run(command: str, argv: Sequence[str]) -> int:
+    """Parse ``argv`` for ``command`` and run it; Ctrl-C and SIGTERM stop it quietly."""
+    args = build_parser(command).parse_args(argv)
+    problem = missing_extra(command)
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    # SIGTERM (a service manager, `kill`) stops the command the way Ctrl-C does.
+    signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        return cmd_sandbox(args) if command == "sandbox" else cmd_demo(args)
+    except KeyboardInterrupt:  # during start-up, before a command waits for it
+        return 130
+
+
+def export_lines(environment: dict[str, str]) -> str:
+    """``export NAME=value`` lines: a shell can source them and dotenv readers accept them."""
+    return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in environment.items())
+
+
+def _interrupt(*_: object) -> None:
+    raise KeyboardInterrupt
+
+
+def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
+    """Serve the sandbox on the given address, seeded unless --empty; returns its environment."""
+    from dzlineage_dagster.sandbox.demo.seed import seed_platform
+    from dzlineage_dagster.sandbox.server.app import Sandbox
+    from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
+
+    try:
+        sandbox = Sandbox(args.host, args.port).start()
+    except OSError as error:
+        raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None
+    environment = sandbox_environment(sandbox.endpoint_url)
+    if not args.empty:
+        environment.update(seed_platform(sandbox.endpoint_url, args.seed))
+        # The seeding calls are set-up, not the project's: start the call log afresh.
+        SandboxControl(sandbox.endpoint_url).clear_calls()
+    if args.env_file:
+        Path(args.env_file).write_text(export_lines(environment))
+    return sandbox, environment
+
+
+def cmd_sandbox(args: argparse.Namespace) -> int:
+    sandbox, environment = _start_sandbox(args)
+    try:
+        print(f"# dzlineage sandbox listening on {sandbox.endpoint_url} (Ctrl-C stops it)")
+        print("# Use it from another shell by exporting:")
+        print(export_lines(environment), end="", flush=True)
+        with contextlib.suppress(KeyboardInterrupt):
+            threading.Event().wait()
+    finally:
+        sandbox.stop()
+    return 0
+
+
+def _port_taken(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        # As a server binds it: a port in TIME_WAIT only is free to `dagster dev` too.
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return True
+    return False
+
+
+def _demo_workspace(dagster_home: Path) -> Path:
+    """The workspace `dagster dev` loads: the project's code location, from any directory."""
+    workspace = dagster_home / "workspace.yaml"
+    workspace.write_text(
+        f"load_from:\n  - python_module:\n      module_name: {DEFINITIONS_MODULE}\n"
+        f"      location_name: {CODE_LOCATION_NAME}\n"
+    )
+    return workspace
+
+
+def cmd_demo(args: argparse.Namespace) -> int:
+    # Checked first: `dagster dev` without its port keeps its daemon running headless, which
+    # looks like a demo but shows nothing.
+    if _port_taken(args.dagster_host, args.dagster_port):
+        raise SystemExit(
+            f"dzlineage demo: the Dagster UI port {args.dagster_host}:{args.dagster_port} is "
+            "taken; stop what uses it or pass --dagster-port"
+        )
+    sandbox, environment = _start_sandbox(args)
+    env_file = Path(args.env_file).resolve()
+    temporary_home = args.dagster_home is None
+    dagster_home = Path(args.dagster_home or tempfile.mkdtemp(prefix="dzlineage-dagster-home-"))
+    try:
+        return _run_dagster(args, sandbox.endpoint_url, environment, dagster_home, env_file)
+    finally:
+        sandbox.stop()
+        env_file.unlink(missing_ok=True)
+        if temporary_home:
+            shutil.rmtree(dagster_home, ignore_errors=True)
+
+
+def _run_dagster(
+    args: argparse.Namespace,
+    endpoint_url: str,
+    environment: dict[str, str],
+    dagster_home: Path,
+    env_file: Path,
+) -> int:
+    dagster_home.mkdir(parents=True, exist_ok=True)
+    instance_yaml = dagster_home / "dagster.yaml"
+    if not instance_yaml.exists():
+        # The sandbox needs no network; neither should the demo's Dagster instance. Run retries
+        # let a sensor-launched sync retry topics that failed transiently.
+        instance_yaml.write_text("telemetry:\n  enabled: false\nrun_retries:\n  enabled: true\n")
+    warning_filters = ",".join(filter(None, [os.environ.get("PYTHONWARNINGS"), *OWN_WARNINGS]))
+    env = {
+        **os.environ,
+        **environment,
+        "DAGSTER_HOME": str(dagster_home),
+        "PYTHONWARNINGS": warning_filters,
+    }
+    dagster = Path(sys.executable).with_name("dagster")
+    command = [
+        str(dagster), "dev", "-w", str(_demo_workspace(dagster_home)),
+        "--host", args.dagster_host, "--port", str(args.dagster_port),
+    ]  # fmt: skip
+    print(f"# sandbox (seeded demo CDC platform) on {endpoint_url}")
+    print(f"# Dagster UI on http://{args.dagster_host}:{args.dagster_port} (Ctrl-C stops both)")
+    print(f"# From a second shell: source {shlex.quote(str(env_file))}   (or export:)")
+    print(export_lines(environment), end="", flush=True)
+    # In DAGSTER_HOME, not here: `dagster dev` loads ./.env over the environment it is given,
+    # and a .env left by `dzlineage sandbox --env-file` would point it at another sandbox.
+    # Its own process group, so that stopping reaches every process Dagster starts (daemon,
+    # webserver, code servers, run workers), however they are parented.
+    process = subprocess.Popen(command, env=env, cwd=dagster_home, start_new_session=True)
+    try:
+        return process.wait()
+    except KeyboardInterrupt:
+        # Further interrupts must not cut Dagster's shutdown short.
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        return 0
+    finally:
+        # Run workers outlive `dagster dev` by a moment and write into DAGSTER_HOME until they
+        # end: the sandbox and the home go only once the whole group has.
+        _stop_process_group(process)
+
+
+def _stop_process_group(process: subprocess.Popen) -> None:
+    """SIGINT to the whole group, as Ctrl-C in a terminal; SIGKILL to what outlives 30 s."""
+    for sig, grace in ((signal.SIGINT, 30.0), (signal.SIGKILL, 5.0)):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, sig)
+        deadline = time.monotonic() + grace
+        while time.monotonic() < deadline:
+            process.poll()  # reap `dagster dev` itself
+            if not _group_alive(process.pid):
+                return
+            time.sleep(0.25)
+
+
+def _group_alive(group: int) -> bool:
+    """Whether a process of ``group`` still runs (zombies, which hold nothing open, do not)."""
+    proc = Path("/proc")
+    if not proc.is_dir():  # not Linux: a signal 0 reaches zombies too, close enough
+        try:
+            os.killpg(group, 0)
+        except ProcessLookupError:
+            return False
+        return True
+    for entry in proc.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            # The command name in parentheses may hold spaces: the fields after it are fixed.
+            state, _parent, process_group = (
+                (entry / "stat").read_text().rsplit(")", 1)[1].split()[:3]
+            )
+        except (OSError, ValueError):
+            continue
+        if int(process_group) == group and state != "Z":
+            return True
+    return False

@@ -1,0 +1,50 @@
+"""Where moto 5.2.5 differs from AWS, and how the sandbox closes the gap.
+
+- :mod:`.gaps`: operations moto lacks or answers unlike AWS, answered from moto's own backend
+  state before a call reaches moto (the server asks :func:`~.gaps.answer_moto_gap`);
+- :mod:`.ssm_rules`: what SSM accepts as a parameter name, as pure rules;
+- :func:`apply_moto_patches`: the changes to moto's own module state (quota constants). Importing
+  any sandbox module changes nothing in moto; the sandbox applies these when it starts, so a
+  process that only imports the project (or moto for its own tests) keeps moto as shipped.
+"""
+
+from __future__ import annotations
+
+import importlib
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class MotoPatch:
+    """One attribute of a moto module set to AWS's value; ``reason`` says why."""
+
+    module: str
+    attribute: str
+    value: Any
+    reason: str
+
+
+# moto caps an account at 10 registries, 1,000 schemas and 1,000 schema versions in all (fewer
+# versions than schemas once the cap on schemas is raised). AWS's quotas are adjustable and
+# larger (we take 100 registries and 10,000 schemas per account and Region; the API numbers a
+# schema's versions up to 100,000), and platforms with thousands of topics are what this project
+# is for. moto reads these module globals at call time.
+_GSR_QUOTAS = "moto.glue.glue_schema_registry_utils"
+MOTO_PATCHES: tuple[MotoPatch, ...] = (
+    MotoPatch(_GSR_QUOTAS, "MAX_REGISTRIES_ALLOWED", 100, "AWS: 100 registries per account"),
+    MotoPatch(_GSR_QUOTAS, "MAX_SCHEMAS_ALLOWED", 10_000, "AWS: 10,000 schemas per account"),
+    MotoPatch(
+        _GSR_QUOTAS, "MAX_SCHEMA_VERSIONS_ALLOWED", 100_000, "AWS numbers versions to 100,000"
+    ),
+)
+
+_patching = threading.Lock()
+
+
+def apply_moto_patches() -> None:
+    """Set every :data:`MOTO_PATCHES` attribute; calling it again changes nothing more."""
+    with _patching:
+        for patch in MOTO_PATCHES:
+            setattr(importlib.import_module(patch.module), patch.attribute, patch.value)

@@ -1,0 +1,54 @@
+"""Importing the sandbox changes nothing in moto; starting a sandbox applies the patches."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+from dzlineage_dagster.sandbox.moto_patches import MOTO_PATCHES
+
+# Run in a fresh interpreter: this test session has started sandboxes already.
+PROBE = """
+import importlib, json, pkgutil, sys
+patches = [(p["module"], p["attribute"]) for p in json.loads(sys.argv[1])]
+
+def values():
+    return [getattr(importlib.import_module(m), a) for m, a in patches]
+
+shipped = values()
+import dzlineage_dagster.sandbox as sandbox
+imported = sorted(
+    info.name for info in pkgutil.walk_packages(sandbox.__path__, "dzlineage_dagster.sandbox.")
+)
+for name in imported:
+    importlib.import_module(name)
+after_import = values()
+
+from dzlineage_dagster.sandbox.server.app import Sandbox
+with Sandbox():
+    started = values()
+with Sandbox():
+    started_twice = values()
+print(json.dumps({"imported": imported, "shipped": shipped, "after_import": after_import,
+                  "started": started, "started_twice": started_twice}))
+"""
+
+
+def test_importing_every_sandbox_module_leaves_moto_as_shipped():
+    patches = [{"module": p.module, "attribute": p.attribute} for p in MOTO_PATCHES]
+    result = subprocess.run(
+        [sys.executable, "-c", PROBE, json.dumps(patches)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    seen = json.loads(result.stdout)
+    assert "dzlineage_dagster.sandbox.moto_patches.gaps" in seen["imported"]
+    assert "dzlineage_dagster.sandbox.commands" in seen["imported"]
+    assert seen["after_import"] == seen["shipped"]
+    wanted = [p.value for p in MOTO_PATCHES]
+    assert seen["shipped"] != wanted, "moto already ships AWS's values: drop the patches"
+    assert seen["started"] == wanted
+    assert seen["started_twice"] == wanted

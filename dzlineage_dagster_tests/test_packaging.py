@@ -1,0 +1,72 @@
+"""What `pip install dzlineage-dagster` brings, and the one name of the code location."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+from pathlib import Path
+
+import tomllib
+import yaml
+
+from dzlineage_dagster.sandbox.commands import CODE_LOCATION_NAME, DEFINITIONS_MODULE
+
+ROOT = Path(__file__).resolve().parents[1]
+#: What a wheel build reads (the rest of the worktree stays out of the build's way).
+BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "README.md", "dzlineage_dagster")
+
+LOAD_DEFINITIONS = """
+import importlib.util
+from dagster import Definitions
+from dzlineage_dagster.definitions import defs
+Definitions.validate_loadable(defs)
+jobs = defs.resolve_all_job_defs()
+present = [m for m in ("moto", "werkzeug", "dagster_webserver") if importlib.util.find_spec(m)]
+assert not present, f"installed without extras, yet importable: {present}"
+print("loaded", len(jobs), "jobs")
+"""
+
+
+def test_the_wheel_without_extras_loads_the_definitions_and_names_the_sandbox_extra(tmp_path):
+    source = tmp_path / "source"
+    source.mkdir()
+    for name in BUILD_INPUTS:
+        copy = shutil.copytree if (ROOT / name).is_dir() else shutil.copy2
+        copy(ROOT / name, source / name)
+    wheels = tmp_path / "wheels"
+    pip = [sys.executable, "-m", "pip", "--quiet"]
+    run(*pip, "wheel", "--no-deps", "--wheel-dir", str(wheels), str(source))
+    (wheel,) = wheels.glob("dzlineage_dagster-*.whl")
+
+    fresh = tmp_path / "fresh"
+    venv.create(fresh, with_pip=True)
+    python, dzlineage = fresh / "bin" / "python", fresh / "bin" / "dzlineage"
+    run(str(python), "-m", "pip", "--quiet", "install", str(wheel))
+
+    assert "loaded" in run(str(python), "-c", LOAD_DEFINITIONS, cwd=tmp_path).stdout
+    assert "DZLINEAGE_DOMAIN_ID" in run(str(dzlineage), "settings", cwd=tmp_path).stdout
+    for command in ("sandbox", "demo"):
+        refused = subprocess.run(
+            [str(dzlineage), command], capture_output=True, text=True, cwd=tmp_path, timeout=60
+        )
+        assert refused.returncode != 0
+        (line,) = refused.stderr.strip().splitlines()
+        assert line.startswith(f"dzlineage {command}: needs the 'sandbox' extra"), line
+        assert "pip install 'dzlineage-dagster[sandbox]'" in line
+
+
+def run(*command: str, cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    result = subprocess.run(command, capture_output=True, text=True, cwd=cwd, timeout=600)
+    assert result.returncode == 0, f"{' '.join(command)}:\n{result.stdout}\n{result.stderr}"
+    return result
+
+
+def test_the_code_location_has_one_name_everywhere_it_is_declared():
+    dagster = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["dagster"]
+    assert dagster == {"module_name": DEFINITIONS_MODULE, "code_location_name": CODE_LOCATION_NAME}
+    (location,) = yaml.safe_load((ROOT / "dagster_cloud.yaml").read_text())["locations"]
+    assert location["location_name"] == CODE_LOCATION_NAME
+    assert location["code_source"] == {"module_name": DEFINITIONS_MODULE}
+    assert not (ROOT / "workspace.yaml").exists(), "pyproject's [tool.dagster] says it already"
