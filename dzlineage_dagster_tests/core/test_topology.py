@@ -24,7 +24,9 @@ from dzlineage_dagster.core.topology import (
 )
 
 FIXTURES = Path(__file__).parent / "fixtures"
-DEMO_PLATFORM = Path(__file__).parents[2] / "dzlineage_dagster" / "sandbox" / "demo" / "demo_platform.yaml"
+DEMO_PLATFORM = (
+    Path(__file__).parents[2] / "dzlineage_dagster" / "sandbox" / "demo" / "demo_platform.yaml"
+)
 MSK_BODIES = ["msk_create_connector_debezium_mysql.json", "msk_create_connector_iceberg_sink.json"]
 
 REGISTRY_TOPICS = [
