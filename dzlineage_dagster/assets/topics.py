@@ -99,6 +99,8 @@ def kafka_topic_catalog(
         if not outcome.ok:
             failed.append(outcome)
     context.log.info(f"AWS API calls: {run.api_calls()}")
+    if run.api_retries():
+        context.log.warning(f"AWS API attempts retried: {run.api_retries()}")
     if failed:
         rows = "\n".join(
             f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"

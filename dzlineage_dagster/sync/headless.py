@@ -159,8 +159,11 @@ def run_headless_sync(
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
             print(_table(rows, ("topic", "asset", "lineage")), file=out)
-        calls = run.api_calls()
+        calls, retries = run.api_calls(), run.api_retries()
         summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
+        if retries:
+            retried = ", ".join(f"{operation} {n}" for operation, n in retries.items())
+            summary += f", {sum(retries.values())} retried ({retried})"
         if stop:
             summary += (
                 f"; stopped by {stop.signal_name} after {done} of {len(topics)} topics "
