@@ -101,7 +101,10 @@ def _comparable(state) -> tuple:
     namespace, hence the run ids): schema ARNs and dataset names come from the seed file."""
     return (
         state.assets,
-        {arn: (topic, exists, run is not None) for arn, (topic, exists, run) in state.mappings.items()},
+        {
+            arn: (topic, exists, run is not None)
+            for arn, (topic, exists, run) in state.mappings.items()
+        },
         sorted(state.lineage_events.values()),
         sorted(
             ((source.rsplit("/", 1)[-1], target.rsplit("/", 1)[-1]), count)
@@ -114,8 +117,7 @@ def test_two_syncs_started_at_the_same_moment_leave_no_duplicate(sandbox, small_
     environment = seed_small(sandbox, small_spec, monkeypatch)
     context = multiprocessing.get_context("fork")
     children = [
-        context.Process(target=_sync_in_child, args=(environment,), daemon=True)
-        for _ in range(2)
+        context.Process(target=_sync_in_child, args=(environment,), daemon=True) for _ in range(2)
     ]
     for child in children:
         child.start()

@@ -101,7 +101,11 @@ def test_the_shipped_policies_grant_exactly_the_actions_a_full_lifecycle_calls(
 
     granted = granted_actions()
     all_granted = set().union(*granted.values())
-    assert not used.actions - all_granted, f"called but not granted: {sorted(used.actions - all_granted)}"
-    assert not all_granted - used.actions, f"granted but never called: {sorted(all_granted - used.actions)}"
+    assert not used.actions - all_granted, (
+        f"called but not granted: {sorted(used.actions - all_granted)}"
+    )
+    assert not all_granted - used.actions, (
+        f"granted but never called: {sorted(all_granted - used.actions)}"
+    )
     governance = granted["governance-account-policy.json"]
     assert {a.split(":")[0] for a in governance} == {"datazone"}
