@@ -182,3 +182,16 @@ def test_sigterm_mid_run_prints_what_was_done_and_exits_non_zero_without_a_trace
     assert "a rerun syncs the rest" in summary
     assert headless_sync(small)[0] == 0
     _converged(small)
+
+
+def test_a_dagster_run_with_a_wrong_cluster_fails_once_before_any_topic(platform, monkeypatch):
+    monkeypatch.setenv(
+        "DZLINEAGE_MSK_CLUSTER_ARN", "arn:aws:kafka:us-east-1:123456789012:cluster/gone/0000-1"
+    )
+    result = platform.sync()
+    assert not result.success
+    [failure] = result.get_step_failure_events()
+    message = failure.step_failure_data.user_failure_data.description
+    assert message.startswith("DZLINEAGE_MSK_CLUSTER_ARN='arn:aws:kafka:us-east-1:"), message
+    assert "MSK cluster does not exist" in message
+    assert platform.control.call_counts().get(("glue", "GetSchema"), 0) == 0, "a topic was tried"

@@ -48,7 +48,13 @@ def check_platform(run: SyncRun) -> None:
         "Glue Schema Registry",
         lambda: run.registry_topics,
     )
-    _check("msk_cluster_arn", settings.msk_cluster_arn, "MSK cluster", lambda: run.cluster)
+    check_cluster(run)
+
+
+def check_cluster(run: SyncRun) -> None:
+    """The cluster every topic's asset and lineage need: one error for all of them."""
+    arn = run.settings.msk_cluster_arn
+    _check("msk_cluster_arn", arn, "MSK cluster", lambda: run.cluster)
 
 
 def _check(field: str, value: str, what: str, look_up: Callable[[], Any]) -> None:
