@@ -4,6 +4,7 @@ it), the other topics complete, nothing half written, and a rerun converges."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -195,3 +196,75 @@ def test_a_dagster_run_with_a_wrong_cluster_fails_once_before_any_topic(platform
     assert message.startswith("DZLINEAGE_MSK_CLUSTER_ARN='arn:aws:kafka:us-east-1:"), message
     assert "MSK cluster does not exist" in message
     assert platform.control.call_counts().get(("glue", "GetSchema"), 0) == 0, "a topic was tried"
+
+
+PROTOBUF_DEFINITION = 'syntax = "proto3";\nmessage Order { int64 id = 1; string status = 2; }\n'
+
+
+def test_bad_and_other_format_schemas_fail_or_catalog_by_topic_while_others_complete(
+    sandbox, small, caplog
+):
+    glue = sandbox.client("glue")
+    registry = {"RegistryName": small["DZLINEAGE_REGISTRY_NAME"]}
+
+    def register(name: str, data_format: str, definition: str) -> None:
+        glue.create_schema(
+            RegistryId=registry, SchemaName=name, DataFormat=data_format,
+            Compatibility="NONE", SchemaDefinition=definition,
+        )  # fmt: skip
+
+    # The registry (like fastavro) lets a field name with a dash through; Avro forbids it.
+    broken = {"type": "record", "name": "broken", "fields": [{"name": "bad-name", "type": "int"}]}
+    register("shop.inventory.broken", "AVRO", json.dumps(broken))
+    register("shop.sales.refunds", "JSON", json.dumps(JSON_REFUNDS))
+    register("shop.sales.shipments", "PROTOBUF", PROTOBUF_DEFINITION)
+    register("shop.sales.notes", "JSON", json.dumps({"type": "string"}))
+
+    code, output = headless_sync(small)
+    assert code == 1
+    rows = {line.split()[0]: line for line in output.splitlines()[2:] if line.strip()}
+    assert "FAILED" in rows["shop.inventory.broken"] and "not valid Avro" in output
+    assert "FAILED" in rows["shop.sales.notes"] and "no `properties`" in rows["shop.sales.notes"]
+    for topic in ("shop.inventory.customers", "shop.sales.refunds", "shop.sales.shipments"):
+        assert "created" in rows[topic], rows[topic]
+    assert "shop.sales.shipments: PROTOBUF schemas are cataloged without columns" in caplog.text
+
+    state = catalog_state(small)
+    mapped_topics = {topic for topic, _, _ in state.mappings.values()}
+    assert mapped_topics == {
+        "shop.inventory.customers",
+        "shop.sales.refunds",
+        "shop.sales.shipments",
+    }
+    assert set(state.assets.values()) == {1} and len(state.assets) == 3
+
+    # The JSON topic's asset lists the JSON Schema's columns.
+    settings = LineageSettings.from_env(small)
+    datazone = sandbox.client("datazone")
+    [item] = [
+        i["assetItem"]
+        for i in datazone.search(
+            domainIdentifier=settings.domain_id, searchScope="ASSET", searchText="refunds",
+            owningProjectIdentifier=settings.project_id,
+        )["items"]
+        if i["assetItem"]["name"].endswith("refunds")
+    ]  # fmt: skip
+    asset = datazone.get_asset(domainIdentifier=settings.domain_id, identifier=item["identifier"])
+    table_form = next(
+        f
+        for f in asset["formsOutput"]
+        if f["typeName"] == "amazon.datazone.RelationalTableFormType"
+    )
+    names = [c["columnName"] for c in json.loads(table_form["content"])["columns"]]
+    assert names == ["id", "order_id", "amount"]
+
+
+JSON_REFUNDS = {
+    "type": "object",
+    "properties": {
+        "id": {"type": "integer"},
+        "order_id": {"type": "integer"},
+        "amount": {"type": ["number", "null"], "description": "refunded amount"},
+    },
+    "required": ["id", "order_id"],
+}
