@@ -268,3 +268,33 @@ JSON_REFUNDS = {
     },
     "required": ["id", "order_id"],
 }
+
+
+def test_a_registry_deleted_mid_run_fails_the_remaining_topics_by_name_without_a_traceback(
+    sandbox, small
+):
+    import threading
+
+    # The second topic's schema read waits while the registry is deleted under the run.
+    sandbox.control.set_faults(FaultRule("glue", "GetSchema", "hold", count=1, skip=1))
+    result: dict[str, object] = {}
+    worker = threading.Thread(
+        target=lambda: result.update(zip(("code", "out"), headless_sync(small), strict=True))
+    )
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not sandbox.control.held():
+        assert worker.is_alive() and time.monotonic() < deadline
+        time.sleep(0.02)
+    sandbox.client("glue").delete_registry(
+        RegistryId={"RegistryName": small["DZLINEAGE_REGISTRY_NAME"]}
+    )
+    sandbox.control.clear_faults()  # the held read is dropped; its retry finds no schema
+    worker.join(timeout=120)
+    assert result["code"] == 1
+    output = str(result["out"])
+    failed = [line for line in output.splitlines() if "FAILED" in line]
+    assert [line.split()[0] for line in failed] == ["shop.inventory.customers"], output
+    assert "EntityNotFoundException" in failed[0]
+    assert "Traceback" not in output
+    assert catalog_state(small).mappings == {}, "a topic was half recorded"

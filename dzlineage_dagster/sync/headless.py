@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 import signal
 import sys
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
@@ -100,6 +101,10 @@ def stop_on_signals() -> Iterator[StopRequest]:
             f"{request.signal_name}: stopping after the topic at hand (again to stop now)"
         )
 
+    if threading.current_thread() is not threading.main_thread():
+        # Python lets only the main thread handle signals; an embedding caller keeps its own.
+        yield request
+        return
     previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
     try:
         yield request
