@@ -308,7 +308,9 @@ class NameRules:
         cls, broker_strings: Mapping[str, str], kafka_namespace: str, **options: Any
     ) -> NameRules:
         """Rules that send every broker of a cluster (any listener) to ``kafka_namespace``."""
-        hosts = {address.rpartition(":")[0] for address in broker_addresses(broker_strings.values())}
+        hosts = {
+            address.rpartition(":")[0] for address in broker_addresses(broker_strings.values())
+        }
         return cls(kafka_namespace=kafka_namespace, kafka_broker_hosts=frozenset(hosts), **options)
 
     def rename(self, dataset: Mapping[str, Any]) -> tuple[str, str, str] | None:
