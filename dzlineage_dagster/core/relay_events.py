@@ -70,10 +70,13 @@ class EventTooLarge(ValueError):
 
 @attr.define
 class CanonicalNameDatasetFacet(DatasetFacet):
-    """The name a producer gave a dataset before the relay renamed it, and the rule used."""
+    """The name a producer gave a dataset before the relay renamed it, and the rule used.
 
-    originalNamespace: str  # noqa: N815 (the specification's camelCase)
-    originalName: str  # noqa: N815
+    Fields are camelCase like the specification's own facets.
+    """
+
+    originalNamespace: str
+    originalName: str
     rule: str
 
 
@@ -81,9 +84,9 @@ class CanonicalNameDatasetFacet(DatasetFacet):
 class TrimmedRunFacet(RunFacet):
     """Facets the relay removed so the event fits DataZone's size limit."""
 
-    originalBytes: int  # noqa: N815
-    limitBytes: int  # noqa: N815
-    removedFacets: list[dict[str, Any]] = attr.field(factory=list)  # noqa: N815
+    originalBytes: int
+    limitBytes: int
+    removedFacets: list[dict[str, Any]] = attr.field(factory=list)
 
 
 @dataclass(frozen=True)

@@ -87,7 +87,9 @@ class RelaySettings(BaseModel):
             try:
                 value = json.loads(value)
             except ValueError as error:
-                raise ValueError(f"must be a JSON object of namespace -> namespace: {error}")
+                raise ValueError(
+                    f"must be a JSON object of namespace -> namespace: {error}"
+                ) from None
         return value
 
     @classmethod
