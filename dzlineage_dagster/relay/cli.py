@@ -19,4 +19,6 @@ def cmd_relay(args: argparse.Namespace) -> int:
     from dzlineage_dagster.relay.server import serve
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
+    # One log line per posted event would drown the log; /status counts them instead.
+    logging.getLogger("werkzeug").setLevel(logging.WARNING)
     return serve(args.host, args.port)
