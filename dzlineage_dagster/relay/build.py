@@ -14,9 +14,10 @@ from dzlineage_dagster.relay.spool import Spool
 from dzlineage_dagster.resources import DataZoneResource, MskResource
 from dzlineage_dagster.settings import aws_resource_options, env_name
 
-#: Attempts per PostLineageEvent: few, as a producer waits for the answer, and an event that
-#: still fails goes to the spool, whose worker keeps retrying (DZLINEAGE_MAX_ATTEMPTS wins).
-RELAY_MAX_ATTEMPTS = 2
+#: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
+#: event goes to the spool at once, whose worker is the retry loop, so a producer never waits
+#: out botocore's backoff. Without (Lambda), botocore's retries are the only ones we make.
+ATTEMPTS_WITH_SPOOL, ATTEMPTS_WITHOUT_SPOOL = 1, 3
 
 
 def name_rules(settings: RelaySettings, msk: MskResource) -> NameRules:
@@ -45,7 +46,8 @@ def name_rules(settings: RelaySettings, msk: MskResource) -> NameRules:
 def build_relay(
     settings: RelaySettings, *, with_spool: bool, environ: Mapping[str, str] | None = None
 ) -> Relay:
-    aws = {"max_attempts": RELAY_MAX_ATTEMPTS, **aws_resource_options(environ)}
+    attempts = ATTEMPTS_WITH_SPOOL if with_spool else ATTEMPTS_WITHOUT_SPOOL
+    aws = {"max_attempts": attempts, **aws_resource_options(environ)}
     spool = None
     if with_spool:
         spool = Spool(settings.relay_spool_path, settings.relay_spool_max_events)
