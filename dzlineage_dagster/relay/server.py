@@ -94,6 +94,7 @@ def serve(host: str, port: int) -> int:
         pass
     finally:
         stop.set()
+        relay.wake()
         server.server_close()
         worker.join(timeout=10)
         relay.spool.close()

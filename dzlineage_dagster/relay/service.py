@@ -202,7 +202,7 @@ class Relay:
             return RelayResponse(503, {**answer, "error": str(error)}, {"Retry-After": "30"})
         if added:
             self._count("spooled")
-        self._wake.set()
+        self.wake()
         return RelayResponse(202, {**answer, "status": "spooled", "reason": reason})
 
     def refuse(self, status: int, reason: str) -> RelayResponse:
@@ -253,6 +253,10 @@ class Relay:
                     stop.wait(backoff)
                     break
                 failures = 0
+
+    def wake(self) -> None:
+        """Make the drain worker look at the spool (or at its stop flag) now."""
+        self._wake.set()
 
     def _drain_one(self, spooled: SpooledEvent) -> bool:
         """Whether the event left the spool (delivered or refused for good)."""
