@@ -68,7 +68,7 @@ class Relay:
         max_body_bytes: int,
         spool: Spool | None = None,
         max_backoff_seconds: float = 30.0,
-        first_backoff_seconds: float = 0.5,
+        first_backoff_seconds: float = 0.05,
     ) -> None:
         self.datazone = datazone
         self.domain_id = domain_id

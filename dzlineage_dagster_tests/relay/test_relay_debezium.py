@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from benchmarks.relay_process import relay_environment, running_relay
 from dzlineage_dagster_tests.platform import fresh_platform
 from dzlineage_dagster_tests.relay.events import debezium_events
-from dzlineage_dagster_tests.relay.relay_process import relay_environment, running_relay
 
 TOPIC = "shop.inventory.customers"
 

@@ -12,16 +12,16 @@ import requests
 from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import RunFacet
 
-from dzlineage_dagster.core.relay_events import CANONICAL_NAME_FACET, TRIMMED_FACET
-from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
-from dzlineage_dagster_tests.relay.conftest import datazone_calls, events_per_run, posted_event
-from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json
-from dzlineage_dagster_tests.relay.relay_process import (
+from benchmarks.relay_process import (
     API_KEY,
     DZLINEAGE,
     relay_environment,
     running_relay,
 )
+from dzlineage_dagster.core.relay_events import CANONICAL_NAME_FACET, TRIMMED_FACET
+from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
+from dzlineage_dagster_tests.relay.conftest import datazone_calls, events_per_run, posted_event
+from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json
 
 MAX_BODY = 1_000_000
 

@@ -9,11 +9,11 @@ import json
 import pytest
 from openlineage.client.event_v2 import OutputDataset
 
+from benchmarks.relay_process import API_KEY
 from dzlineage_dagster.relay import lambda_handler
 from dzlineage_dagster.sandbox.faults import FaultRule
 from dzlineage_dagster_tests.relay.conftest import events_per_run
 from dzlineage_dagster_tests.relay.events import run_event, to_json
-from dzlineage_dagster_tests.relay.relay_process import API_KEY
 
 
 @pytest.fixture
