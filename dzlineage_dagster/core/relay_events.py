@@ -289,12 +289,12 @@ def preferred_broker_string(broker_strings: Mapping[str, str]) -> str:
 
 @dataclass(frozen=True)
 class NameRules:
-    """How the relay renames datasets before forwarding.
+    """How the relay renames datasets before forwarding; the first rule that applies wins.
 
-    ``namespace_map`` (from settings) renames exact namespaces first; then a ``kafka://``
-    namespace whose host is one of ``kafka_broker_hosts`` becomes ``kafka_namespace``; then a
-    dataset whose ``symlinks`` facet names a Glue table (``arn:aws:glue:{region}:{account}`` +
-    ``table/{db}/{table}``) takes that name, when ``glue_symlinks`` is on.
+    A dataset whose ``symlinks`` facet names a Glue table (``arn:aws:glue:{region}:{account}``
+    + ``table/{db}/{table}``) takes that name, when ``glue_symlinks`` is on; else a namespace
+    in ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host
+    is one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
     """
 
     namespace_map: Mapping[str, str] = field(default_factory=dict)

@@ -40,7 +40,8 @@ class RelayApp:
         request.max_content_length = self.relay.max_body_bytes
         try:
             body = request.get_data(cache=False) if request.method == "POST" else b""
-        except HTTPException as error:
+        except HTTPException as error:  # werkzeug's 413 for a body over the limit
+            self.relay.count("received")
             answer = self.relay.refuse(error.code or 400, error.description or error.name)
         else:
             answer = self.relay.route(request.method, request.path, request.headers.get, body)

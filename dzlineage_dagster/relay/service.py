@@ -111,7 +111,7 @@ class Relay:
     def receive(
         self, body: bytes, authorization: str | None, content_encoding: str | None
     ) -> RelayResponse:
-        self._count("received")
+        self.count("received")
         if not self.authorized(authorization):
             return self.refuse(401, "missing or wrong API key (Authorization: Bearer <key>)")
         if len(body) > self.max_body_bytes:
@@ -126,7 +126,7 @@ class Relay:
         if event.kind != "run":
             # DataZone's PostLineageEvent takes RunEvents only, and a dataset or job event
             # carries no run to make one of: say so, and count it.
-            self._count(f"dropped_{event.kind}_events")
+            self.count(f"dropped_{event.kind}_events")
             return RelayResponse(
                 200,
                 {
@@ -162,9 +162,9 @@ class Relay:
         event, rewrites = canonicalize(event, self.rules)
         event, removed = fit_to_size(event)
         if rewrites:
-            self._count("renamed_datasets", len(rewrites))
+            self.count("renamed_datasets", len(rewrites))
         if removed:
-            self._count("trimmed_events")
+            self.count("trimmed_events")
         notes: dict[str, Any] = {}
         if rewrites:
             notes["renamed"] = rewrites
@@ -181,15 +181,15 @@ class Relay:
             event_id = self.post(token, event_json)
         except DeliveryFailed as error:
             if error.permanent:
-                self._count("refused_by_datazone")
+                self.count("refused_by_datazone")
                 return RelayResponse(422, {**answer, "error": f"DataZone refused it: {error}"})
             if self.spool is None:
-                self._count("unavailable")
+                self.count("unavailable")
                 return RelayResponse(
                     503, {**answer, "error": f"DataZone unavailable: {error}"}, {"Retry-After": "5"}
                 )
             return self._enqueue(token, event_json, answer, str(error))
-        self._count("forwarded")
+        self.count("forwarded")
         return RelayResponse(200, {**answer, "status": "forwarded", "id": event_id})
 
     def _enqueue(self, token: str, event_json: str, answer: dict, reason: str) -> RelayResponse:
@@ -197,17 +197,17 @@ class Relay:
         try:
             added = self.spool.add(token, event_json)
         except SpoolFull as error:
-            self._count("spool_full")
+            self.count("spool_full")
             self._note_error(str(error))
             return RelayResponse(503, {**answer, "error": str(error)}, {"Retry-After": "30"})
         if added:
-            self._count("spooled")
+            self.count("spooled")
         self.wake()
         return RelayResponse(202, {**answer, "status": "spooled", "reason": reason})
 
     def refuse(self, status: int, reason: str) -> RelayResponse:
-        self._count("rejected")
-        self._count(f"rejected_{status}")
+        self.count("rejected")
+        self.count(f"rejected_{status}")
         return RelayResponse(status, {"error": reason})
 
     # --- DataZone ------------------------------------------------------------------------------
@@ -265,19 +265,19 @@ class Relay:
         except DeliveryFailed as error:
             if error.permanent:
                 self.spool.reject(spooled, str(error))
-                self._count("refused_by_datazone")
+                self.count("refused_by_datazone")
                 log.error("DataZone refused spooled event %s: %s", spooled.client_token, error)
                 return True
             self.spool.failed_attempt(spooled, str(error))
             return False
         self.spool.delivered(spooled)
-        self._count("forwarded")
-        self._count("forwarded_from_spool")
+        self.count("forwarded")
+        self.count("forwarded_from_spool")
         return True
 
     # --- status ---------------------------------------------------------------------------------
 
-    def _count(self, name: str, amount: int = 1) -> None:
+    def count(self, name: str, amount: int = 1) -> None:
         with self._lock:
             self.counts[name] += amount
 
