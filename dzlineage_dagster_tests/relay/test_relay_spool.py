@@ -107,3 +107,28 @@ def test_a_full_spool_answers_503_so_producers_keep_their_own_retries(module_pla
         platform.control.clear_faults()
     assert [status for status, _ in answers] == [202, 202, 202, 503]
     assert "maximum of 3" in answers[-1][1]["error"]
+
+
+def test_an_event_datazone_refuses_for_good_is_422_or_leaves_the_spool_for_the_rejected_table(
+    module_platform, tmp_path
+):
+    platform = module_platform
+    spool = tmp_path / "spool.db"
+    environment = relay_environment(platform.environment)
+    refused = FaultRule(service="datazone", operation="PostLineageEvent", kind="invalid")
+    first, second = runs_of(1)
+    try:
+        with running_relay(environment, spool) as relay:
+            platform.control.set_faults(refused)
+            status, answer = relay.post(to_json(first).encode(), api_key=None)
+            assert status == 422 and "ValidationException" in answer["error"]
+            platform.control.set_faults(DATAZONE_DOWN)
+            assert relay.post(to_json(second).encode(), api_key=None)[0] == 202
+            platform.control.set_faults(refused)  # the worker's next attempt is refused
+            final = relay.wait_until(lambda s: s["spool_depth"] == 0)
+            relay.stop()
+    finally:
+        platform.control.clear_faults()
+    assert final["details"]["refused_by_datazone"] == 2
+    with closing(Spool(spool, max_events=10)) as left:
+        assert (len(left), left.rejected_count()) == (0, 1)
