@@ -90,9 +90,9 @@ class RelayProcess:
                 return status
             time.sleep(0.1)
 
-    def stop(self) -> str:
-        """SIGTERM, as a service manager stops it; returns stderr after checking a clean exit."""
-        self.process.send_signal(signal.SIGTERM)
+    def stop(self, how: signal.Signals = signal.SIGTERM) -> str:
+        """SIGTERM as a service manager stops it (or SIGINT: Ctrl-C); stderr of a clean exit."""
+        self.process.send_signal(how)
         _, stderr = self.process.communicate(timeout=30)
         assert self.process.returncode == 0, stderr
         assert "Traceback" not in stderr, stderr

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import signal
+
 import pytest
 
 from benchmarks.relay_process import relay_environment, running_relay
@@ -58,7 +60,7 @@ def test_debezium_events_join_the_nodes_the_sync_posts_for_the_same_connector(pl
     with running_relay(environment, tmp_path / "spool.db") as relay:
         transport = relay.transport()
         answers = [transport.emit(event).json() for event in events]
-        relay.stop()
+        relay.stop(signal.SIGINT)  # Ctrl-C
     assert [a["status"] for a in answers] == ["forwarded", "forwarded"]
     assert "renamed" not in answers[0] and len(answers[1]["renamed"]) == 1
 
