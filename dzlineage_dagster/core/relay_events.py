@@ -368,7 +368,8 @@ def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent,
             )
             rewrites.append(f"{dataset['namespace']}/{dataset['name']} -> {namespace}/{name}")
             dataset["namespace"], dataset["name"] = namespace, name
-            dataset.setdefault("facets", {})[CANONICAL_NAME_FACET] = Serde.to_dict(facet)
+            dataset["facets"] = dataset.get("facets") or {}  # absent or null
+            dataset["facets"][CANONICAL_NAME_FACET] = Serde.to_dict(facet)
     return ReceivedEvent(event.kind, document), rewrites
 
 
@@ -414,7 +415,7 @@ def fit_to_size(
         reverse=True,
     )
     removed: list[dict[str, Any]] = []
-    run_facets = document["run"].setdefault("facets", {})
+    run_facets = document["run"]["facets"] = document["run"].get("facets") or {}
     for facet_size, path, name, facets in candidates:
         del facets[name]
         removed.append({"facet": f"{path}.{name}", "bytes": facet_size})

@@ -264,3 +264,20 @@ def test_an_event_that_cannot_fit_even_without_facets_is_refused():
     many = [OutputDataset("s3://bucket", f"table_{i}") for i in range(200)]
     with pytest.raises(EventTooLarge, match="without its 0 removable facets"):
         fit_to_size(received(run_event(outputs=many)), 2000)
+
+
+def test_null_facet_maps_are_renamed_and_trimmed_like_absent_ones():
+    document = json.loads(
+        to_json(run_event(outputs=[OutputDataset("kafka://b-1.other:9098", "t")]))
+    )
+    document["run"]["facets"] = None
+    document["outputs"][0]["facets"] = None
+    document["outputs"][0]["outputFacets"] = {
+        "big": {"_producer": "https://p", "_schemaURL": "https://s", "x": "y" * 5000}
+    }
+    rules = NameRules(namespace_map={"kafka://b-1.other:9098": "kafka://b-1.mapped:9098"})
+    renamed, _ = canonicalize(parse_event(json.dumps(document)), rules)
+    assert CANONICAL_NAME_FACET in renamed.document["outputs"][0]["facets"]
+    fitted, removed = fit_to_size(renamed, 3000)
+    assert [r["facet"] for r in removed] == ["outputs[0].outputFacets.big"]
+    assert TRIMMED_FACET in fitted.document["run"]["facets"]
