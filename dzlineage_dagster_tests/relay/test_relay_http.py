@@ -190,3 +190,22 @@ def test_without_the_relay_extra_the_command_says_which_extra_to_install(tmp_pat
     assert result.stderr.strip().splitlines() == [
         "dzlineage relay: needs the `relay` extra (werkzeug): pip install 'dzlineage-dagster[relay]'"
     ]
+
+
+def test_a_cluster_whose_brokers_cannot_be_read_stops_the_start_naming_the_setting(
+    module_platform, tmp_path
+):
+    unknown = module_platform.settings.msk_cluster_arn.rsplit("/", 1)[0] + "/no-such-cluster"
+    environment = relay_environment(module_platform.environment, DZLINEAGE_MSK_CLUSTER_ARN=unknown)
+    result = subprocess.run(
+        [DZLINEAGE, "relay", "--port", "0"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert f"DZLINEAGE_MSK_CLUSTER_ARN={unknown}" in result.stderr
+    assert "DZLINEAGE_RELAY_KAFKA_NAMESPACE=false" in result.stderr
+    assert "Traceback" not in result.stderr
