@@ -20,6 +20,8 @@ FAULT_KINDS: dict[str, tuple[str, int]] = {
     "server-error": ("InternalServerException", 500),
     "unavailable": ("ServiceUnavailableException", 503),
     "access-denied": ("AccessDeniedException", 403),
+    # A refusal no retry can fix, for code that must tell it from a transient failure.
+    "invalid": ("ValidationException", 400),
 }
 #: Rules that do something other than answer an error:
 #: ``reset`` closes the connection without an answer (a dropped connection, a load balancer
