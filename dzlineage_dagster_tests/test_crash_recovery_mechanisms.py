@@ -20,7 +20,6 @@ CONFLICT = 409
 
 @pytest.fixture
 def platform(sandbox, monkeypatch):
-    monkeypatch.setenv("DZLINEAGE_MAX_ATTEMPTS", "1")
     platform = fresh_platform(sandbox, monkeypatch)
     yield platform
     sandbox.control.clear_faults()
