@@ -80,3 +80,24 @@ def test_a_rerun_with_new_content_adopts_the_asset_after_a_conflict(platform):
         domainIdentifier=platform.settings.domain_id, identifier=asset_id
     )
     assert revised["revision"] == "2"
+
+
+def test_an_asset_deleted_in_datazone_is_recreated_when_its_schema_changes(platform):
+    assert platform.sync([TOPIC]).success
+    [deleted] = topic_assets(platform)[platform.schema_arn(TOPIC)]
+    platform.client("datazone").delete_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=deleted
+    )
+    platform.register_new_version(TOPIC, "added_after_the_delete")
+    platform.control.clear_calls()
+
+    assert platform.sync([TOPIC]).success
+    calls = datazone_calls(platform)
+    assert [c for c in calls if c[0] in ("CreateAssetRevision", "CreateAsset")] == [
+        ("CreateAssetRevision", 404),
+        ("CreateAsset", 201),
+    ]
+    [recreated] = topic_assets(platform)[platform.schema_arn(TOPIC)]
+    assert recreated != deleted
+    metadata = latest_metadata(platform, "datazone_topic_asset", TOPIC)
+    assert (metadata["action"], metadata["datazone_asset_id"]) == ("created", recreated)
