@@ -35,6 +35,7 @@ from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 REGISTRY_SCHEMA = AssetKey("registry_schema")
 DATAZONE_TOPIC_ASSET = AssetKey("datazone_topic_asset")
 TOPIC_LINEAGE = AssetKey("topic_lineage")
+CONNECTOR_TOPOLOGY = AssetKey("connector_topology")
 #: The Dagster asset that shows each sync stage's result per topic.
 STAGE_ASSET_KEYS = {
     Stage.SCHEMA: REGISTRY_SCHEMA,
@@ -67,7 +68,7 @@ TOPIC_ASSET_SPECS = [
     ),
     AssetSpec(
         TOPIC_LINEAGE,
-        deps=[DATAZONE_TOPIC_ASSET],
+        deps=[DATAZONE_TOPIC_ASSET, CONNECTOR_TOPOLOGY],
         description=(
             "OpenLineage run events posted to DataZone, derived from the connectors: the source "
             "hop (source tables -> Debezium connector -> topic) and the sink hop (topic -> "
