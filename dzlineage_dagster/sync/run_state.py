@@ -27,7 +27,6 @@ from dzlineage_dagster.core.topology import (
     OverrideError,
     Topology,
     build_topology,
-    parse_overrides,
 )
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.resources.kafka_connect_rest import (
@@ -91,16 +90,18 @@ class SyncRun:
 
     @cached_property
     def override_document(self) -> dict[str, Any]:
-        """The override file's content ({} when the setting is unset); checked on load."""
+        """The override file's content ({} when the setting is unset); the topology checks its
+        entries (connector references need the parsed connectors)."""
         path = self.settings.lineage_overrides
         if not path:
             return {}
         where = f"DZLINEAGE_LINEAGE_OVERRIDES={path}"
         try:
             document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
-            parse_overrides(document)  # names the topic and entry of a malformed override
-        except (OSError, yaml.YAMLError, OverrideError) as error:
+        except (OSError, yaml.YAMLError) as error:
             raise SyncError(f"{where}: {error}") from None
+        if not isinstance(document, dict):
+            raise SyncError(f"{where}: the file must hold a mapping with a 'topics' mapping")
         return document
 
     @cached_property
