@@ -83,13 +83,14 @@ def drift(topology: Topology, convention: TopicTableMapper) -> list[str]:
     guess: where the convention would have shown wrong lineage."""
     offenders = []
     for lineage in topology.lineages():
-        if lineage.kind is not TopicKind.TABLE or lineage.origin not in ("connector", "override"):
-            continue
+        decided = [e for e in lineage.sinks if e.origin in ("connector", "override")]
+        if lineage.kind is not TopicKind.TABLE or not decided:
+            continue  # a topic no sink consumes is the unconsumed-topic check's offender
         guess = convention.map_topic(lineage.topic).table
-        derived = sorted(str(t.ref) for t in lineage.tables)
+        derived = sorted(str(e.table.ref) for e in decided)
         if guess is None or [str(guess)] != derived:
             offenders.append(
-                f"{lineage.topic}: {lineage.origin} says {', '.join(derived) or 'no table'}, "
+                f"{lineage.topic}: {decided[0].origin} says {', '.join(derived)}, "
                 f"the naming convention says {guess or 'no table'}"
             )
     return offenders
