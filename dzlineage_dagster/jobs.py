@@ -13,6 +13,7 @@ from dagster import (
     op,
 )
 
+from dzlineage_dagster.assets.connectors import connector_topology
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
@@ -31,10 +32,20 @@ CATALOG_SYNC_JOB = define_asset_job(
     ),
 )
 
+CONNECTOR_TOPOLOGY_JOB = define_asset_job(
+    "connector_topology_refresh",
+    selection=AssetSelection.assets(connector_topology).without_checks(),
+    description="Reads every connector and shows the lineage they decide (connector_topology).",
+)
+
 CATALOG_CHECKS_JOB = define_asset_job(
     "catalog_checks",
     selection=AssetSelection.checks(*ALL_CHECKS),
-    description="Checks the whole catalog against AWS: mappings, duplicates, lineage tables.",
+    description=(
+        "Checks the whole catalog against AWS: mappings, duplicates, lineage tables, and the "
+        "connector topology (drift, unconsumed topics, unfed tables, ambiguous edges, "
+        "connectors not understood)."
+    ),
 )
 
 catalog_checks_schedule = ScheduleDefinition(

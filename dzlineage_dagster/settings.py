@@ -143,6 +143,30 @@ class LineageSettings(ConfigurableResource):
     job_namespace: str = Field(
         default="dzlineage", description="OpenLineage namespace of the jobs the events describe."
     )
+    kafka_connect_url: str | None = Field(
+        default=None,
+        description=(
+            "Base URL of a self-managed Kafka Connect REST API (e.g. `http://connect:8083`): "
+            "when set, the connectors are read from its `GET /connectors?expand=info` instead "
+            "of MSK Connect's ListConnectors/DescribeConnector."
+        ),
+    )
+    lineage_overrides: str | None = Field(
+        default=None,
+        description=(
+            "Path of a YAML file of lineage overrides (topic -> tables and/or source tables; "
+            "see `core/topology.py`). An override wins over the connectors and the naming "
+            "convention."
+        ),
+    )
+    sqlserver_scheme: Literal["sqlserver", "mssql"] = Field(
+        default="sqlserver",
+        description=(
+            "Namespace scheme of SQL Server source tables: `sqlserver://` as Debezium's own "
+            "OpenLineage writes it (the nodes join with Debezium's), or `mssql://` as the "
+            "OpenLineage naming spec says."
+        ),
+    )
 
     @field_validator("domain_id", mode="before")
     @classmethod

@@ -16,6 +16,7 @@ from dzlineage_dagster_tests.platform import writes
 #: The seeded demo platform's table topics (its other topic is a heartbeat), written out rather
 #: than derived with the classification under test.
 DEMO_TABLE_TOPICS = [
+    "shop.archive.orders",
     "shop.inventory.customers",
     "shop.inventory.products",
     "shop.inventory.stock_levels",

@@ -53,11 +53,11 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
             snapshot = read_schema(run, topic)
             asset = plan_topic_asset(run, snapshot, type_revision)
             lineage = plan_topic_lineage(run, snapshot)
-            if lineage.run_id is None:
-                edge = f"no edge: {lineage.mapping.reason}"
+            if lineage.fingerprint is None:
+                edge = f"no edge: {lineage.lineage.ambiguous_reason or lineage.mapping.reason}"
             else:
                 state = "unchanged" if lineage.already_posted else "post"
-                edge = f"{state} -> {lineage.mapping.table} ({lineage.mapping.origin})"
+                edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.hops)
             rows.append((topic, asset.action, f"v{snapshot.version}", edge))
         except Exception as error:
             unplannable += 1

@@ -3,8 +3,8 @@
 The assets, the jobs, the checks, the sensor, `dzlineage sync` and the benchmarks all start a
 run the same way: ``SyncRun(LineageSyncResource, log)``. Each lookup here is made at most once
 per run however many topics the run covers (one registry listing, one read of the mapping, one
-cluster description), so the API calls of a run grow with the topics it changes, not with the
-topics it merely considers.
+cluster description, one read of the connectors and the topology derived from them), so the
+API calls of a run grow with the topics it changes, not with the topics it merely considers.
 """
 
 from __future__ import annotations
@@ -12,13 +12,27 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 from functools import cached_property
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
+from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, topic_dataset
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
+from dzlineage_dagster.core.topology import (
+    ConnectorDefinition,
+    ConnectorTopicMapper,
+    OverrideError,
+    Topology,
+    build_topology,
+)
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.resources.kafka_connect_rest import (
+    KafkaConnectRestError,
+    read_kafka_connect_connectors,
+)
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.mapping_store import MappingStore
@@ -36,7 +50,6 @@ class ClusterInfo:
 class SyncRun:
     resource: LineageSyncResource
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
-    mapper: TopicTableMapper | None = None
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
 
@@ -45,11 +58,78 @@ class SyncRun:
         self.mappings = MappingStore(
             self.resource.mapping_parameters, self.settings.ssm_prefix, self.log
         )
-        if self.mapper is None:
-            self.mapper = NamingConventionMapper(
-                database=self.settings.glue_database,
-                table_pattern=self.settings.table_name_pattern,
+
+    @cached_property
+    def convention(self) -> NamingConventionMapper:
+        """The naming-convention guess: the topology's last fallback, and the drift check's
+        comparison."""
+        return NamingConventionMapper(
+            database=self.settings.glue_database, table_pattern=self.settings.table_name_pattern
+        )
+
+    @cached_property
+    def mapper(self) -> TopicTableMapper:
+        """Topic -> Iceberg table: override, else the connectors, else the convention."""
+        return ConnectorTopicMapper(self.topology)
+
+    @cached_property
+    def connectors(self) -> tuple[ConnectorDefinition, ...]:
+        """Every connector with its configuration, from the Kafka Connect REST endpoint when
+        one is set, else from MSK Connect (ListConnectors + DescribeConnector)."""
+        url = self.settings.kafka_connect_url
+        if url:
+            try:
+                configs = read_kafka_connect_connectors(url)
+            except KafkaConnectRestError as error:
+                raise SyncError(str(error)) from None
+            return tuple(ConnectorDefinition(name, config) for name, config in configs.items())
+        return tuple(
+            ConnectorDefinition(c["connectorName"], c.get("connectorConfiguration") or {})
+            for c in self.resource.msk.connectors()
+        )
+
+    @cached_property
+    def override_document(self) -> dict[str, Any]:
+        """The override file's content ({} when the setting is unset); the topology checks its
+        entries (connector references need the parsed connectors)."""
+        path = self.settings.lineage_overrides
+        if not path:
+            return {}
+        where = f"DZLINEAGE_LINEAGE_OVERRIDES={path}"
+        try:
+            document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise SyncError(f"{where}: {error}") from None
+        if not isinstance(document, dict):
+            raise SyncError(f"{where}: the file must hold a mapping with a 'topics' mapping")
+        return document
+
+    @cached_property
+    def topology(self) -> Topology:
+        """The connectors parsed against the registry's topics, once per run."""
+        try:
+            return build_topology(
+                self.connectors,
+                self.registry_topics,
+                overrides=self.override_document,
+                fallback=self.convention,
             )
+        except OverrideError as error:
+            raise SyncError(
+                f"DZLINEAGE_LINEAGE_OVERRIDES={self.settings.lineage_overrides}: {error}"
+            ) from None
+
+    def topic_dataset(self, topic: str) -> tuple[str, str]:
+        """The topic's OpenLineage (namespace, name): the topic asset's sourceIdentifier and
+        both lineage hops use it, so the topic is one node. The connector's own bootstrap
+        string wins (Debezium's lineage names the topic by it); without one the namespace
+        style setting decides."""
+        source = self.topology.source_connector_of(topic)
+        if self.settings.topic_namespace_style == "cluster" and not (
+            source and source.lineage_bootstrap_servers
+        ):
+            return self.topic_namespace, topic
+        return topic_dataset(topic, self.cluster.bootstrap_brokers, source)
 
     @property
     def settings(self) -> LineageSettings:

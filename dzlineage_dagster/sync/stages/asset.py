@@ -40,8 +40,9 @@ class AssetOutcome:
 
 
 def topic_source_identifier(run: SyncRun, topic: str) -> str:
-    """What DataZone links the topic's lineage node to the asset by."""
-    return dataset_source_identifier(run.topic_namespace, topic)
+    """What DataZone links the topic's lineage node to the asset by: the lineage stage's topic
+    dataset (:meth:`SyncRun.topic_dataset`), so the node and the asset are the same topic."""
+    return dataset_source_identifier(*run.topic_dataset(topic))
 
 
 def topic_forms_input(run: SyncRun, snapshot: SchemaSnapshot) -> list[dict[str, str]]:
