@@ -9,7 +9,8 @@ request is routed by the service in its SigV4 credential scope
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
 
-Every call is logged and may be failed by a fault rule first. The admin paths under
+Every call is logged and may be failed by a fault rule first (or, for a deferred fault such as
+``fail-after-accept``, succeed and have its work fail later in the emulator). The admin paths under
 ``/_sandbox/`` (see :mod:`dzlineage_dagster.sandbox.server.control`) read the log, set fault rules and
 reset the state.
 """
@@ -30,6 +31,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
@@ -66,8 +68,10 @@ def credential_scope(authorization: str | None) -> tuple[str, str] | None:
 class SandboxApp:
     """The WSGI application: routing, the call log and fault injection."""
 
-    def __init__(self) -> None:
+    def __init__(self, lineage_processing_seconds: float = 0.0) -> None:
         apply_moto_patches()
+        #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
+        self.lineage_processing_seconds = lineage_processing_seconds
         self.calls = CallLog()
         self.faults = FaultPlan()
         self._moto = DomainDispatcherApplication(create_backend_app)
@@ -103,16 +107,20 @@ class SandboxApp:
         operation = resolve_operation_name(service, fresh_request())
 
         rule = self.faults.draw(service, operation)
-        if rule is not None:
+        if rule is not None and not rule.deferred:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
             response = aws_error_response(service, code, message, status)
         elif service in EMULATOR_FACTORIES:
-            response = self._emulator(service, region).handle(fresh_request())
+            request = fresh_request()
+            if rule is not None:
+                request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
+            response = self._emulator(service, region).handle(request)
         else:
             response = answer_moto_gap(service, operation or "", fresh_request())
         if response is not None:
-            self.calls.record(service, operation, response.status_code, rule is not None)
+            injected = rule is not None and not rule.deferred
+            self.calls.record(service, operation, response.status_code, injected)
             return response(environ, start_response)
         return self._to_moto(service, operation, environ, body, start_response)
 
@@ -121,7 +129,12 @@ class SandboxApp:
             key = (service, region)
             if key not in self._emulators:
                 factory = EMULATOR_FACTORIES[service]
-                self._emulators[key] = factory(region=region, account_id=SANDBOX_ACCOUNT_ID)
+                options = {}
+                if service == "datazone":
+                    options["lineage_processing_seconds"] = self.lineage_processing_seconds
+                self._emulators[key] = factory(
+                    region=region, account_id=SANDBOX_ACCOUNT_ID, **options
+                )
             return self._emulators[key]
 
     def _to_moto(
@@ -207,8 +220,10 @@ class Sandbox:
     ``AWS_ENDPOINT_URL`` should say.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.app = SandboxApp()
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, lineage_processing_seconds: float = 0.0
+    ) -> None:
+        self.app = SandboxApp(lineage_processing_seconds)
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler
         )
