@@ -79,6 +79,15 @@ class LineageSettings(ConfigurableResource):
     job_namespace: str = Field(
         default="dzlineage", description="OpenLineage namespace of the jobs the events describe."
     )
+    lineage_failure_lookback_hours: int = Field(
+        default=168,
+        ge=1,
+        description=(
+            "How far back each sync looks for lineage events that DataZone accepted and then "
+            "failed to process (their topics' lineage is posted again). At least the time "
+            "between two syncs."
+        ),
+    )
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:

@@ -76,8 +76,10 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
     for created in types.created:
         log.info(f"created {created}")
     log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
-    rows, failed = [], 0
+    rows, failed, reposted = [], 0, []
     for outcome in sync_topics(run, topics):
+        if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
+            reposted.append(outcome.topic)
         if outcome.ok:
             asset = outcome.asset.action if outcome.asset else "-"
             lineage = outcome.lineage.summary if outcome.lineage else "-"
@@ -89,6 +91,12 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
         failed += result.startswith("failed")
         rows.append((topic, result, "schema left the registry"))
     print(_table(rows, ("topic", "asset", "lineage")), file=out)
+    if reposted:
+        print(
+            f"\nlineage re-posted for {len(reposted)} topics whose events DataZone had failed "
+            f"after accepting them: {', '.join(reposted)}",
+            file=out,
+        )
     calls = run.api_calls()
     print(f"\n{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls", file=out)
     return 1 if failed else 0

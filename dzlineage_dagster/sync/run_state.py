@@ -21,6 +21,7 @@ from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTa
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
 from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
@@ -111,6 +112,24 @@ class SyncRun:
         if self.settings.topic_namespace_style == "cluster":
             return f"kafka://{self.cluster.name}"
         return kafka_dataset_namespace(self.cluster.bootstrap_brokers)
+
+    @cached_property
+    def lineage_health(self) -> LineageHealth:
+        """The lineage runs DataZone failed after accepting them: looked up once, when the
+        lineage stage first meets an edge it would otherwise call already posted."""
+        return check_lineage_health(self)
+
+    @property
+    def lineage_repost_topics(self) -> dict[str, tuple[str, ...]]:
+        """Topic -> the failed event ids its lineage re-posts (no lookup when none failed)."""
+        failed = self.lineage_health.failed_runs
+        if not failed:
+            return {}
+        return {
+            record.topic: failed[record.lineage_fingerprint]
+            for record in self.mappings.all().values()
+            if record.lineage_fingerprint in failed
+        }
 
     @cached_property
     def portal_url(self) -> str | None:

@@ -33,12 +33,17 @@ class LineageOutcome:
     run_id: str | None = None
     output_source_identifier: str | None = None
     columns_dropped: bool = False
+    #: The ids of the events DataZone failed after accepting them that this post replaces.
+    reposted_failed_events: tuple[str, ...] = ()
 
     @property
     def summary(self) -> str:
         if self.mapping.table is None:
             return f"no edge: {self.mapping.reason}"
         state = "posted" if self.posted else "unchanged"
+        if self.reposted_failed_events:
+            count = len(self.reposted_failed_events)
+            state = f"re-posted: {count} events had failed after acceptance"
         return f"{self.mapping.topic} -> {self.mapping.table} ({state}, {self.mapping.origin})"
 
 
@@ -72,7 +77,9 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         run_id,
         (table_namespace, table_name),
         glue_source_identifier(*where),
-        already_posted=stored is not None and stored.lineage_fingerprint == run_id,
+        already_posted=stored is not None
+        and stored.lineage_fingerprint == run_id
+        and not run.lineage_health.must_repost(run_id),
     )
 
 
@@ -103,13 +110,16 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         datazone.post_lineage_event(
             domainIdentifier=run.settings.domain_id,
             event=payload.encode(),
-            clientToken=lineage_client_token(plan.run_id, event_type),
+            clientToken=lineage_client_token(
+                plan.run_id, event_type, run.lineage_health.retry_of(plan.run_id)
+            ),
         )
     # The asset stage of this run may have staged the record: it gets the run id on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
         run.mappings.stage(replace(current, lineage_fingerprint=plan.run_id))
-    return replace(outcome, posted=True)
+    failed_events = run.lineage_health.failed_runs.get(plan.run_id, ())
+    return replace(outcome, posted=True, reposted_failed_events=failed_events)
 
 
 def _event_payloads(
