@@ -82,6 +82,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sync.set_defaults(handler=cmd_sync)
 
+    from dzlineage_dagster.lineage_cli import add_lineage_commands
+
+    add_lineage_commands(commands)
+
     settings = commands.add_parser(
         "settings",
         help=f"list every {ENV_PREFIX}* setting with its meaning and current value",

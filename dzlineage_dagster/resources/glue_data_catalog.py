@@ -19,3 +19,8 @@ class GlueDataCatalogResource(AwsClientResource):
         except glue.exceptions.EntityNotFoundException:
             return False
         return True
+
+    def table_names(self, database: str) -> list[str]:
+        """Every table of ``database``, all pages."""
+        tables = self.paginate("glue", "get_tables", "TableList", DatabaseName=database)
+        return [table["Name"] for table in tables]
