@@ -20,6 +20,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.lineage_graph import (
     GraphEdge,
+    GraphNode,
     LineageGraph,
     choose_dataset,
     column_pairs,
@@ -288,7 +289,8 @@ def cmd_orphans(args: argparse.Namespace) -> int:
     print(
         f"tables of Glue database {catalog.settings.glue_database} that nothing feeds ({len(tables)}):"
     )
-    print("".join(f"  {t}\n" for t in tables) or "  (none)\n", end="")
+    labelled = (f"  {GraphNode(t, node_kind(t)).label}  {t}\n" for t in tables)
+    print("".join(labelled) or "  (none)\n", end="")
     return 0
 
 
