@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -34,7 +35,7 @@ from dzlineage_dagster.core.openlineage import (
     kafka_dataset_namespace,
 )
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
-from dzlineage_dagster.settings import MissingSettings
+from dzlineage_dagster.settings import LineageSettings, MissingSettings
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
 DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
@@ -147,14 +148,13 @@ class LineageCatalog:
     def from_environment(cls) -> LineageCatalog:
         import logging
 
-        from dzlineage_dagster.settings import LineageSettings
         from dzlineage_dagster.sync.headless import start_run
 
         run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.lineage"))
         return cls(run, DataZoneLineage(run.resource.datazone.client(), run.settings.domain_id))
 
     @property
-    def settings(self):
+    def settings(self) -> LineageSettings:
         return self.run.settings
 
     def topic_ids(self, topic: str) -> list[str]:
@@ -180,8 +180,8 @@ class LineageCatalog:
         """The sourceIdentifier ``text`` names; LineageQueryError says why there is none."""
         if "://" in text or text.startswith("arn:"):
             return text
-        topics = {topic: self.topic_ids(topic) for topic in self.run.registry_topics}
-        known = [self.topic_ids(t)[0] for t in topics] + self.table_ids()
+        topics = set(self.run.registry_topics)
+        known = [self.topic_ids(t)[0] for t in sorted(topics)] + self.table_ids()
         candidates = choose_dataset(text, known, kind)
         if kind in (None, "source_table"):
             # Source tables are known only from the lineage: upstream of the matching topics.
@@ -207,7 +207,8 @@ class LineageCatalog:
             f"{text!r} names {len(candidates)} datasets; give one in full (or --kind):\n  {listed}"
         )
 
-    def _sources_of(self, topics) -> list[str]:
+    def _sources_of(self, topics: Iterable[str]) -> list[str]:
+        """The datasets one job upstream of these topics (their source tables)."""
         found = []
         for topic in topics:
             node = self._topic_node(topic)
@@ -222,7 +223,7 @@ class LineageCatalog:
             (n for n in map(self.lineage.node, self.topic_ids(topic)) if n is not None), None
         )
 
-    def _existing_topic_id(self, candidate: str, topics: dict[str, list[str]]) -> str:
+    def _existing_topic_id(self, candidate: str, topics: set[str]) -> str:
         """A topic's id as DataZone has it, when the lineage names it in another namespace."""
         if node_kind(candidate) != "topic":
             return candidate
