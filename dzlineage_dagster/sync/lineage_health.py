@@ -62,7 +62,8 @@ def check_lineage_health(run: SyncRun) -> LineageHealth:
         events = sum(len(ids) for ids in failed_runs.values())
         run.log.warning(
             f"{events} lineage events of {len(failed_runs)} runs failed after DataZone accepted "
-            f"them (since {since:%Y-%m-%d %H:%M} UTC): their topics' lineage is posted again"
+            f"them (since {since:%Y-%m-%d %H:%M} UTC); the topics whose lineage they carry "
+            "post it again (events of other producers are theirs to re-send)"
         )
     return LineageHealth(failed_runs, since)
 
