@@ -80,6 +80,10 @@ def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(platform, 
     assert upstream_of_table(platform, broken_table) == []
 
     platform.control.clear_faults()
+    assert dzlineage(["sync", "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    assert re.search(rf"^{re.escape(broken_topic)}\s.*re-post \(its events failed", plan, re.M)
+    assert plan.count("re-post (") == 1
     platform.control.clear_calls()
     assert dzlineage(["sync"]) == 0
     out = capsys.readouterr().out

@@ -49,6 +49,8 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 edge = f"no edge: {lineage.mapping.reason}"
             else:
                 state = "unchanged" if lineage.already_posted else "post"
+                if topic in run.lineage_repost_topics:
+                    state = "re-post (its events failed after acceptance)"
                 edge = f"{state} -> {lineage.mapping.table} ({lineage.mapping.origin})"
             rows.append((topic, asset.action, f"v{snapshot.version}", edge))
         except Exception as error:

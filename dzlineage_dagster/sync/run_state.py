@@ -115,13 +115,14 @@ class SyncRun:
 
     @cached_property
     def lineage_health(self) -> LineageHealth:
-        """The lineage runs DataZone failed after accepting them: looked up once, when the
-        lineage stage first meets an edge it would otherwise call already posted."""
+        """The lineage runs DataZone failed after accepting them: looked up once per run, when
+        the lineage stage first plans an edge (one ListLineageEvents page when none failed)."""
         return check_lineage_health(self)
 
     @property
     def lineage_repost_topics(self) -> dict[str, tuple[str, ...]]:
-        """Topic -> the failed event ids its lineage re-posts (no lookup when none failed)."""
+        """Topic -> the failed event ids its lineage re-posts, by the mapping records' lineage
+        fingerprints (the whole mapping is read only when some run failed)."""
         failed = self.lineage_health.failed_runs
         if not failed:
             return {}
