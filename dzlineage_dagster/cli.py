@@ -120,6 +120,10 @@ def build_parser() -> argparse.ArgumentParser:
     relay.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000)")
     relay.set_defaults(handler=cmd_relay)
 
+    from dzlineage_dagster.lineage_cli import add_lineage_commands
+
+    add_lineage_commands(commands)
+
     settings = commands.add_parser(
         "settings",
         help=f"list every {ENV_PREFIX}* setting with its meaning and current value",

@@ -167,6 +167,15 @@ class LineageSettings(ConfigurableResource):
             "OpenLineage naming spec says."
         ),
     )
+    lineage_failure_lookback_hours: int = Field(
+        default=168,
+        ge=1,
+        description=(
+            "How far back each sync looks for lineage events that DataZone accepted and then "
+            "failed to process (their topics' lineage is posted again). At least the time "
+            "between two syncs."
+        ),
+    )
 
     @field_validator("domain_id", mode="before")
     @classmethod

@@ -320,13 +320,16 @@ def event_json(event: RunEvent) -> str:
     return Serde.to_json(event, separators=(",", ":"))
 
 
-def lineage_client_token(run_id: str, event_type: str) -> str:
+def lineage_client_token(run_id: str, event_type: str, retry_of: str | None = None) -> str:
     """PostLineageEvent's clientToken for one event of a run: 64 hex characters.
 
     Derived from the run and the event type, not from the event's text (its ``eventTime``
     moves), so a retry or a rerun of the same logical run replays instead of posting twice.
+    ``retry_of`` (the ids of the run's events DataZone failed after accepting them) makes a
+    new token: the old one would replay the failed acceptance instead of posting again.
     """
-    return hashlib.sha256(f"{run_id}\n{event_type}".encode()).hexdigest()
+    text = f"{run_id}\n{event_type}" + (f"\nretry-of:{retry_of}" if retry_of else "")
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def event_size_ok(event_json: str, limit: int = MAX_EVENT_BYTES) -> bool:

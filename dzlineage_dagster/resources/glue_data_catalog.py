@@ -27,3 +27,7 @@ class GlueDataCatalogResource(AwsClientResource):
             return self.paginate("glue", "get_tables", "TableList", DatabaseName=database)
         except glue.exceptions.EntityNotFoundException:
             return []
+
+    def table_names(self, database: str) -> list[str]:
+        """The names of every table of ``database``; [] when it does not exist."""
+        return [table["Name"] for table in self.tables(database)]

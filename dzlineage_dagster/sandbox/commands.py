@@ -62,6 +62,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
     parser.add_argument(
         "--port", type=int, default=default_port, help=f"port to listen on (default {default_port})"
     )
+    parser.add_argument(
+        "--lineage-processing-seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long DataZone takes to process an accepted lineage event, as on AWS where "
+        "PostLineageEvent is asynchronous (default 0: nodes appear at once)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -150,7 +158,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 
     try:
-        sandbox = Sandbox(args.host, args.port).start()
+        sandbox = Sandbox(args.host, args.port, args.lineage_processing_seconds).start()
     except OSError as error:
         raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None
     environment = sandbox_environment(sandbox.endpoint_url)

@@ -57,6 +57,8 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 edge = f"no edge: {lineage.lineage.ambiguous_reason or lineage.mapping.reason}"
             else:
                 state = "unchanged" if lineage.already_posted else "post"
+                if lineage.failed_events:
+                    state = "re-post (its events failed after acceptance)"
                 edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.hops)
             rows.append((topic, asset.action, f"v{snapshot.version}", edge))
         except Exception as error:
@@ -142,10 +144,13 @@ def run_headless_sync(
             log.info(f"created {created}")
         log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
         rows: list[tuple[str, ...]] = []
+        reposted: list[str] = []
         failed = done = 0
         try:
             for outcome in sync_topics(run, topics):
                 done += 1
+                if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
+                    reposted.append(outcome.topic)
                 if outcome.ok:
                     asset = outcome.asset.action if outcome.asset else "-"
                     lineage = outcome.lineage.summary if outcome.lineage else "-"
@@ -164,6 +169,12 @@ def run_headless_sync(
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
             print(_table(rows, ("topic", "asset", "lineage")), file=out)
+        if reposted:
+            print(
+                f"\nlineage re-posted for {len(reposted)} topics whose events DataZone had failed "
+                f"after accepting them: {', '.join(reposted)}",
+                file=out,
+            )
         calls, retries = run.api_calls(), run.api_retries()
         summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
         if retries:

@@ -35,6 +35,7 @@ from dzlineage_dagster.resources.kafka_connect_rest import (
 )
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
 from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
@@ -198,6 +199,12 @@ class SyncRun:
         if self.settings.topic_namespace_style == "cluster":
             return f"kafka://{self.cluster.name}"
         return kafka_dataset_namespace(self.cluster.bootstrap_brokers)
+
+    @cached_property
+    def lineage_health(self) -> LineageHealth:
+        """The lineage runs DataZone failed after accepting them: looked up once per run, when
+        the lineage stage first plans an edge (one ListLineageEvents page when none failed)."""
+        return check_lineage_health(self)
 
     @cached_property
     def portal_url(self) -> str | None:

@@ -9,7 +9,8 @@ request is routed by the service in its SigV4 credential scope
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
 
-Every call is logged and may be failed by a fault rule first. The admin paths under
+Every call is logged and may be failed by a fault rule first (or, for a deferred fault such as
+``fail-after-accept``, succeed and have its work fail later in the emulator). The admin paths under
 ``/_sandbox/`` (see :mod:`dzlineage_dagster.sandbox.server.control`) read the log, set fault rules and
 reset the state.
 """
@@ -32,6 +33,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
@@ -74,8 +76,10 @@ def credential_scope(authorization: str | None) -> tuple[str, str] | None:
 class SandboxApp:
     """The WSGI application: routing, the call log and fault injection."""
 
-    def __init__(self) -> None:
+    def __init__(self, lineage_processing_seconds: float = 0.0) -> None:
         apply_moto_patches()
+        #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
+        self.lineage_processing_seconds = lineage_processing_seconds
         self.calls = CallLog()
         self.faults = FaultPlan()
         self._moto = DomainDispatcherApplication(create_backend_app)
@@ -122,7 +126,10 @@ class SandboxApp:
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
             response = aws_error_response(service, code, message, status)
         elif service in EMULATOR_FACTORIES:
-            response = self._emulator(service, region).handle(fresh_request())
+            request = fresh_request()
+            if rule is not None and rule.deferred:
+                request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
+            response = self._emulator(service, region).handle(request)
         else:
             response = answer_moto_gap(service, operation or "", fresh_request())
         if response is None:
@@ -139,7 +146,12 @@ class SandboxApp:
             key = (service, region)
             if key not in self._emulators:
                 factory = EMULATOR_FACTORIES[service]
-                self._emulators[key] = factory(region=region, account_id=SANDBOX_ACCOUNT_ID)
+                options = {}
+                if service == "datazone":
+                    options["lineage_processing_seconds"] = self.lineage_processing_seconds
+                self._emulators[key] = factory(
+                    region=region, account_id=SANDBOX_ACCOUNT_ID, **options
+                )
             return self._emulators[key]
 
     def _moto_response(self, environ: dict[str, Any], body: bytes) -> Response:
@@ -234,8 +246,10 @@ class Sandbox:
     ``AWS_ENDPOINT_URL`` should say.
     """
 
-    def __init__(self, host: str = "127.0.0.1", port: int = 0) -> None:
-        self.app = SandboxApp()
+    def __init__(
+        self, host: str = "127.0.0.1", port: int = 0, lineage_processing_seconds: float = 0.0
+    ) -> None:
+        self.app = SandboxApp(lineage_processing_seconds)
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler
         )

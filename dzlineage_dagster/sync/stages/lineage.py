@@ -89,6 +89,8 @@ class LineagePlan:
     fingerprint: str | None = None
     output_source_identifier: str | None = None
     already_posted: bool = False
+    #: Events of these hops' runs that DataZone failed after accepting them: posted again.
+    failed_events: tuple[str, ...] = ()
 
     @property
     def run_id(self) -> str | None:
@@ -102,6 +104,8 @@ class LineageOutcome:
     events_posted: int = 0
     split: bool = False
     trimmed: bool = False
+    #: The ids of the events DataZone failed after accepting them that this post replaces.
+    reposted_failed_events: tuple[str, ...] = ()
 
     @property
     def mapping(self) -> TopicTableMapping:
@@ -128,9 +132,17 @@ class LineageOutcome:
         if not self.plan.hops:
             return f"no edge: {self.lineage.ambiguous_reason or self.mapping.reason}"
         state = "posted" if self.posted else "unchanged"
+        if self.reposted_failed_events:
+            count = len(self.reposted_failed_events)
+            state = f"re-posted: {count} events had failed after acceptance"
         tables = ", ".join(str(t.ref) for t in self.lineage.tables) or "no table"
         sources = ", ".join(t.qualified for t in self.lineage.source_tables) or "no source"
         return f"{sources} -> {self.mapping.topic} -> {tables} ({state}, {self.lineage.origin})"
+
+
+def hop_run_id(fingerprint: str, hop: Hop) -> str:
+    """The run id of one hop of a topic's lineage content (a split event's runs derive from it)."""
+    return deterministic_run_id(fingerprint, hop.side, *hop.job)
 
 
 def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
@@ -142,6 +154,11 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         return LineagePlan(lineage, mapping)
     fingerprint = deterministic_run_id(
         snapshot.schema_arn, str(snapshot.version), json.dumps([_hop_key(h) for h in hops])
+    )
+    failed_events = tuple(
+        event
+        for hop in hops
+        for event in run.lineage_health.failed_runs.get(hop_run_id(fingerprint, hop), ())
     )
     stored = run.mappings.get(snapshot.schema_arn)
     first_table = lineage.tables[0] if lineage.tables else None
@@ -158,7 +175,10 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         hops,
         fingerprint,
         identifier,
-        already_posted=stored is not None and stored.lineage_fingerprint == fingerprint,
+        already_posted=stored is not None
+        and stored.lineage_fingerprint == fingerprint
+        and not failed_events,
+        failed_events=failed_events,
     )
 
 
@@ -171,7 +191,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     posted, split, trimmed = 0, False, False
     now = datetime.now(timezone.utc)
     for hop in plan.hops:
-        run_id = deterministic_run_id(plan.fingerprint, hop.side, *hop.job)
+        run_id = hop_run_id(plan.fingerprint, hop)
         try:
             fitted = build_fitted_run_events(
                 job_namespace=hop.job[0],
@@ -197,14 +217,25 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
             datazone.post_lineage_event(
                 domainIdentifier=run.settings.domain_id,
                 event=event_json(event).encode(),
-                clientToken=lineage_client_token(str(event.run.runId), event.eventType.value),
+                clientToken=lineage_client_token(
+                    str(event.run.runId),
+                    event.eventType.value,
+                    run.lineage_health.retry_of(str(event.run.runId)),
+                ),
             )
             posted += 1
     # The asset stage of this run may have staged the record: it gets the fingerprint on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
         run.mappings.stage(replace(current, lineage_fingerprint=plan.fingerprint))
-    return LineageOutcome(plan, posted=True, events_posted=posted, split=split, trimmed=trimmed)
+    return LineageOutcome(
+        plan,
+        posted=True,
+        events_posted=posted,
+        split=split,
+        trimmed=trimmed,
+        reposted_failed_events=plan.failed_events,
+    )
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
