@@ -37,7 +37,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
         settings = LineageSettings.from_env()
     except MissingSettings as error:
         raise SystemExit(f"dzlineage sync: {error}") from None
-    return run_headless_sync(settings, dry_run=args.dry_run, out=sys.stdout)
+    return run_headless_sync(
+        settings, dry_run=args.dry_run, reconcile=args.reconcile, out=sys.stdout
+    )
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
@@ -79,6 +81,15 @@ def build_parser() -> argparse.ArgumentParser:
         "--dry-run",
         action="store_true",
         help="print the plan (create / revise / unchanged / delete per topic) and write nothing",
+    )
+    sync.add_argument(
+        "--reconcile",
+        action="store_true",
+        help="first compare DataZone (Search by the topic asset type) with the registry and the "
+        "SSM mapping and repair what differs: recreate or re-map deleted assets, fix mappings "
+        "that name another topic's asset or another domain, adopt assets by externalIdentifier, "
+        "restore deprecated assets whose schema is back, re-post missing or FAILED lineage; "
+        "with --dry-run, list the repairs and write nothing",
     )
     sync.set_defaults(handler=cmd_sync)
 

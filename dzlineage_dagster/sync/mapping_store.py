@@ -72,6 +72,8 @@ class MappingStore:
         #: Records under this scope's path whose own scope names another domain or project
         #: (hand-copied): not trusted by the sync, repaired by reconcile.
         self.foreign: dict[str, MappingRecord] = {}
+        #: A dry run's store: first-layout records are read as migrated, nothing is written.
+        self.read_only = False
         #: Schema ARN -> the first-layout parameter this run migrated it from.
         self.migrated: dict[str, str] = {}
 
@@ -154,6 +156,13 @@ class MappingStore:
         self.foreign.pop(schema_arn, None)
         self._stored[schema_arn] = record
 
+    def forget(self, schema_arn: str) -> None:
+        """Treat the schema as unmapped for the rest of the run (SSM keeps the record until a
+        new one is committed over it)."""
+        self._staged.pop(schema_arn, None)
+        self.foreign.pop(schema_arn, None)
+        self._stored[schema_arn] = None
+
     def delete(self, schema_arn: str) -> None:
         self._parameters.delete(self.parameter_name(schema_arn))
         self._staged.pop(schema_arn, None)
@@ -182,8 +191,9 @@ class MappingStore:
                 )
                 continue
             owned = self.scoped(owned)
-            self._put(owned)
-            self._parameters.delete(name)
+            if not self.read_only:
+                self._put(owned)
+                self._parameters.delete(name)
             self._stored[owned.schema_arn] = owned
             self.migrated[owned.schema_arn] = name
             self._log.info(f"{owned.topic}: mapping moved from {name} to its scoped path")

@@ -44,6 +44,8 @@ class SyncRun:
     #: When the run started (this machine's clock): a DataZone answer dated before it was
     #: replayed for a client token, not made by this run.
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
+    #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
+    repost_lineage: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.log = self.log or logging.getLogger("dzlineage")

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
+from botocore.exceptions import ClientError
+
 from dzlineage_dagster.core.avro import Column
 from dzlineage_dagster.core.openlineage import (
     DatasetSpec,
@@ -18,7 +20,7 @@ from dzlineage_dagster.core.openlineage import (
     lineage_client_token,
 )
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
@@ -99,12 +101,24 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
                 f"lineage event for {snapshot.topic} exceeds {LINEAGE_EVENT_LIMIT} bytes"
             )
     datazone = run.resource.datazone.client()
+    # A reconcile re-post is a new delivery of the same logical run: a token of its own, or
+    # DataZone would replay the missing or failed delivery.
+    delivery = (
+        f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
+    )
     for event_type, payload in payloads:
-        datazone.post_lineage_event(
-            domainIdentifier=run.settings.domain_id,
-            event=payload.encode(),
-            clientToken=lineage_client_token(plan.run_id, event_type),
-        )
+        try:
+            datazone.post_lineage_event(
+                domainIdentifier=run.settings.domain_id,
+                event=payload.encode(),
+                clientToken=lineage_client_token(plan.run_id, f"{event_type}{delivery}"),
+            )
+        except ClientError as error:
+            # The token already posted this run's event (a rerun after a crash, within
+            # DataZone's token window); only its eventTime differs, so DataZone refuses the
+            # reuse instead of replaying: the event is there.
+            if error_code(error) != "ConflictException":
+                raise
     # The asset stage of this run may have staged the record: it gets the run id on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
