@@ -54,9 +54,12 @@ class MappingStore:
     ) -> None:
         try:
             validate_prefix(prefix)
-            self._prefix = scoped_prefix(prefix, domain_id, project_id)
         except ValueError as error:
             raise SyncError(f"DZLINEAGE_SSM_PREFIX: {error}") from None
+        try:
+            self._prefix = scoped_prefix(prefix, domain_id, project_id)
+        except ValueError as error:
+            raise SyncError(str(error)) from None  # names the setting at fault
         self._parameters = parameters
         self._legacy_prefix = prefix
         self.domain_id = domain_id
