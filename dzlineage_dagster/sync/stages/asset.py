@@ -197,10 +197,15 @@ class AssetWrite:
         self._check_answer("CreateAsset", response)
         if not self._replayed(response):
             return response, "created"
-        if self._still_exists(response["id"]):
-            return response, "replayed"
-        # The replayed asset was deleted since: this is a new creation, with its own token.
-        return self.create(replacing=response["id"])
+        now = self._current(response["id"])
+        if now is None:
+            # The replayed asset was deleted since: this is a new creation, with its own token.
+            return self.create(replacing=response["id"])
+        if str(now["revision"]) != str(response["revision"]):
+            # Revised since (renamed in the portal, say): bring it back to this content.
+            revised, _ = self.revise(response["id"], str(now["revision"]))
+            return revised, "adopted"
+        return response, "replayed"
 
     def revise(self, asset_id: str, revises: str) -> tuple[dict[str, Any], AssetAction]:
         """CreateAssetRevision; its token covers the asset and the revision it revises."""
@@ -249,15 +254,17 @@ class AssetWrite:
         created_at = response.get("createdAt")
         return created_at is not None and created_at < self.run.started_at
 
-    def _still_exists(self, asset_id: str) -> bool:
+    def _current(self, asset_id: str) -> dict[str, Any] | None:
+        """The asset as it is now (GetAsset), or None when it was deleted."""
         datazone = self.run.resource.datazone.client()
         try:
-            datazone.get_asset(domainIdentifier=self.run.settings.domain_id, identifier=asset_id)
+            return datazone.get_asset(
+                domainIdentifier=self.run.settings.domain_id, identifier=asset_id
+            )
         except ClientError as error:
             if error_code(error) != "ResourceNotFoundException":
                 raise
-            return False
-        return True
+            return None
 
     def create_or_adopt(self) -> tuple[dict[str, Any], AssetAction]:
         try:
