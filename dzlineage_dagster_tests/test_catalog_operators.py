@@ -378,3 +378,36 @@ def lineage_event(run_name: str) -> bytes:
             "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
         }
     ).encode()
+
+
+def test_the_reconcile_job_lists_its_repairs_in_the_runs_metadata(platform, capsys):
+    from dzlineage_dagster.definitions import defs
+
+    sync_output(capsys)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    platform.client("datazone").delete_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    )
+    job = defs.resolve_job_def("catalog_reconcile")
+
+    def reconcile(dry_run: bool) -> dict:
+        result = job.execute_in_process(
+            instance=platform.instance,
+            run_config={"ops": {"reconcile_catalog": {"config": {"dry_run": dry_run}}}},
+        )
+        assert result.success
+        [output] = [e for e in result.all_node_events if e.event_type_value == "STEP_OUTPUT"]
+        return {k: v.value for k, v in output.event_specific_data.metadata.items()}
+
+    planned = reconcile(dry_run=True)
+    assert planned["repair_count"] == 1
+    assert planned["repairs"][0]["topic"] == TOPIC
+    assert planned["repairs"][0]["repair"] == "recreate"
+    assert topic_assets(platform).get(arn) is None, "a dry run writes nothing"
+
+    done = reconcile(dry_run=False)
+    assert done["repairs"][0]["detail"].endswith("-> created")
+    assert done["search_pages"] == 1
+    [new_id] = topic_assets(platform)[arn]
+    assert mapped_records(platform)[arn].asset_id == new_id
