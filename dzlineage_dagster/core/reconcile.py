@@ -145,9 +145,9 @@ def _asset_repair(
     if mapped is None:
         return to_own_or_new(RepairKind.REMAP, f"mapped asset {record.asset_id} is gone")
     if mapped.external_identifier != schema_arn:
+        owner = (mapped.external_identifier or "").rpartition("/")[2] or "no schema"
         return to_own_or_new(
-            RepairKind.REMAP,
-            f"mapped asset {mapped.id} belongs to {mapped.external_identifier or 'no schema'}",
+            RepairKind.REMAP, f"mapped asset {mapped.id} belongs to schema {owner}"
         )
     if mapped.deprecated:
         return Repair(

@@ -35,12 +35,14 @@ class LineageOutcome:
     run_id: str | None = None
     output_source_identifier: str | None = None
     columns_dropped: bool = False
+    #: DataZone already had the events (their client tokens were used): nothing new posted.
+    replayed: bool = False
 
     @property
     def summary(self) -> str:
         if self.mapping.table is None:
             return f"no edge: {self.mapping.reason}"
-        state = "posted" if self.posted else "unchanged"
+        state = "already posted" if self.replayed else "posted" if self.posted else "unchanged"
         return f"{self.mapping.topic} -> {self.mapping.table} ({state}, {self.mapping.origin})"
 
 
@@ -106,6 +108,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     delivery = (
         f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
     )
+    refused = 0
     for event_type, payload in payloads:
         try:
             datazone.post_lineage_event(
@@ -119,11 +122,12 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
             # reuse instead of replaying: the event is there.
             if error_code(error) != "ConflictException":
                 raise
+            refused += 1
     # The asset stage of this run may have staged the record: it gets the run id on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
         run.mappings.stage(replace(current, lineage_fingerprint=plan.run_id))
-    return replace(outcome, posted=True)
+    return replace(outcome, posted=True, replayed=refused == len(payloads))
 
 
 def _event_payloads(
