@@ -46,6 +46,7 @@ class AwsClientResource(ResourceWithBoto3Configuration):
 
     _clients: dict[str, Any] = PrivateAttr(default_factory=dict)
     _api_calls: Counter = PrivateAttr(default_factory=Counter)
+    _api_attempts: Counter = PrivateAttr(default_factory=Counter)
 
     def _session(self) -> boto3.session.Session:
         base = boto3.session.Session(
@@ -90,11 +91,26 @@ class AwsClientResource(ResourceWithBoto3Configuration):
                 ),
             )
             client.meta.events.register("before-call", self._count_call)
+            client.meta.events.register("before-send", self._count_attempt)
             self._clients[name] = client
         return self._clients[name]
 
-    def _count_call(self, model: Any, **_: Any) -> None:
-        self._api_calls[f"{model.service_model.service_name}.{model.name}"] += 1
+    def _count_call(self, model: Any, context: Any = None, **_: Any) -> None:
+        operation = f"{model.service_model.service_name}.{model.name}"
+        self._api_calls[operation] += 1
+        if context is not None:
+            context["dzlineage_operation"] = operation
+
+    def _count_attempt(self, request: Any = None, **_: Any) -> None:
+        # Every HTTP attempt, the retries botocore decided on included.
+        context = getattr(request, "context", None) or {}
+        self._api_attempts[context.get("dzlineage_operation", "?")] += 1
+
+    @property
+    def api_retries(self) -> Counter:
+        """Attempts botocore retried (throttling, a 5xx, a dropped connection), by operation."""
+        retries = self._api_attempts - self._api_calls
+        return +retries
 
     @property
     def api_calls(self) -> Counter:

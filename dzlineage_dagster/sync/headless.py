@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
-from typing import TextIO
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -12,6 +16,7 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.preflight import check_platform
 from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
@@ -25,9 +30,12 @@ from dzlineage_dagster.sync.stages.retire import (
 from dzlineage_dagster.sync.stages.schema import read_schema
 
 
-def start_run(settings: LineageSettings, log: logging.Logger) -> SyncRun:
+def start_run(
+    settings: LineageSettings, log: logging.Logger, aws_options: dict[str, Any] | None = None
+) -> SyncRun:
     """A run as Dagster starts one, with the resource built from the process environment."""
-    return SyncRun(LineageSyncResource.with_settings(settings, aws_resource_options()), log)
+    options = aws_resource_options() if aws_options is None else aws_options
+    return SyncRun(LineageSyncResource.with_settings(settings, options), log)
 
 
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
@@ -66,52 +74,130 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
     return rows, unplannable
 
 
+class StopRequest:
+    """Set by SIGINT or SIGTERM: the sync finishes the topic at hand, then stops."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.signal_name is not None
+
+
+#: Exit status of a sync stopped by a signal: 128 + the signal's number, as shells report it.
+def _stopped_status(signal_name: str) -> int:
+    return 128 + signal.Signals[signal_name].value
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[StopRequest]:
+    """SIGINT (Ctrl-C) and SIGTERM (cron, CI, Kubernetes) ask the sync to stop between topics.
+
+    A topic's DataZone writes and its mapping write belong together; stopping between topics
+    leaves every finished topic recorded and the summary still printed. A second signal stops
+    at once (a rerun converges either way).
+    """
+    request = StopRequest()
+
+    def handle(number: int, _frame: Any) -> None:
+        if request:
+            raise KeyboardInterrupt
+        request.signal_name = signal.Signals(number).name
+        logging.getLogger("dzlineage.sync").warning(
+            f"{request.signal_name}: stopping after the topic at hand (again to stop now)"
+        )
+
+    if threading.current_thread() is not threading.main_thread():
+        # Python lets only the main thread handle signals; an embedding caller keeps its own.
+        yield request
+        return
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield request
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
 def run_headless_sync(
-    settings: LineageSettings, *, dry_run: bool, out: TextIO, reconcile: bool = False
+    settings: LineageSettings,
+    *,
+    dry_run: bool,
+    out: TextIO,
+    aws_options: dict[str, Any] | None = None,
+    reconcile: bool = False,
 ) -> int:
-    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start.
+    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,
+    128 + the signal's number when SIGINT or SIGTERM stopped it.
 
     ``reconcile`` first compares DataZone with the registry and the mapping and repairs what
     differs (with ``dry_run``: lists the repairs and writes nothing).
     """
     log = logging.getLogger("dzlineage.sync")
     report: ReconcileReport | None = None
-    try:
-        run = start_run(settings, log)
-        if dry_run:
-            run.mappings.read_only = True
-            return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
-        types = ensure_custom_types(run)
-        topics = list(run.registry_topics)
-        if reconcile:
-            report = inspect_catalog(run)
-            apply_repairs(run, report)
-    except (SyncError, ClientError, BotoCoreError) as error:
-        # Nothing per topic has happened yet: say why, without a traceback.
-        print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
-        return 1
-    for created in types.created:
-        log.info(f"created {created}")
-    log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
-    rows, failed = [], 0
-    for outcome in sync_topics(run, topics):
-        if outcome.ok:
-            asset = outcome.asset.action if outcome.asset else "-"
-            lineage = outcome.lineage.summary if outcome.lineage else "-"
-            rows.append((outcome.topic, asset, lineage))
-        else:
-            failed += 1
-            rows.append((outcome.topic, "FAILED", f"{outcome.failed_stage.value}: {outcome.error}"))
-        if report is not None and outcome.topic in report.topics:
-            report.results[outcome.topic] = rows[-1][1]
-    for topic, result in retire_removed_topics(run).items():
-        failed += result.startswith("failed")
-        rows.append((topic, result, "schema left the registry"))
-    print(_table(rows, ("topic", "asset", "lineage")), file=out)
-    _print_scope_notes(run, out, report)
-    calls = run.api_calls()
-    print(f"\n{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls", file=out)
-    return 1 if failed else 0
+    with stop_on_signals() as stop:
+        try:
+            run = start_run(settings, log, aws_options)
+            check_platform(run)
+            if dry_run:
+                run.mappings.read_only = True
+                return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
+            types = ensure_custom_types(run)
+            topics = list(run.registry_topics)
+            if reconcile:
+                report = inspect_catalog(run)
+                apply_repairs(run, report)
+        except (SyncError, ClientError, BotoCoreError) as error:
+            # Nothing per topic has happened yet: say why, without a traceback.
+            print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("dzlineage sync: stopped before any topic was synced", file=sys.stderr)
+            return _stopped_status(stop.signal_name or "SIGINT")
+        for created in types.created:
+            log.info(f"created {created}")
+        log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
+        rows: list[tuple[str, ...]] = []
+        failed = done = 0
+        try:
+            for outcome in sync_topics(run, topics):
+                done += 1
+                if outcome.ok:
+                    asset = outcome.asset.action if outcome.asset else "-"
+                    lineage = outcome.lineage.summary if outcome.lineage else "-"
+                    rows.append((outcome.topic, asset, lineage))
+                else:
+                    failed += 1
+                    stage = outcome.failed_stage.value if outcome.failed_stage else "?"
+                    rows.append((outcome.topic, "FAILED", f"{stage}: {outcome.error}"))
+                if report is not None and outcome.topic in report.topics:
+                    report.results[outcome.topic] = rows[-1][1]
+                if stop:
+                    break
+            if not stop:
+                for topic, result in retire_removed_topics(run).items():
+                    failed += result.startswith("failed")
+                    rows.append((topic, result, "schema left the registry"))
+        except KeyboardInterrupt:
+            stop.signal_name = stop.signal_name or "SIGINT"
+        if rows:
+            print(_table(rows, ("topic", "asset", "lineage")), file=out)
+        _print_scope_notes(run, out, report)
+        calls, retries = run.api_calls(), run.api_retries()
+        summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
+        if retries:
+            retried = ", ".join(f"{operation} {n}" for operation, n in retries.items())
+            summary += f", {sum(retries.values())} retried ({retried})"
+        if stop:
+            summary += (
+                f"; stopped by {stop.signal_name} after {done} of {len(topics)} topics "
+                "(a rerun syncs the rest)"
+            )
+        print(f"\n{summary}", file=out)
+        out.flush()
+        if stop:
+            return _stopped_status(stop.signal_name)
+        return 1 if failed else 0
 
 
 def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> None:
