@@ -34,7 +34,9 @@ def _problems_result(
     description="Every SSM mapping points at a DataZone asset that exists.",
 )
 def ssm_mappings_point_at_existing_assets(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    records = SyncRun(lineage_sync).mappings.all()
+    run = SyncRun(lineage_sync)
+    run.mappings.read_only = True  # the checks write nothing, not even a layout migration
+    records = run.mappings.all()
     client = lineage_sync.datazone.client()
     problems = []
     for record in records.values():

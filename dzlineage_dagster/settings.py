@@ -131,6 +131,14 @@ class LineageSettings(ConfigurableResource):
             "removed either way."
         ),
     )
+    retire_when_registry_empty: bool = Field(
+        default=False,
+        description=(
+            "Confirms retiring assets when the registry lists no schemas at all (`true`/"
+            "`false`). An empty registry looks exactly like a misconfigured or wiped one, so "
+            "by default its assets are not retired and the sync says so in one line."
+        ),
+    )
     asset_url_template: str = Field(
         default="{portal_url}/projects/{project_id}/data/inventory/{asset_id}",
         description=(
@@ -264,7 +272,9 @@ class LineageSettings(ConfigurableResource):
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {
-            name: EnvVar(env_name(name))
+            # Dagster's EnvVar has no boolean form: a flag's value is read when the code
+            # location loads (pydantic parses `true`/`false`), the others when a run starts.
+            name: environ[env_name(name)] if field.annotation is bool else EnvVar(env_name(name))
             for name, field in cls.model_fields.items()
             if field.is_required() or env_name(name) in environ
         }

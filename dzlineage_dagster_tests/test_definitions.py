@@ -10,7 +10,13 @@ from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.runner import Stage
 
-JOB_NAMES = ["catalog_checks", "catalog_sync", "connector_topology_refresh", "retire_topics"]
+JOB_NAMES = [
+    "catalog_checks",
+    "catalog_reconcile",
+    "catalog_sync",
+    "connector_topology_refresh",
+    "retire_topics",
+]
 
 
 def test_the_definitions_load_with_every_resource_they_require():

@@ -116,6 +116,10 @@ class MappingRecord:
 
     ``lineage_fingerprint`` identifies the lineage last posted for the topic (empty before
     the first), so an unchanged edge is not posted again.
+
+    ``domain_id``, ``project_id`` and ``registry_arn`` are the record's scope: the run that
+    wrote it. Records of the first layout (``<prefix>/s/...``, before scopes) have none; they
+    read with empty scope fields (:attr:`is_legacy`) and are migrated on first sight.
     """
 
     schema_arn: str
@@ -126,6 +130,14 @@ class MappingRecord:
     content_fingerprint: str
     asset_type_revision: str
     lineage_fingerprint: str = ""
+    domain_id: str = ""
+    project_id: str = ""
+    registry_arn: str = ""
+
+    @property
+    def is_legacy(self) -> bool:
+        """Written before mappings had a scope: no domain, project or registry recorded."""
+        return not (self.domain_id or self.project_id or self.registry_arn)
 
     def to_parameter_value(self) -> str:
         """Compact ASCII JSON (so characters equal bytes), within the standard tier's limit."""
@@ -149,7 +161,8 @@ class MappingRecord:
                 f"mapping value must be a JSON object, not {type(data).__name__}"
             )
         expected = {field.name: field.type for field in fields(cls)}
-        missing = sorted(set(expected) - set(data))
+        # The first layout's records lack the scope: they read with empty scope fields.
+        missing = sorted(set(expected) - set(data) - set(SCOPE_FIELDS))
         unknown = sorted(set(data) - set(expected))
         if missing or unknown:
             raise CorruptMappingValue(
@@ -165,6 +178,42 @@ class MappingRecord:
 
 
 _JSON_TYPES = {"str": str, "int": int}
+SCOPE_FIELDS = ("domain_id", "project_id", "registry_arn")
+_SCOPE_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+_SCHEMA_ARN = re.compile(
+    r"arn:(?P<partition>[^:]+):glue:(?P<region>[^:]*):(?P<account>[^:]*):schema/(?P<registry>[^/]+)/.+"
+)
+
+
+def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
+    """The SSM path of one domain's and owning project's mappings: ``<prefix>/<domain>/<project>``.
+
+    A run reads, writes and retires only below it, so another domain or project with the same
+    ``DZLINEAGE_SSM_PREFIX`` keeps its own mapping. (A registry needs no level of its own: the
+    schema ARN in every name below names its registry.)
+    """
+    for setting, value in (
+        ("DZLINEAGE_DOMAIN_ID", domain_id),
+        ("DZLINEAGE_PROJECT_ID", project_id),
+    ):
+        if not _SCOPE_ID.fullmatch(value):
+            raise ValueError(
+                f"{setting} {value!r} is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)"
+            )
+    scoped = f"{prefix}/{domain_id}/{project_id}"
+    validate_prefix(scoped)
+    return scoped
+
+
+def registry_arn_of_schema(schema_arn: str) -> str:
+    """``arn:aws:glue:r:a:schema/<registry>/<schema>`` -> ``arn:aws:glue:r:a:registry/<registry>``."""
+    match = _SCHEMA_ARN.fullmatch(schema_arn)
+    if match is None:
+        raise ValueError(f"{schema_arn!r} is not a Glue Schema Registry schema ARN")
+    return (
+        f"arn:{match['partition']}:glue:{match['region']}:{match['account']}:"
+        f"registry/{match['registry']}"
+    )
 
 
 def _escape(text: str) -> str:

@@ -17,11 +17,16 @@ from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_platform
+from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
 from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
-from dzlineage_dagster.sync.stages.retire import removed_records, retire_removed_topics
+from dzlineage_dagster.sync.stages.retire import (
+    removed_records,
+    retire_removed_topics,
+    retirement_hold,
+)
 from dzlineage_dagster.sync.stages.schema import read_schema
 
 
@@ -64,9 +69,10 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
         except Exception as error:
             unplannable += 1
             rows.append((topic, "error", "", describe_error(error)))
-    policy = run.settings.deleted_schema_policy
-    for record in removed_records(run):
-        rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
+    if retirement_hold(run) is None:
+        policy = run.settings.deleted_schema_policy
+        for record in removed_records(run):
+            rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
     return rows, unplannable
 
 
@@ -121,18 +127,28 @@ def run_headless_sync(
     dry_run: bool,
     out: TextIO,
     aws_options: dict[str, Any] | None = None,
+    reconcile: bool = False,
 ) -> int:
     """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,
-    128 + the signal's number when SIGINT or SIGTERM stopped it."""
+    128 + the signal's number when SIGINT or SIGTERM stopped it.
+
+    ``reconcile`` first compares DataZone with the registry and the mapping and repairs what
+    differs (with ``dry_run``: lists the repairs and writes nothing).
+    """
     log = logging.getLogger("dzlineage.sync")
+    report: ReconcileReport | None = None
     with stop_on_signals() as stop:
         try:
             run = start_run(settings, log, aws_options)
             check_platform(run)
             if dry_run:
-                return _print_plan(run, out)
+                run.mappings.read_only = True
+                return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
+            if reconcile:
+                report = inspect_catalog(run)
+                apply_repairs(run, report)
         except (SyncError, ClientError, BotoCoreError) as error:
             # Nothing per topic has happened yet: say why, without a traceback.
             print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
@@ -159,6 +175,8 @@ def run_headless_sync(
                     failed += 1
                     stage = outcome.failed_stage.value if outcome.failed_stage else "?"
                     rows.append((outcome.topic, "FAILED", f"{stage}: {outcome.error}"))
+                if report is not None and outcome.topic in report.topics:
+                    report.results[outcome.topic] = rows[-1][1]
                 if stop:
                     break
             if not stop:
@@ -175,6 +193,7 @@ def run_headless_sync(
                 f"after accepting them: {', '.join(reposted)}",
                 file=out,
             )
+        _print_scope_notes(run, out, report)
         calls, retries = run.api_calls(), run.api_retries()
         summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
         if retries:
@@ -192,8 +211,35 @@ def run_headless_sync(
         return 1 if failed else 0
 
 
-def _print_plan(run: SyncRun, out: TextIO) -> int:
+def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> None:
+    """What an operator must know beyond the per-topic rows: repairs, migration, a hold."""
+    if report is not None:
+        print(_reconcile_summary(report), file=out)
+    if run.mappings.migrated:
+        print(
+            f"\nmoved {len(run.mappings.migrated)} mappings of the first SSM layout to "
+            f"{run.mappings.prefix}",
+            file=out,
+        )
+    hold = retirement_hold(run)
+    if hold is not None:
+        print(f"\n{hold}", file=out)
+
+
+def _reconcile_summary(report: ReconcileReport) -> str:
+    cost = (
+        f"{report.assets_seen} topic assets read in {report.search_pages} Search pages, "
+        f"lineage in {report.lineage_pages} ListLineageEvents pages"
+    )
+    if not report.repairs:
+        return f"\nreconcile: nothing to repair ({cost})"
+    table = _table(report.rows(), ("topic", "repair", "detail"))
+    return f"\nreconcile: {len(report.repairs)} repairs ({cost})\n{table}"
+
+
+def _print_plan(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> int:
     rows, unplannable = dry_run_plan(run)
     print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
+    _print_scope_notes(run, out, report)
     print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
     return 1 if unplannable else 0

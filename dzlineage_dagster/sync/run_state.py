@@ -10,7 +10,8 @@ API calls of a run grow with the topics it changes, not with the topics it merel
 from __future__ import annotations
 
 import logging
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from functools import cached_property
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ import yaml
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, topic_dataset
+from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
 from dzlineage_dagster.core.topology import (
     ConnectorDefinition,
@@ -34,7 +36,7 @@ from dzlineage_dagster.resources.kafka_connect_rest import (
     read_kafka_connect_connectors,
 )
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
 from dzlineage_dagster.sync.mapping_store import MappingStore
 
@@ -53,11 +55,21 @@ class SyncRun:
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
+    #: When the run started (this machine's clock): a DataZone answer dated before it was
+    #: replayed for a client token, not made by this run.
+    started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
+    #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
+    repost_lineage: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.log = self.log or logging.getLogger("dzlineage")
         self.mappings = MappingStore(
-            self.resource.mapping_parameters, self.settings.ssm_prefix, self.log
+            self.resource.mapping_parameters,
+            self.settings.ssm_prefix,
+            self.log,
+            domain_id=self.settings.domain_id,
+            project_id=self.settings.project_id,
+            legacy_owner=self._owned_legacy_record,
         )
 
     @cached_property
@@ -155,6 +167,39 @@ class SyncRun:
     def registry_topics(self) -> dict[str, RegistryTopic]:
         listed = self.resource.schema_registry.list_schemas(self.settings.registry_name)
         return registry_topics(listed)
+
+    @cached_property
+    def registry_arn(self) -> str:
+        """The configured registry's ARN: from a listed schema's ARN, else GetRegistry."""
+        for listed in self.registry_topics.values():
+            return registry_arn_of_schema(listed.schema_arn)
+        return self.resource.schema_registry.registry_arn(self.settings.registry_name)
+
+    def in_registry(self, record: MappingRecord) -> bool:
+        """Whether the record's schema belongs to the configured registry."""
+        return registry_arn_of_schema(record.schema_arn) == self.registry_arn
+
+    def _owned_legacy_record(self, record: MappingRecord) -> MappingRecord | None:
+        """A first-layout record with this run's scope, if its asset is this run's."""
+        datazone = self.resource.datazone.client()
+        try:
+            asset = datazone.get_asset(
+                domainIdentifier=self.settings.domain_id, identifier=record.asset_id
+            )
+        except datazone.exceptions.ClientError as error:
+            if error_code(error) in ("ResourceNotFoundException", "AccessDeniedException"):
+                return None
+            raise
+        if asset.get("owningProjectId") != self.settings.project_id:
+            return None
+        if asset.get("externalIdentifier") != record.schema_arn:
+            return None
+        return replace(
+            record,
+            domain_id=self.settings.domain_id,
+            project_id=self.settings.project_id,
+            registry_arn=registry_arn_of_schema(record.schema_arn),
+        )
 
     @property
     def asset_type_revision(self) -> str:

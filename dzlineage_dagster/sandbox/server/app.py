@@ -37,7 +37,11 @@ from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
-from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, resolve_operation_name
+from dzlineage_dagster.sandbox.protocol.aws import (
+    RestJsonService,
+    aws_error_response,
+    resolve_operation_name,
+)
 from dzlineage_dagster.sandbox.server import operations
 from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
 from dzlineage_dagster.sandbox.server.faults import (
@@ -59,6 +63,8 @@ class Emulator(Protocol):
     def operations(self) -> list[str]: ...
 
     def handle(self, request: Request) -> Response: ...
+
+    client_token_window_seconds: float
 
 
 EMULATOR_FACTORIES: dict[str, Callable[..., Emulator]] = {
@@ -85,12 +91,14 @@ class SandboxApp:
         self._moto = DomainDispatcherApplication(create_backend_app)
         self._emulators: dict[tuple[str, str], Emulator] = {}
         self._emulators_lock = threading.Lock()
+        self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
 
     def reset(self) -> None:
         """Forget every resource, call and fault rule (a fresh, empty AWS)."""
         moto_api_backend.reset()
         with self._emulators_lock:
             self._emulators.clear()
+        self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
         self.calls.clear()
         self.faults.replace([])
 
@@ -152,6 +160,7 @@ class SandboxApp:
                 self._emulators[key] = factory(
                     region=region, account_id=SANDBOX_ACCOUNT_ID, **options
                 )
+                self._emulators[key].client_token_window_seconds = self.client_token_window_seconds
             return self._emulators[key]
 
     def _moto_response(self, environ: dict[str, Any], body: bytes) -> Response:
@@ -182,12 +191,30 @@ class SandboxApp:
                 return _json({"error": f"invalid fault rules: {error}"}, status=400)
             self.faults.replace(rules)
             return _json({"rules": [r.describe() for r in rules]})
+        if route == ("GET", "client-token-window"):
+            return _json({"seconds": self.client_token_window_seconds})
+        if route == ("PUT", "client-token-window"):
+            return self._set_client_token_window(request)
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):
             self.reset()
             return _json({"status": "reset"})
         return _json({"error": f"no admin route {route[0]} {request.path}"}, status=404)
+
+    def _set_client_token_window(self, request: Request) -> Response:
+        """How long the emulators honour a clientToken (tests shorten AWS's 8 hours)."""
+        try:
+            seconds = float(json.loads(request.get_data() or b"{}")["seconds"])
+        except (KeyError, TypeError, ValueError) as error:
+            return _json({"error": f'expected {{"seconds": <number>}}: {error}'}, status=400)
+        if seconds < 0:
+            return _json({"error": "seconds must not be negative"}, status=400)
+        with self._emulators_lock:
+            self.client_token_window_seconds = seconds
+            for emulator in self._emulators.values():
+                emulator.client_token_window_seconds = seconds
+        return _json({"seconds": seconds})
 
     def _operations(self, service: str | None) -> Response:
         """Who answers what: the project's services, or the one ``?service=`` names."""

@@ -77,5 +77,9 @@ class SandboxControl:
         query = f"?{urllib.parse.urlencode({'service': service})}" if service else ""
         return self._call("GET", f"operations{query}")
 
+    def set_client_token_window(self, seconds: float) -> None:
+        """How long the emulated services honour a clientToken (default AWS's 8 hours)."""
+        self._call("PUT", "client-token-window", {"seconds": seconds})
+
     def reset(self) -> None:
         self._call("POST", "reset")

@@ -15,9 +15,10 @@ only the final state of a run. A START carrying the same datasets would add noth
 graph but a second write per hop. An event over 300,000 bytes is split into several runs or
 trimmed of its facets (flagged in the outcome), never dropped.
 
-All of the topic's hops share one fingerprint (a uuid5 of their content), kept in the topic's
-mapping record: an unchanged topic posts nothing, a changed one reposts its hops with new run
-ids (and so new client tokens).
+All of the topic's hops share one fingerprint (a uuid5 of their content) from which each hop's
+run id derives; the topic's mapping record keeps those run ids: an unchanged topic posts
+nothing, a changed one reposts its hops with new run ids (and so new client tokens), and a
+reconcile finds each run among DataZone's lineage events.
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from typing import Literal
 
+from botocore.exceptions import ClientError
 from openlineage.client.event_v2 import RunState
 
 from dzlineage_dagster.core.openlineage import (
@@ -45,7 +47,7 @@ from dzlineage_dagster.core.openlineage import (
 )
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
@@ -87,6 +89,9 @@ class LineagePlan:
     mapping: TopicTableMapping
     hops: tuple[Hop, ...] = ()
     fingerprint: str | None = None
+    #: What the topic's mapping record keeps once posted: the hops' run ids, comma-separated,
+    #: so a reconcile can look each run up among DataZone's lineage events.
+    posted_runs: str = ""
     output_source_identifier: str | None = None
     already_posted: bool = False
     #: Events of these hops' runs that DataZone failed after accepting them: posted again.
@@ -106,6 +111,8 @@ class LineageOutcome:
     trimmed: bool = False
     #: The ids of the events DataZone failed after accepting them that this post replaces.
     reposted_failed_events: tuple[str, ...] = ()
+    #: DataZone already had the events (their client tokens were used): nothing new posted.
+    replayed: bool = False
 
     @property
     def mapping(self) -> TopicTableMapping:
@@ -131,7 +138,7 @@ class LineageOutcome:
     def summary(self) -> str:
         if not self.plan.hops:
             return f"no edge: {self.lineage.ambiguous_reason or self.mapping.reason}"
-        state = "posted" if self.posted else "unchanged"
+        state = "already posted" if self.replayed else "posted" if self.posted else "unchanged"
         if self.reposted_failed_events:
             count = len(self.reposted_failed_events)
             state = f"re-posted: {count} events had failed after acceptance"
@@ -155,6 +162,7 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
     fingerprint = deterministic_run_id(
         snapshot.schema_arn, str(snapshot.version), json.dumps([_hop_key(h) for h in hops])
     )
+    posted_runs = ",".join(hop_run_id(fingerprint, hop) for hop in hops)
     failed_events = tuple(
         event
         for hop in hops
@@ -174,9 +182,10 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         mapping,
         hops,
         fingerprint,
+        posted_runs,
         identifier,
         already_posted=stored is not None
-        and stored.lineage_fingerprint == fingerprint
+        and stored.lineage_fingerprint == posted_runs
         and not failed_events,
         failed_events=failed_events,
     )
@@ -188,7 +197,12 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     if plan.fingerprint is None or plan.already_posted:
         return LineageOutcome(plan, posted=False)
     datazone = run.resource.datazone.client()
-    posted, split, trimmed = 0, False, False
+    # A reconcile re-post is a new delivery of the same logical run: a token of its own, or
+    # DataZone would replay the missing or failed delivery.
+    delivery = (
+        f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
+    )
+    posted, refused, split, trimmed = 0, 0, False, False
     now = datetime.now(timezone.utc)
     for hop in plan.hops:
         run_id = hop_run_id(plan.fingerprint, hop)
@@ -214,20 +228,28 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
             )
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
         for event in fitted.events:
-            datazone.post_lineage_event(
-                domainIdentifier=run.settings.domain_id,
-                event=event_json(event).encode(),
-                clientToken=lineage_client_token(
-                    str(event.run.runId),
-                    event.eventType.value,
-                    run.lineage_health.retry_of(str(event.run.runId)),
-                ),
-            )
+            try:
+                datazone.post_lineage_event(
+                    domainIdentifier=run.settings.domain_id,
+                    event=event_json(event).encode(),
+                    clientToken=lineage_client_token(
+                        str(event.run.runId),
+                        f"{event.eventType.value}{delivery}",
+                        run.lineage_health.retry_of(str(event.run.runId)),
+                    ),
+                )
+            except ClientError as error:
+                # The token already posted this run's event (a rerun after a crash, within
+                # DataZone's token window); only its eventTime differs, so DataZone refuses the
+                # reuse instead of replaying: the event is there.
+                if error_code(error) != "ConflictException":
+                    raise
+                refused += 1
             posted += 1
     # The asset stage of this run may have staged the record: it gets the fingerprint on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
-        run.mappings.stage(replace(current, lineage_fingerprint=plan.fingerprint))
+        run.mappings.stage(replace(current, lineage_fingerprint=plan.posted_runs))
     return LineageOutcome(
         plan,
         posted=True,
@@ -235,6 +257,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         split=split,
         trimmed=trimmed,
         reposted_failed_events=plan.failed_events,
+        replayed=refused == posted,
     )
 
 

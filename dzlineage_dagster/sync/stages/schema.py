@@ -19,6 +19,9 @@ class SchemaSnapshot:
     schema_arn: str
     registry_name: str
     registry_arn: str
+    #: When the schema was created: a schema deleted and re-created under the same name (the
+    #: same ARN) is a new generation.
+    created_time: str
     version: int
     compatibility: str
     data_format: str
@@ -74,6 +77,7 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
         schema_arn=listed.schema_arn,
         registry_name=schema["RegistryName"],
         registry_arn=schema["RegistryArn"],
+        created_time=str(schema.get("CreatedTime", "")),
         version=int(version["VersionNumber"]),
         compatibility=schema.get("Compatibility", "NONE"),
         data_format=data_format,
