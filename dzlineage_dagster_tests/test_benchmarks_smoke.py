@@ -118,13 +118,13 @@ def test_reruns_after_failed_lineage_posts_never_duplicate_dzlineage_events(sand
     assert result.runs[0].measurement.calls.injected > 0
     for fault_run in result.runs:
         assert fault_run.catalog.schemas_with_one_asset == TOPICS
-        # Never a third event for an edge, whichever run it is.
-        assert fault_run.catalog.max_events_per_edge <= 2
-    # The reruns finish the job: every edge, with exactly its START and COMPLETE.
+        # Never a second event for an edge (one COMPLETE per hop), whichever run it is.
+        assert fault_run.catalog.max_events_per_edge <= 1
+    # The reruns finish the job: every edge, with exactly its one COMPLETE.
     final = result.runs[-1]
     assert final.converged, final.catalog
     assert final.catalog.edges_present == final.catalog.edges_expected == TOPICS
-    assert final.catalog.min_events_per_edge == final.catalog.max_events_per_edge == 2
+    assert final.catalog.min_events_per_edge == final.catalog.max_events_per_edge == 1
 
 
 def test_the_platform_file_is_one_the_seeder_accepts(tmp_path):

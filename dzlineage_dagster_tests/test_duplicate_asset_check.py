@@ -61,7 +61,7 @@ def test_two_assets_of_one_schema_fail_the_check_naming_both_and_one_each_passes
     clean = run_check(platform)
     assert clean.passed, clean.description
     assets = topic_assets(platform)
-    assert clean.metadata["checked"].value == len(assets) == 6
+    assert clean.metadata["checked"].value == len(assets) == 7
 
     schema_arn = platform.schema_arn("shop.sales.orders")
     [original] = assets[schema_arn]
@@ -69,7 +69,7 @@ def test_two_assets_of_one_schema_fail_the_check_naming_both_and_one_each_passes
 
     duplicated = run_check(platform)
     assert not duplicated.passed
-    assert duplicated.description == "1 of 6 schemas with assets"
+    assert duplicated.description == "1 of 7 schemas with assets"
     [problem] = duplicated.metadata["problems"].value
     assert problem.startswith(schema_arn)
     assert {original, copy} <= set(json.loads(problem.split(": ", 1)[1].replace("'", '"')))

@@ -1,27 +1,15 @@
 """`dzlineage trace` and `dzlineage orphans` on the seeded demo, its lineage posted as the product
-posts it: `dzlineage sync` for topic -> table, and source table -> topic events built with
-core/openlineage (as a Debezium source connector's lineage)."""
+posts it: `dzlineage sync` posts both hops, source table -> Debezium connector -> topic and
+topic -> Iceberg sink connector -> table, each derived from the connectors' configs."""
 
 from __future__ import annotations
 
 import json
-import logging
-from datetime import datetime, timezone
 
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.openlineage import (
-    DatasetSpec,
-    build_run_events,
-    connector_job,
-    event_json,
-    source_hop_column_lineage,
-)
 from dzlineage_dagster.sandbox.demo.seed import Column as SeedColumn
-from dzlineage_dagster.sync.headless import start_run
-from dzlineage_dagster_tests.test_catalog_sync import table_topics
 
 SOURCE_NAMESPACE = "postgres://shop-db.cluster-c8a1b2c3d4e5.us-east-1.rds.amazonaws.com:5432"
 TOPIC = "shop.sales.orders"
@@ -29,39 +17,9 @@ TABLE = "lakehouse.sales_orders"
 ORDER_COLUMNS = ("id", "customer_id", "order_date", "status", "total")
 
 
-def post_source_hops(platform) -> None:
-    """source table shop.<schema>.<table> -> topic, for every table topic of the demo."""
-    run = start_run(platform.settings, logging.getLogger("test"))
-    datazone = platform.client("datazone")
-    for topic in table_topics(platform):
-        schema_table = topic.split(".", 1)[1]
-        columns = [Column(name, "string", True, None) for name in ORDER_COLUMNS]
-        source = DatasetSpec(SOURCE_NAMESPACE, f"shop.{schema_table}", columns)
-        topic_spec = DatasetSpec(run.topic_namespace, topic, columns)
-        topic_out = DatasetSpec(
-            topic_spec.namespace,
-            topic,
-            columns,
-            source_hop_column_lineage(columns, [source]),
-        )
-        for event in build_run_events(
-            job_namespace=connector_job("shop-postgres-source")[0],
-            job_name=connector_job("shop-postgres-source")[1],
-            inputs=[source],
-            outputs=[topic_out],
-            run_id=f"00000000-0000-4000-8000-{abs(hash(topic)) % 10**12:012d}",
-            event_time=datetime.now(timezone.utc),
-            producer="https://github.com/dzlineage/dzlineage-dagster",
-        ):
-            datazone.post_lineage_event(
-                domainIdentifier=platform.settings.domain_id, event=event_json(event).encode()
-            )
-
-
 @pytest.fixture
 def demo(platform, capsys):
     assert dzlineage(["sync"]) == 0
-    post_source_hops(platform)
     capsys.readouterr()
     return platform
 
@@ -78,9 +36,9 @@ def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, 
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith(f"{TABLE}  [glue_table] arn:aws:glue:us-east-1:")
-    assert lines[1] == f"└─<- {TOPIC}  [topic] via dzlineage.iceberg-sink.{TOPIC}"
+    assert lines[1] == f"└─<- {TOPIC}  [topic] via kafka-connect.shop-iceberg-sink"
     assert (
-        "   └─<- shop.sales.orders  [source_table] via kafka-connect.shop-postgres-source" in lines
+        "   └─<- shop.sales.orders  [source_table] via kafka-connect.shop-debezium-source" in lines
     )
     assert "         after.total <- total" in lines
 

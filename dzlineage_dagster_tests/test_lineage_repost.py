@@ -9,7 +9,8 @@ from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
-#: The first table topic's START and COMPLETE: the first two events a first sync posts.
+#: The first table topic's two hops (source and sink), one COMPLETE each: the first two events
+#: a first sync posts.
 FIRST_TOPIC_EVENTS = 2
 
 
@@ -41,8 +42,18 @@ def glue_arn(dataset: dict) -> str:
     return f"{dataset['namespace']}:{dataset['name']}"
 
 
+def is_topic(dataset: dict) -> bool:
+    return dataset["namespace"].startswith("kafka://")
+
+
 def topic_of(summary: dict) -> str:
-    return summary["inputs"][0]["name"]
+    """The topic of either hop: the source hop's output, the sink hop's input."""
+    [topic] = [d["name"] for d in summary["inputs"] + summary["outputs"] if is_topic(d)]
+    return topic
+
+
+def is_sink_hop(summary: dict) -> bool:
+    return not any(is_topic(d) for d in summary["outputs"])
 
 
 def upstream_of_table(platform, table_arn: str) -> list[dict]:
@@ -62,9 +73,10 @@ def posts(platform) -> int:
 
 def assert_every_edge_in_the_graph(platform) -> None:
     successes = summaries(lineage_events(platform, processingStatus="SUCCESS"))
-    posted_topics = {topic_of(s) for s in successes}
-    assert set(table_topics(platform)) <= posted_topics
-    for summary in successes:
+    for hop_is_sink in (False, True):
+        posted_topics = {topic_of(s) for s in successes if is_sink_hop(s) == hop_is_sink}
+        assert set(table_topics(platform)) <= posted_topics
+    for summary in filter(is_sink_hop, successes):
         assert upstream_of_table(platform, glue_arn(summary["outputs"][0])), summary
 
 
@@ -76,7 +88,9 @@ def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(platform, 
     failed = summaries(lineage_events(platform, processingStatus="FAILED"))
     assert len(failed) == FIRST_TOPIC_EVENTS
     [broken_topic] = {topic_of(s) for s in failed}
-    broken_table = glue_arn(failed[0]["outputs"][0])
+    assert sorted(map(is_sink_hop, failed)) == [False, True]
+    [broken_sink_hop] = filter(is_sink_hop, failed)
+    broken_table = glue_arn(broken_sink_hop["outputs"][0])
     assert upstream_of_table(platform, broken_table) == []
 
     platform.control.clear_faults()
@@ -92,11 +106,14 @@ def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(platform, 
         f"lineage re-posted for 1 topics whose events DataZone had failed after accepting them: {broken_topic}"
         in out
     )
-    # Exactly the failed run again (START and COMPLETE), nothing else.
+    # Exactly the failed runs again (one COMPLETE per hop), nothing else.
     assert posts(platform) == FIRST_TOPIC_EVENTS
     succeeded = summaries(lineage_events(platform, processingStatus="SUCCESS"))
-    reposted = [s for s in succeeded if s["runId"] == failed[0]["runId"]]
-    assert sorted(s["eventType"] for s in reposted) == ["COMPLETE", "START"]
+    failed_runs = {s["runId"] for s in failed}
+    reposted = [s for s in succeeded if s["runId"] in failed_runs]
+    assert sorted((s["runId"], s["eventType"]) for s in reposted) == sorted(
+        (run_id, "COMPLETE") for run_id in failed_runs
+    )
     assert upstream_of_table(platform, broken_table)
     assert_every_edge_in_the_graph(platform)
 

@@ -100,8 +100,8 @@ def dzlineage_sync(platform, hash_seed: str) -> subprocess.CompletedProcess:
 
 
 def test_a_rerun_in_a_new_process_replays_the_lineage_the_crashed_run_posted(platform):
-    # The first process posts the first edge's START, then every later lineage post fails:
-    # it dies holding a posted START and no record of it in SSM.
+    # The first process posts the first hop's COMPLETE (one event per hop), then every later
+    # lineage post fails: it dies holding a posted event and no record of it in SSM.
     platform.control.set_faults(
         FaultRule(service="datazone", operation="PostLineageEvent", kind="server-error", skip=1)
     )
@@ -110,7 +110,7 @@ def test_a_rerun_in_a_new_process_replays_the_lineage_the_crashed_run_posted(pla
     after_crash = lineage_events_by_run_and_type(platform)
     assert list(after_crash.values()) == [1]
     [(crashed_run_id, crashed_type)] = after_crash
-    assert crashed_type == "START"
+    assert crashed_type == "COMPLETE"
 
     platform.control.clear_faults()
     platform.control.clear_calls()
@@ -119,14 +119,12 @@ def test_a_rerun_in_a_new_process_replays_the_lineage_the_crashed_run_posted(pla
 
     events = lineage_events_by_run_and_type(platform)
     run_ids = {run_id for run_id, _ in events}
-    # Every edge once: one START and one COMPLETE per run, the crashed START not repeated.
-    assert events == Counter(
-        {(run_id, kind): 1 for run_id in run_ids for kind in ("START", "COMPLETE")}
-    )
+    # Every hop once: one COMPLETE per run, the crashed run's event not repeated.
+    assert events == Counter({(run_id, "COMPLETE"): 1 for run_id in run_ids})
     assert crashed_run_id in run_ids
     posts = [c for c in platform.control.calls() if c.operation == "PostLineageEvent"]
-    # The rerun posted all 2 * edges events (the START it repeated was answered by replay).
-    assert len(posts) == 2 * len(run_ids)
+    # The rerun posted every hop's event (the one it repeated was answered by replay).
+    assert len(posts) == len(run_ids)
     assert len(run_ids) > 1
 
     platform.control.clear_calls()
