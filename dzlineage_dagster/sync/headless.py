@@ -77,7 +77,10 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
         log.info(f"created {created}")
     log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
     rows, failed = [], 0
-    for outcome in sync_topics(run, topics):
+    # Threads finish topics in any order; the summary lists them in the registry's.
+    listing_order = {topic: index for index, topic in enumerate(topics)}
+    outcomes = sorted(sync_topics(run, topics), key=lambda o: listing_order[o.topic])
+    for outcome in outcomes:
         if outcome.ok:
             asset = outcome.asset.action if outcome.asset else "-"
             lineage = outcome.lineage.summary if outcome.lineage else "-"

@@ -5,6 +5,10 @@ for a run over a few topics, only those schemas' parameters by name (GetParamete
 call). Writes: the stages *stage* a topic's new record, and the runner *commits* it once when the
 topic's stages are done, so a topic whose asset and lineage both change costs one PutParameter.
 
+The run's threads share one store: every method holds its lock, so a topic's read and its
+commit see whole records (the calls they make are per topic, so holding the lock costs little
+against the whole-prefix read, which every thread would otherwise repeat).
+
 A crash between a DataZone write and the commit loses no mapping: CreateAsset's client token
 derives from the content, so a rerun gets the asset it created; and a changed content meets
 DataZone's ConflictException on the schema ARN, after which the asset is adopted by search.
@@ -13,6 +17,7 @@ DataZone's ConflictException on the schema ARN, after which the asset is adopted
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Collection
 from typing import Any
 
@@ -36,12 +41,17 @@ class MappingStore:
         self._read_all = False
         #: Records the stages made this run that are not in SSM yet, by schema ARN.
         self._staged: dict[str, MappingRecord] = {}
+        self._lock = threading.RLock()
 
     def parameter_name(self, schema_arn: str) -> str:
         return parameter_name(self._prefix, schema_arn)
 
     def all(self) -> dict[str, MappingRecord]:
         """Schema ARN -> record, every schema the mapping knows (SSM read once per run)."""
+        with self._lock:
+            return self._all()
+
+    def _all(self) -> dict[str, MappingRecord]:
         if not self._read_all:
             for name, value in self._parameters.parameters_under(self._prefix).items():
                 record = self._readable(name, value)
@@ -53,6 +63,10 @@ class MappingStore:
 
     def read(self, schema_arns: Collection[str]) -> None:
         """Read these schemas' records by name, so that :meth:`get` needs no whole listing."""
+        with self._lock:
+            self._read(schema_arns)
+
+    def _read(self, schema_arns: Collection[str]) -> None:
         if self._read_all:
             return
         wanted = {self.parameter_name(arn): arn for arn in schema_arns if arn not in self._stored}
@@ -63,18 +77,21 @@ class MappingStore:
 
     def get(self, schema_arn: str) -> MappingRecord | None:
         """The schema's record as this run sees it: staged this run, else as stored in SSM."""
-        if schema_arn in self._staged:
-            return self._staged[schema_arn]
-        if schema_arn not in self._stored and not self._read_all:
-            self.all()
-        return self._stored.get(schema_arn)
+        with self._lock:
+            if schema_arn in self._staged:
+                return self._staged[schema_arn]
+            if schema_arn not in self._stored and not self._read_all:
+                self._all()
+            return self._stored.get(schema_arn)
 
     def stage(self, record: MappingRecord) -> None:
         """Make ``record`` the schema's mapping for the rest of the run; :meth:`commit` writes it."""
-        self._staged[record.schema_arn] = record
+        with self._lock:
+            self._staged[record.schema_arn] = record
 
     def is_staged(self, schema_arn: str) -> bool:
-        return schema_arn in self._staged
+        with self._lock:
+            return schema_arn in self._staged
 
     def commit(self, schema_arn: str) -> None:
         """Write the schema's staged record to SSM (nothing staged: no call).
@@ -82,20 +99,24 @@ class MappingStore:
         The record leaves the stage first: when the write fails, the next run finds the asset
         by its client token or adopts it, instead of this run retrying with a stale view.
         """
-        record = self._staged.pop(schema_arn, None)
+        with self._lock:
+            record = self._staged.pop(schema_arn, None)
         if record is None:
             return
+        # Outside the lock: the other threads' puts go on meanwhile (each topic writes its own).
         self._parameters.put(
             self.parameter_name(schema_arn),
             record.to_parameter_value(),
             description=f"DataZone asset of Kafka topic {record.topic}"[:1024],
         )
-        self._stored[schema_arn] = record
+        with self._lock:
+            self._stored[schema_arn] = record
 
     def delete(self, schema_arn: str) -> None:
         self._parameters.delete(self.parameter_name(schema_arn))
-        self._staged.pop(schema_arn, None)
-        self._stored[schema_arn] = None
+        with self._lock:
+            self._staged.pop(schema_arn, None)
+            self._stored[schema_arn] = None
 
     def _readable(self, name: str, value: str) -> MappingRecord | None:
         try:

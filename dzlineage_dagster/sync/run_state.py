@@ -5,11 +5,15 @@ run the same way: ``SyncRun(LineageSyncResource, log)``. Each lookup here is mad
 per run however many topics the run covers (one registry listing, one read of the mapping, one
 cluster description), so the API calls of a run grow with the topics it changes, not with the
 topics it merely considers.
+
+A run's topics are synced by several threads (`concurrency` setting); each lookup is made under
+the run's lock, so the first thread to need it makes the call and the others wait for its answer.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -22,6 +26,23 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.mapping_store import MappingStore
+
+
+class run_lookup(cached_property):
+    """A cached_property made once per run even when threads ask for it at the same time
+    (Python 3.12 dropped cached_property's own lock)."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        cached = instance.__dict__.get(self.attrname, _MISSING)
+        if cached is not _MISSING:
+            return cached
+        with instance._lookup_lock:
+            return super().__get__(instance, owner)
+
+
+_MISSING = object()
 
 
 @dataclass(frozen=True)
@@ -39,6 +60,7 @@ class SyncRun:
     mapper: TopicTableMapper | None = None
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
+    _lookup_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
 
     def __post_init__(self) -> None:
         self.log = self.log or logging.getLogger("dzlineage")
@@ -63,7 +85,7 @@ class SyncRun:
                 totals[operation] = totals.get(operation, 0) + count
         return dict(sorted(totals.items()))
 
-    @cached_property
+    @run_lookup
     def registry_topics(self) -> dict[str, RegistryTopic]:
         listed = self.resource.schema_registry.list_schemas(self.settings.registry_name)
         return registry_topics(listed)
@@ -71,9 +93,10 @@ class SyncRun:
     @property
     def asset_type_revision(self) -> str:
         """The latest revision of the topic asset type (read once, unless a sync just made it)."""
-        if self._asset_type_revision is None:
-            self._asset_type_revision = self._read_asset_type_revision()
-        return self._asset_type_revision
+        with self._lookup_lock:
+            if self._asset_type_revision is None:
+                self._asset_type_revision = self._read_asset_type_revision()
+            return self._asset_type_revision
 
     def use_asset_type_revision(self, revision: str) -> None:
         self._asset_type_revision = revision
@@ -91,7 +114,7 @@ class SyncRun:
             ) from None
         return asset_type["revision"]
 
-    @cached_property
+    @run_lookup
     def cluster(self) -> ClusterInfo:
         arn = self.settings.msk_cluster_arn
         description = self.resource.msk.describe_cluster(arn)
@@ -105,14 +128,14 @@ class SyncRun:
             bootstrap_brokers=chosen or brokers.get("BootstrapBrokerString", ""),
         )
 
-    @cached_property
+    @run_lookup
     def topic_namespace(self) -> str:
         """OpenLineage namespace of every topic of the cluster, per the namespace setting."""
         if self.settings.topic_namespace_style == "cluster":
             return f"kafka://{self.cluster.name}"
         return kafka_dataset_namespace(self.cluster.bootstrap_brokers)
 
-    @cached_property
+    @run_lookup
     def portal_url(self) -> str | None:
         return self.resource.datazone.portal_url(self.settings.domain_id)
 
