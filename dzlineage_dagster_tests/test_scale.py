@@ -1,0 +1,64 @@
+"""Many topics at once: threads give the same calls and the same catalog as one thread, and an
+idle headless sync costs the registry listing and a constant."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+
+from benchmarks.measure import check_catalog
+from benchmarks.synthetic_platform import seed_synthetic_platform
+from benchmarks.systems import pointed_at
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.headless import run_headless_sync
+
+
+def headless_sync(platform, monkeypatch, concurrency: int) -> str:
+    monkeypatch.setenv("DZLINEAGE_CONCURRENCY", str(concurrency))
+    out = io.StringIO()
+    with pointed_at(platform):
+        code = run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out)
+    assert code == 0, out.getvalue()
+    return out.getvalue()
+
+
+def first_sync_calls(sandbox, monkeypatch, topics: int, concurrency: int):
+    sandbox.control.reset()
+    platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, concurrency)
+    return platform, sandbox.control.call_counts(), summary
+
+
+def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
+    topics = 30
+    _, sequential, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=1)
+    platform, threaded, summary = first_sync_calls(sandbox, monkeypatch, topics, concurrency=8)
+    assert threaded == sequential
+    catalog = check_catalog(platform)
+    assert catalog.schemas_with_one_asset == topics, catalog
+    assert catalog.duplicated_schemas == 0
+    assert catalog.edges_present == topics
+    assert catalog.min_events_per_edge == catalog.max_events_per_edge
+    assert threaded[("datazone", "CreateAsset")] == topics
+    assert threaded[("ssm", "PutParameter")] == topics  # one mapping write per topic
+    # The once-per-run lookups stay once per run with eight threads asking.
+    assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
+    assert threaded[("datazone", "GetAssetType")] <= 1
+    listed = [line.split()[0] for line in summary.splitlines()[2 : 2 + topics]]
+    assert sorted(listed) == sorted(platform.topics)
+
+
+def test_an_invalid_concurrency_is_refused_naming_the_variable(monkeypatch):
+    with pytest.raises(ValueError, match="concurrency"):
+        LineageSettings.from_env(
+            {
+                "DZLINEAGE_DOMAIN_ID": "dzd_x",
+                "DZLINEAGE_PROJECT_ID": "p",
+                "DZLINEAGE_REGISTRY_NAME": "r",
+                "DZLINEAGE_MSK_CLUSTER_ARN": "arn:aws:kafka:us-east-1:123456789012:cluster/c/u-1",
+                "DZLINEAGE_CONCURRENCY": "0",
+            }
+        )
