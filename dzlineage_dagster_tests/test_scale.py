@@ -33,7 +33,7 @@ def first_sync_calls(sandbox, monkeypatch, topics: int, concurrency: int):
 
 
 def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
-    topics = 30
+    topics = 20
     _, sequential, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=1)
     platform, threaded, summary = first_sync_calls(sandbox, monkeypatch, topics, concurrency=8)
     assert threaded == sequential
@@ -43,12 +43,56 @@ def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
     assert catalog.edges_present == topics
     assert catalog.min_events_per_edge == catalog.max_events_per_edge
     assert threaded[("datazone", "CreateAsset")] == topics
-    assert threaded[("ssm", "PutParameter")] == topics  # one mapping write per topic
+    # One mapping write per topic, and the registry digest once.
+    assert threaded[("ssm", "PutParameter")] == topics + 1
     # The once-per-run lookups stay once per run with eight threads asking.
     assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
     assert threaded[("datazone", "GetAssetType")] <= 1
     listed = [line.split()[0] for line in summary.splitlines()[2 : 2 + topics]]
     assert sorted(listed) == sorted(platform.topics)
+
+
+def _datazone_and_ssm_writes(counts) -> dict:
+    return {
+        key: n
+        for key, n in counts.items()
+        if key[0] in ("datazone", "ssm") and not key[1].startswith(("Get", "List", "Search"))
+    }
+
+
+def test_an_idle_headless_sync_lists_the_registry_and_reads_one_digest(sandbox, monkeypatch):
+    topics = 210
+    platform, _, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=8)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, concurrency=8)
+    idle = sandbox.control.call_counts()
+    assert "unchanged since the last complete sync" in summary
+    assert idle[("glue", "ListSchemas")] == math.ceil(topics / 100)
+    assert idle[("glue", "GetSchema")] == idle[("glue", "GetSchemaVersion")] == 0
+    assert idle[("ssm", "GetParametersByPath")] == 0
+    assert idle[("ssm", "GetParameters")] == 1  # the digest
+    assert _datazone_and_ssm_writes(idle) == {}
+    constant = sum(idle.values()) - math.ceil(topics / 100)
+    assert constant <= 8, idle  # custom type reads, the digest: none of it grows with topics
+
+
+def test_a_changed_schema_is_the_only_one_read_after_the_digest_moves(sandbox, monkeypatch):
+    from benchmarks.synthetic_platform import register_new_version
+
+    topics = 40
+    platform, _, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=4)
+    changed = sorted(platform.topics)[7]
+    register_new_version(platform, changed)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, concurrency=4)
+    calls = sandbox.control.call_counts()
+    assert calls[("glue", "GetSchema")] == calls[("glue", "GetSchemaVersion")] == 1
+    assert calls[("datazone", "CreateAssetRevision")] == 1
+    # The topic's record (asset, lineage and token at once) and the new digest.
+    assert calls[("ssm", "PutParameter")] == 2
+    assert summary.count("unchanged (registry token)") == topics - 1
+    sandbox.control.clear_calls()
+    assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 4)
 
 
 def test_an_invalid_concurrency_is_refused_naming_the_variable(monkeypatch):

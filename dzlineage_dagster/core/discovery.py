@@ -58,6 +58,24 @@ def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str,
     return topics
 
 
+def topic_sync_token(topic: RegistryTopic, sync_context: str) -> str:
+    """The topic's registry change token under these settings (a mapping record keeps it)."""
+    return hashlib.sha256(f"{topic.change_token}\n{sync_context}".encode()).hexdigest()[:16]
+
+
+def registry_digest(topics: Mapping[str, RegistryTopic], sync_context: str) -> str:
+    """One hash of the whole listing under these settings: equal digests, nothing to sync.
+
+    It covers every topic's schema ARN and ``UpdatedTime`` (a new version, a new schema and a
+    deleted one all change it) and ``sync_context``, which names what else shapes the catalog
+    (the settings, the asset type revision, the code's version).
+    """
+    digest = hashlib.sha256(sync_context.encode())
+    for name in sorted(topics):
+        digest.update(f"\n{name}\t{topics[name].change_token}".encode())
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class RegistryChanges:
     added: list[str]

@@ -13,7 +13,12 @@ upper-case hex digits of each of its UTF-8 bytes (``:`` is ``_3A``, ``/`` is ``_
 escapes use, so the code is prefix-free: decoding is unambiguous and the encoding injective.
 The whole ARN stays in one hierarchy level.
 
-The two forms live under different sub-namespaces (``s`` and ``h``), so a hash name can never
+A third sub-namespace, ``<prefix>/d/<sha256 hex of the registry ARN>``, holds one registry
+digest per registry: what the registry looked like at the last complete headless sync (see
+:func:`~dzlineage_dagster.core.discovery.registry_digest`), so an idle sync needs one
+GetParameter instead of reading every mapping.
+
+The two mapping forms live under different sub-namespaces (``s`` and ``h``), so a hash name can never
 equal a readable one. A hash name cannot be decoded; its parameter value (a
 :class:`MappingRecord`) carries the ARN, as every value does.
 """
@@ -23,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 
 #: AWS counts the whole parameter ARN against 1011 characters, not only the name.
 MAX_PARAMETER_ARN_LENGTH = 1011
@@ -37,6 +42,7 @@ MAX_PARAMETER_VALUE_LENGTH = 4096
 
 READABLE_NAMESPACE = "s"
 HASH_NAMESPACE = "h"
+DIGEST_NAMESPACE = "d"
 
 _UNESCAPED = re.compile(r"[A-Za-z0-9.\-]")
 _ESCAPE = re.compile(rb"_([0-9A-F]{2})")
@@ -91,6 +97,16 @@ def parameter_name(prefix: str, schema_arn: str) -> str:
     return f"{prefix}/{HASH_NAMESPACE}/{hashlib.sha256(_utf8(schema_arn)).hexdigest()}"
 
 
+def digest_parameter_name(prefix: str, registry_arn: str) -> str:
+    """Where the registry's digest lives: one parameter per registry under the prefix."""
+    validate_prefix(prefix)
+    return f"{prefix}/{DIGEST_NAMESPACE}/{hashlib.sha256(_utf8(registry_arn)).hexdigest()}"
+
+
+def is_digest_parameter(prefix: str, name: str) -> bool:
+    return name.startswith(f"{prefix}/{DIGEST_NAMESPACE}/")
+
+
 def schema_arn_from_parameter_name(prefix: str, name: str) -> str | None:
     """The schema ARN that :func:`parameter_name` encoded as ``name``, or None.
 
@@ -115,7 +131,11 @@ class MappingRecord:
     """What the store remembers about one schema's DataZone asset (the parameter value).
 
     ``lineage_fingerprint`` identifies the lineage last posted for the topic (empty before
-    the first), so an unchanged edge is not posted again.
+    the first), so an unchanged edge is not posted again. ``registry_token`` is the schema's
+    change token in the registry listing (its ARN and ``UpdatedTime``) combined with the sync's
+    settings, when the record was last written: an equal token in a later listing means the
+    topic needs no GetSchema, GetSchemaVersion or write (empty: unknown, read it). Records
+    written before a field existed lack it and read as its default.
     """
 
     schema_arn: str
@@ -126,6 +146,7 @@ class MappingRecord:
     content_fingerprint: str
     asset_type_revision: str
     lineage_fingerprint: str = ""
+    registry_token: str = ""
 
     def to_parameter_value(self) -> str:
         """Compact ASCII JSON (so characters equal bytes), within the standard tier's limit."""
@@ -149,7 +170,8 @@ class MappingRecord:
                 f"mapping value must be a JSON object, not {type(data).__name__}"
             )
         expected = {field.name: field.type for field in fields(cls)}
-        missing = sorted(set(expected) - set(data))
+        optional = {field.name for field in fields(cls) if field.default is not MISSING}
+        missing = sorted(set(expected) - set(data) - optional)
         unknown = sorted(set(data) - set(expected))
         if missing or unknown:
             raise CorruptMappingValue(

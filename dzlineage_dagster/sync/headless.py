@@ -8,6 +8,7 @@ from typing import TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.discovery import registry_digest
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
@@ -61,7 +62,14 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
 
 
 def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) -> int:
-    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start."""
+    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start.
+
+    Idle is nearly free: the registry listing (a call per 100 schemas) is hashed with the
+    sync's settings into a digest; when it equals the digest the last complete sync recorded
+    (one GetParameters), nothing changed and nothing more is called. Otherwise every mapping
+    is read once and only the topics whose registry token moved are read and synced; a sync
+    with no failure then records the new digest.
+    """
     log = logging.getLogger("dzlineage.sync")
     try:
         run = start_run(settings, log)
@@ -69,21 +77,38 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
             return _print_plan(run, out)
         types = ensure_custom_types(run)
         topics = list(run.registry_topics)
+        registry_arn = run.registry_arn
+        digest = registry_digest(run.registry_topics, run.sync_context)
+        unchanged = registry_arn is not None and run.mappings.stored_digest(registry_arn) == digest
     except (SyncError, ClientError, BotoCoreError) as error:
         # Nothing per topic has happened yet: say why, without a traceback.
         print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
         return 1
     for created in types.created:
         log.info(f"created {created}")
+    if unchanged:
+        calls = run.api_calls()
+        print(
+            f"registry {settings.registry_name} unchanged since the last complete sync "
+            f"(digest {digest[:12]}): nothing to do\n\n{len(topics)} topics, 0 failed, "
+            f"{sum(calls.values())} AWS API calls",
+            file=out,
+        )
+        return 0
     log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
     rows, failed = [], 0
     # Threads finish topics in any order; the summary lists them in the registry's.
     listing_order = {topic: index for index, topic in enumerate(topics)}
-    outcomes = sorted(sync_topics(run, topics), key=lambda o: listing_order[o.topic])
+    outcomes = sorted(
+        sync_topics(run, topics, trust_registry_tokens=True), key=lambda o: listing_order[o.topic]
+    )
     for outcome in outcomes:
         if outcome.ok:
             asset = outcome.asset.action if outcome.asset else "-"
-            lineage = outcome.lineage.summary if outcome.lineage else "-"
+            if outcome.unchanged_by_token:
+                lineage = "unchanged (registry token)"
+            else:
+                lineage = outcome.lineage.summary if outcome.lineage else "-"
             rows.append((outcome.topic, asset, lineage))
         else:
             failed += 1
@@ -91,6 +116,14 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
     for topic, result in retire_removed_topics(run).items():
         failed += result.startswith("failed")
         rows.append((topic, result, "schema left the registry"))
+    if not failed and registry_arn is not None:
+        try:
+            run.mappings.record_digest(registry_arn, digest)
+        except (ClientError, BotoCoreError) as error:
+            log.warning(
+                f"registry digest not recorded (the next sync reads every mapping): "
+                f"{describe_error(error)}"
+            )
     print(_table(rows, ("topic", "asset", "lineage")), file=out)
     calls = run.api_calls()
     print(f"\n{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls", file=out)

@@ -21,7 +21,13 @@ import threading
 from collections.abc import Collection
 from typing import Any
 
-from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name, validate_prefix
+from dzlineage_dagster.core.ssm_names import (
+    MappingRecord,
+    digest_parameter_name,
+    is_digest_parameter,
+    parameter_name,
+    validate_prefix,
+)
 from dzlineage_dagster.resources import SsmMappingResource
 from dzlineage_dagster.sync.errors import SyncError
 
@@ -54,6 +60,8 @@ class MappingStore:
     def _all(self) -> dict[str, MappingRecord]:
         if not self._read_all:
             for name, value in self._parameters.parameters_under(self._prefix).items():
+                if is_digest_parameter(self._prefix, name):
+                    continue
                 record = self._readable(name, value)
                 if record is not None:
                     self._stored[record.schema_arn] = record
@@ -117,6 +125,18 @@ class MappingStore:
         with self._lock:
             self._staged.pop(schema_arn, None)
             self._stored[schema_arn] = None
+
+    def stored_digest(self, registry_arn: str) -> str | None:
+        """The registry digest the last complete headless sync recorded (one GetParameters)."""
+        name = digest_parameter_name(self._prefix, registry_arn)
+        return self._parameters.parameters_named([name]).get(name)
+
+    def record_digest(self, registry_arn: str, digest: str) -> None:
+        self._parameters.put(
+            digest_parameter_name(self._prefix, registry_arn),
+            digest,
+            description=f"Registry {registry_arn} as of the last complete dzlineage sync"[:1024],
+        )
 
     def _readable(self, name: str, value: str) -> MappingRecord | None:
         try:

@@ -12,13 +12,16 @@ the run's lock, so the first thread to need it makes the call and the others wai
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import threading
 from dataclasses import dataclass, field
 from functools import cached_property
+from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
-from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
+from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics, topic_sync_token
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
@@ -43,6 +46,13 @@ class run_lookup(cached_property):
 
 
 _MISSING = object()
+
+
+def _code_version() -> str:
+    try:
+        return version("dzlineage-dagster")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True)
@@ -89,6 +99,36 @@ class SyncRun:
     def registry_topics(self) -> dict[str, RegistryTopic]:
         listed = self.resource.schema_registry.list_schemas(self.settings.registry_name)
         return registry_topics(listed)
+
+    @run_lookup
+    def sync_context(self) -> str:
+        """What shapes the catalog besides the registry: the settings that name and place
+        things, the topic asset type's revision and this code's version. A change to any of
+        them makes every topic's registry token and the registry digest change."""
+        settings = self.settings.model_dump(exclude={"concurrency"})
+        context = json.dumps(
+            {
+                "settings": settings,
+                "asset_type_revision": self.asset_type_revision,
+                "code": _code_version(),
+            },
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(context.encode()).hexdigest()
+
+    def topic_token(self, topic: str) -> str:
+        """The topic's registry token under this run's context (see ``MappingRecord``)."""
+        return topic_sync_token(self.registry_topics[topic], self.sync_context)
+
+    @property
+    def registry_arn(self) -> str | None:
+        """The registry's ARN, from any of its schemas' (None when it has none)."""
+        first = next(iter(self.registry_topics.values()), None)
+        if first is None:
+            return None
+        prefix, _, _ = first.schema_arn.partition(":schema/")
+        return f"{prefix}:registry/{self.settings.registry_name}"
 
     @property
     def asset_type_revision(self) -> str:

@@ -17,7 +17,7 @@ import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any
 
@@ -54,6 +54,8 @@ class TopicOutcome:
     completed: frozenset[Stage] = field(default_factory=frozenset)
     failed_stage: Stage | None = None
     error: str | None = None
+    #: Known unchanged from the registry token in its mapping record: no call was made.
+    unchanged_by_token: bool = False
 
     @property
     def ok(self) -> bool:
@@ -66,6 +68,7 @@ def sync_topics(
     stages: Collection[Stage] = ALL_STAGES,
     *,
     concurrency: int | None = None,
+    trust_registry_tokens: bool = False,
 ) -> Iterator[TopicOutcome]:
     """Yield each topic's outcome as soon as it is known; failures are outcomes, not raises.
 
@@ -91,7 +94,11 @@ def sync_topics(
                 topic = next(remaining, None)
                 if topic is None:
                     return
-                in_flight.add(pool.submit(sync_topic, run, topic, stages))
+                in_flight.add(
+                    pool.submit(
+                        sync_topic, run, topic, stages, trust_registry_tokens=trust_registry_tokens
+                    )
+                )
 
         top_up()
         while in_flight:
@@ -159,8 +166,24 @@ class MainThreadLog:
             getattr(self.target, level)(message)
 
 
-def sync_topic(run: SyncRun, topic: str, stages: Collection[Stage] = ALL_STAGES) -> TopicOutcome:
-    """The topic's stages, then one write of its mapping record if a stage changed it."""
+def sync_topic(
+    run: SyncRun,
+    topic: str,
+    stages: Collection[Stage] = ALL_STAGES,
+    *,
+    trust_registry_tokens: bool = False,
+) -> TopicOutcome:
+    """The topic's stages, then one write of its mapping record if a stage changed it.
+
+    With ``trust_registry_tokens``, a topic whose mapping record carries the token of its
+    current listing (same schema ARN, ``UpdatedTime`` and settings as when the record was
+    written by a complete sync) is unchanged without a single call.
+    """
+    full_sync = set(stages) == ALL_STAGES
+    if trust_registry_tokens and full_sync:
+        unchanged = _unchanged_by_token(run, topic)
+        if unchanged is not None:
+            return unchanged
     outcome = TopicOutcome(topic)
     completed: list[Stage] = []
     #: The first stage whose change waits in the mapping store: it is not done until written.
@@ -182,16 +205,44 @@ def sync_topic(run: SyncRun, topic: str, stages: Collection[Stage] = ALL_STAGES)
     except TOPIC_ERRORS as error:
         outcome.failed_stage, outcome.error = stage, describe_error(error)
     if outcome.schema is not None:
+        if outcome.ok and full_sync:
+            _stage_registry_token(run, outcome.schema.schema_arn, topic)
         try:
             # Also after a failed lineage stage: the asset the asset stage made is kept.
             run.mappings.commit(outcome.schema.schema_arn)
         except (ClientError, BotoCoreError) as error:
-            if first_unwritten is not None:
+            if first_unwritten is None:
+                # Only the token was new: the next run reads the schema again, nothing is lost.
+                run.log.warning(f"{topic}: registry token not recorded: {describe_error(error)}")
+            else:
                 completed = completed[: completed.index(first_unwritten)]
-            if outcome.ok:
-                outcome.failed_stage, outcome.error = first_unwritten, describe_error(error)
+                if outcome.ok:
+                    outcome.failed_stage, outcome.error = first_unwritten, describe_error(error)
     outcome.completed = frozenset(completed)
     return outcome
+
+
+def _unchanged_by_token(run: SyncRun, topic: str) -> TopicOutcome | None:
+    listed = run.registry_topics.get(topic)
+    stored = run.mappings.get(listed.schema_arn) if listed else None
+    if stored is None or not stored.registry_token:
+        return None
+    if stored.registry_token != run.topic_token(topic):
+        return None
+    return TopicOutcome(
+        topic,
+        asset=AssetOutcome("unchanged", stored, run.asset_url(stored.asset_id)),
+        completed=ALL_STAGES,
+        unchanged_by_token=True,
+    )
+
+
+def _stage_registry_token(run: SyncRun, schema_arn: str, topic: str) -> None:
+    """Record the listing's token with the topic's record (only table topics have one)."""
+    current = run.mappings.get(schema_arn)
+    token = run.topic_token(topic)
+    if current is not None and current.registry_token != token:
+        run.mappings.stage(replace(current, registry_token=token))
 
 
 def _read_mappings_of(run: SyncRun, topics: Sequence[str]) -> None:
