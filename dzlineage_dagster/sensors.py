@@ -12,7 +12,7 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.discovery import diff_against_cursor
+from dzlineage_dagster.core.discovery import SensorCursor, changed_topics
 from dzlineage_dagster.core.partition_ranges import changed_ranges
 from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, retire_run_config
 from dzlineage_dagster.resources import LineageSyncResource
@@ -43,15 +43,14 @@ def registry_schema_sensor(
     context: SensorEvaluationContext, lineage_sync: LineageSyncResource
 ) -> SensorResult:
     current = SyncRun(lineage_sync, context.log).registry_topics
-    seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    changes = diff_against_cursor(current, seen)
+    changed = changed_topics(current, context.cursor)
 
     existing = context.instance.get_dynamic_partitions(kafka_topics.name)
     existing_set = set(existing)
     added = [topic for topic in current if topic not in existing_set]
     removed = [topic for topic in existing if topic not in current]
     order = [topic for topic in existing if topic in current] + added
-    to_sync = set(changes.added) | set(changes.changed) | set(added)
+    to_sync = set(changed) | set(added)
 
     run_requests = [
         RunRequest(
@@ -80,13 +79,14 @@ def registry_schema_sensor(
         partition_requests.append(kafka_topics.build_add_request(added))
     if removed:
         partition_requests.append(kafka_topics.build_delete_request(removed))
-    cursor = json.dumps({topic: info.change_token for topic, info in current.items()})
+    cursor = SensorCursor.after(current).to_json()
     if not run_requests and not partition_requests:
         return SensorResult(
             skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor
         )
     context.log.info(
-        f"{len(added)} new, {len(changes.changed)} changed, {len(removed)} removed topics; "
+        f"{len(added)} new, {len(set(changed) - set(added))} changed, {len(removed)} removed "
+        f"topics; "
         f"{len(run_requests)} runs requested"
     )
     return SensorResult(

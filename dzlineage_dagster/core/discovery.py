@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dzlineage_dagster.core.topics import topic_for_schema_name
@@ -93,3 +94,71 @@ def diff_against_cursor(
     )
     removed = sorted(t for t in seen_tokens if t not in current)
     return RegistryChanges(added, changed, removed)
+
+
+#: How long after its ``UpdatedTime`` a schema's token stays in the sensor's cursor. It covers
+#: a listing that shows a change later than the change's own timestamp (the registry is
+#: eventually consistent over seconds); older changes are settled by the watermark alone.
+SETTLING_SECONDS = 600
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class SensorCursor:
+    """What the registry sensor remembers between ticks, small at any registry size.
+
+    ``watermark`` is the newest ``UpdatedTime`` of the last listing; ``recent`` holds the
+    change tokens of the topics updated within :data:`SETTLING_SECONDS` of it. A topic updated
+    before that window is unchanged unless its ``UpdatedTime`` moved past it; one inside it is
+    compared by token. New and deleted topics come from the partitions, not from the cursor.
+    So the cursor grows with the topics changed in the last minutes, not with the registry.
+    """
+
+    watermark: str
+    recent: dict[str, str]
+
+    def to_json(self) -> str:
+        return json.dumps({"watermark": self.watermark, "recent": self.recent}, sort_keys=True)
+
+    @classmethod
+    def after(cls, current: Mapping[str, RegistryTopic]) -> SensorCursor:
+        moments = [_moment(info.updated_time) for info in current.values()]
+        known = [m for m in moments if m is not None]
+        watermark = max(known) if known else None
+        horizon = watermark - timedelta(seconds=SETTLING_SECONDS) if watermark else None
+        recent = {
+            topic: info.change_token
+            for (topic, info), moment in zip(current.items(), moments, strict=True)
+            if moment is None or horizon is None or moment > horizon
+        }
+        return cls(watermark.isoformat() if watermark else "", recent)
+
+
+def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None) -> list[str]:
+    """Topics of ``current`` whose schema changed since the cursor (sorted); no cursor: all.
+
+    Reads both the watermark cursor and the older one (a JSON object of topic -> token).
+    """
+    if not cursor_text:
+        return sorted(current)
+    saved = json.loads(cursor_text)
+    if "watermark" not in saved:
+        changes = diff_against_cursor(current, saved)
+        return sorted(changes.added + changes.changed)
+    watermark = _moment(saved["watermark"])
+    horizon = watermark - timedelta(seconds=SETTLING_SECONDS) if watermark else None
+    recent: dict[str, str] = saved["recent"]
+    changed = []
+    for topic, info in current.items():
+        moment = _moment(info.updated_time)
+        settled = moment is not None and horizon is not None and moment <= horizon
+        if not settled and recent.get(topic) != info.change_token:
+            changed.append(topic)
+    return sorted(changed)
