@@ -114,12 +114,13 @@ class SandboxApp:
         operation = resolve_operation_name(service, fresh_request())
 
         if not self.quotas.admits(service, operation):
-            self.calls.record(service, operation, _THROTTLE_STATUS.get(service, 400), False)
+            status = _THROTTLE_STATUS.get(service, 400)
+            self.calls.record(service, operation, status, injected=False, throttled=True)
             return aws_error_response(
                 service,
                 "ThrottlingException",
                 "Rate exceeded",
-                _THROTTLE_STATUS.get(service, 400),
+                status,
             )(environ, start_response)
         service_time = self.latency.seconds(service, operation)
         if service_time:
