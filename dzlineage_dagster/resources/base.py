@@ -51,10 +51,12 @@ class AwsClientResource(ResourceWithBoto3Configuration):
     service_names: ClassVar[tuple[str, ...]] = ()
 
     retry_mode: RetryMode = Field(
-        default="standard",
+        # Adaptive: when a throttle gets through the client's own rate limits anyway (another
+        # process of the account using the same quota), botocore slows the client down too.
+        default="adaptive",
         description=(
             "botocore retry mode: `standard` (exponential backoff with jitter, retries "
-            "throttling and 5xx) or `adaptive` (standard plus client-side rate limiting)."
+            "throttling and 5xx) or `adaptive` (standard plus slowing down after throttling)."
         ),
     )
     role_arn: str | None = Field(
