@@ -2,6 +2,7 @@
 
 import hashlib
 import json
+from datetime import datetime, timezone
 
 from dagster import (
     DefaultSensorStatus,
@@ -79,7 +80,7 @@ def registry_schema_sensor(
         partition_requests.append(kafka_topics.build_add_request(added))
     if removed:
         partition_requests.append(kafka_topics.build_delete_request(removed))
-    cursor = SensorCursor.after(current).to_json()
+    cursor = SensorCursor.after(current, datetime.now(timezone.utc)).to_json()
     if not run_requests and not partition_requests:
         return SensorResult(
             skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor

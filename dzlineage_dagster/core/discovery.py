@@ -98,7 +98,8 @@ def diff_against_cursor(
 
 #: How long after its ``UpdatedTime`` a schema's token stays in the sensor's cursor. It covers
 #: a listing that shows a change later than the change's own timestamp (the registry is
-#: eventually consistent over seconds); older changes are settled by the watermark alone.
+#: eventually consistent over seconds) and a clock difference between AWS and the sensor's host
+#: (minutes at worst); older changes were seen by an earlier tick.
 SETTLING_SECONDS = 600
 
 
@@ -114,51 +115,51 @@ def _moment(text: str) -> datetime | None:
 class SensorCursor:
     """What the registry sensor remembers between ticks, small at any registry size.
 
-    ``watermark`` is the newest ``UpdatedTime`` of the last listing; ``recent`` holds the
-    change tokens of the topics updated within :data:`SETTLING_SECONDS` of it. A topic updated
-    before that window is unchanged unless its ``UpdatedTime`` moved past it; one inside it is
-    compared by token. New and deleted topics come from the partitions, not from the cursor.
-    So the cursor grows with the topics changed in the last minutes, not with the registry.
+    ``horizon`` is the tick's time less :data:`SETTLING_SECONDS`; ``recent`` holds the change
+    tokens of the topics updated after it. At the next tick, a topic whose ``UpdatedTime`` is
+    at or before the horizon is unchanged (its change was listed, and synced, by a tick that
+    still had it in its window); one after it is compared by token. New and deleted topics come
+    from the partitions, not from the cursor. So the cursor grows with the topics changed in
+    the last minutes, not with the registry.
     """
 
-    watermark: str
+    horizon: str
     recent: dict[str, str]
 
     def to_json(self) -> str:
-        return json.dumps({"watermark": self.watermark, "recent": self.recent}, sort_keys=True)
+        return json.dumps({"horizon": self.horizon, "recent": self.recent}, sort_keys=True)
 
     @classmethod
-    def after(cls, current: Mapping[str, RegistryTopic]) -> SensorCursor:
-        moments = [_moment(info.updated_time) for info in current.values()]
-        known = [m for m in moments if m is not None]
-        watermark = max(known) if known else None
-        horizon = watermark - timedelta(seconds=SETTLING_SECONDS) if watermark else None
+    def after(cls, current: Mapping[str, RegistryTopic], now: datetime) -> SensorCursor:
+        horizon = now - timedelta(seconds=SETTLING_SECONDS)
         recent = {
             topic: info.change_token
-            for (topic, info), moment in zip(current.items(), moments, strict=True)
-            if moment is None or horizon is None or moment > horizon
+            for topic, info in current.items()
+            if not _settled(info, horizon)
         }
-        return cls(watermark.isoformat() if watermark else "", recent)
+        return cls(horizon.isoformat(), recent)
+
+
+def _settled(info: RegistryTopic, horizon: datetime | None) -> bool:
+    moment = _moment(info.updated_time)
+    return moment is not None and horizon is not None and moment <= horizon
 
 
 def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None) -> list[str]:
     """Topics of ``current`` whose schema changed since the cursor (sorted); no cursor: all.
 
-    Reads both the watermark cursor and the older one (a JSON object of topic -> token).
+    Reads both the horizon cursor and the older one (a JSON object of topic -> token).
     """
     if not cursor_text:
         return sorted(current)
     saved = json.loads(cursor_text)
-    if "watermark" not in saved:
+    if "horizon" not in saved:
         changes = diff_against_cursor(current, saved)
         return sorted(changes.added + changes.changed)
-    watermark = _moment(saved["watermark"])
-    horizon = watermark - timedelta(seconds=SETTLING_SECONDS) if watermark else None
+    horizon = _moment(saved["horizon"])
     recent: dict[str, str] = saved["recent"]
-    changed = []
-    for topic, info in current.items():
-        moment = _moment(info.updated_time)
-        settled = moment is not None and horizon is not None and moment <= horizon
-        if not settled and recent.get(topic) != info.change_token:
-            changed.append(topic)
-    return sorted(changed)
+    return sorted(
+        topic
+        for topic, info in current.items()
+        if not _settled(info, horizon) and recent.get(topic) != info.change_token
+    )
