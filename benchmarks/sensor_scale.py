@@ -12,8 +12,8 @@ from __future__ import annotations
 import json
 import sys
 import time
-from datetime import datetime, timedelta, timezone
 import warnings
+from datetime import datetime, timedelta, timezone
 
 from benchmarks.sandbox_process import SandboxProcess
 from benchmarks.scenarios import changed_topic, fresh_platform, warm_up
