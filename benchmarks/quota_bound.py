@@ -112,7 +112,7 @@ def _paced_run(endpoint: Endpoint, action: Any) -> QuotaRun:
 
 def bench_quota_bound(endpoint: Endpoint, system_name: str, topics: int) -> QuotaCell:
     platform = fresh_platform(endpoint, topics).platform
-    with pointed_at(platform):
+    with pointed_at(platform, client_rate_limits="aws"):
         system = make_system(system_name, platform)
         system.prepare()
         endpoint.control.set_pacing(latency="aws", quotas="aws")

@@ -106,3 +106,19 @@ def test_an_invalid_concurrency_is_refused_naming_the_variable(monkeypatch):
                 "DZLINEAGE_CONCURRENCY": "0",
             }
         )
+
+
+def test_clients_pace_themselves_to_their_rate_limits(sandbox_env):
+    import time
+
+    from dzlineage_dagster.resources import SsmMappingResource
+
+    paced = SsmMappingResource(rate_limits="aws,ssm.GetParameters=10")
+    started = time.monotonic()
+    for _ in range(6):
+        paced.parameters_named(["/dzlineage-pacing-probe"])
+    # A bucket of 10 a second with a burst of one: the sixth call waits half a second.
+    assert time.monotonic() - started >= 0.5
+    assert paced.api_calls["ssm.GetParameters"] == 6
+    with pytest.raises(ValueError, match="DZLINEAGE_CLIENT_RATE_LIMITS"):
+        SsmMappingResource(rate_limits="fast").client()
