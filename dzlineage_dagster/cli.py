@@ -40,6 +40,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
     return run_headless_sync(settings, dry_run=args.dry_run, out=sys.stdout)
 
 
+def cmd_relay(args: argparse.Namespace) -> int:
+    from dzlineage_dagster.relay.cli import cmd_relay as run_relay
+
+    return run_relay(args)
+
+
 def cmd_settings(args: argparse.Namespace) -> int:
     """Every DZLINEAGE_* variable, what it means, and its value here."""
     for name, field in LineageSettings.model_fields.items():
@@ -81,6 +87,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="print the plan (create / revise / unchanged / delete per topic) and write nothing",
     )
     sync.set_defaults(handler=cmd_sync)
+
+    relay = commands.add_parser(
+        "relay",
+        help="serve the OpenLineage HTTP endpoint that forwards events to DataZone",
+        description="Accept OpenLineage events (POST /api/v1/lineage, as the OpenLineage HTTP "
+        "transport sends them) from Debezium, Spark, Airflow, ... and post them to DataZone "
+        "with PostLineageEvent, spooling them on disk while DataZone is unavailable. Settings "
+        "come from the DZLINEAGE_* variables (see the README's Relay section).",
+    )
+    relay.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
+    relay.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000)")
+    relay.set_defaults(handler=cmd_relay)
 
     settings = commands.add_parser(
         "settings",

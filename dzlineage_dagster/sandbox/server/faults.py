@@ -19,6 +19,8 @@ FAULT_KINDS: dict[str, tuple[str, int]] = {
     "throttle": ("ThrottlingException", 429),
     "server-error": ("InternalServerException", 500),
     "unavailable": ("ServiceUnavailableException", 503),
+    # A refusal no retry can fix, for code that must tell it from a transient failure.
+    "invalid": ("ValidationException", 400),
 }
 
 

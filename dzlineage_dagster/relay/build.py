@@ -1,0 +1,62 @@
+"""A :class:`~.service.Relay` from the settings, with clients from the project's resources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
+from dzlineage_dagster.core.relay_events import NameRules, preferred_broker_string
+from dzlineage_dagster.relay.service import Relay
+from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
+from dzlineage_dagster.relay.spool import Spool
+from dzlineage_dagster.resources import DataZoneResource, MskResource
+from dzlineage_dagster.settings import aws_resource_options, env_name
+
+#: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
+#: event goes to the spool at once, whose worker is the retry loop, so a producer never waits
+#: out botocore's backoff. Without (Lambda), botocore's retries are the only ones we make.
+ATTEMPTS_WITH_SPOOL, ATTEMPTS_WITHOUT_SPOOL = 1, 3
+
+
+def name_rules(settings: RelaySettings, msk: MskResource) -> NameRules:
+    """The renaming rules: the settings' namespace map and, if set, the cluster's brokers."""
+    options = {
+        "namespace_map": dict(settings.relay_namespace_map),
+        "glue_symlinks": settings.relay_glue_symlinks,
+    }
+    arn = settings.msk_cluster_arn
+    if not (arn and settings.relay_kafka_namespace):
+        return NameRules(**options)
+    try:
+        brokers = msk.bootstrap_brokers(arn)
+        if settings.topic_namespace_style == "cluster":
+            namespace = f"kafka://{msk.describe_cluster(arn)['ClusterName']}"
+        else:
+            namespace = kafka_dataset_namespace(preferred_broker_string(brokers))
+    except (BotoCoreError, ClientError, ValueError) as error:
+        raise RelaySettingsError(
+            f"cannot read the brokers of {env_name('msk_cluster_arn')}={arn}: {error} (unset "
+            f"it or set {env_name('relay_kafka_namespace')}=false to relay Kafka names as sent)"
+        ) from None
+    return NameRules.for_cluster(brokers, namespace, **options)
+
+
+def build_relay(
+    settings: RelaySettings, *, with_spool: bool, environ: Mapping[str, str] | None = None
+) -> Relay:
+    attempts = ATTEMPTS_WITH_SPOOL if with_spool else ATTEMPTS_WITHOUT_SPOOL
+    aws = {"max_attempts": attempts, **aws_resource_options(environ)}
+    spool = None
+    if with_spool:
+        spool = Spool(settings.relay_spool_path, settings.relay_spool_max_events)
+    return Relay(
+        datazone=DataZoneResource(**aws).client(),
+        domain_id=settings.domain_id,
+        rules=name_rules(settings, MskResource(**aws)),
+        api_key=settings.relay_api_key,
+        max_body_bytes=settings.relay_max_body_bytes,
+        spool=spool,
+        max_backoff_seconds=settings.relay_max_backoff_seconds,
+    )

@@ -1,0 +1,302 @@
+"""The relay itself: from a producer's HTTP request to DataZone's PostLineageEvent.
+
+Both front ends use it: the long-running server (:mod:`.server`, with a spool and a drain
+worker) and the Lambda function-URL handler (:mod:`.lambda_handler`, without a spool). Each
+turns its request into :meth:`Relay.route` and the :class:`RelayResponse` back into its own.
+"""
+
+from __future__ import annotations
+
+import hmac
+import logging
+import threading
+import time
+import zlib
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dzlineage_dagster.core.relay_events import (
+    EventTooLarge,
+    InvalidEvent,
+    NameRules,
+    ReceivedEvent,
+    canonicalize,
+    client_token,
+    compact_json,
+    fit_to_size,
+    parse_event,
+)
+from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
+
+LINEAGE_PATH = "/api/v1/lineage"
+log = logging.getLogger("dzlineage.relay")
+
+#: DataZone error codes that a retry can never fix: the event goes to the spool's rejected
+#: table (server) or back to the producer as 422 (Lambda). Anything else is worth retrying.
+PERMANENT_ERROR_CODES = frozenset({"ValidationException", "ConflictException"})
+
+
+@dataclass(frozen=True)
+class RelayResponse:
+    status: int
+    body: dict[str, Any]
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+class DeliveryFailed(Exception):
+    """DataZone did not take the event; ``permanent`` says whether a retry could help."""
+
+    def __init__(self, message: str, permanent: bool) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+
+
+class Relay:
+    """Checks, renames, trims and forwards OpenLineage events; counts what happened."""
+
+    def __init__(
+        self,
+        *,
+        datazone: Any,
+        domain_id: str,
+        rules: NameRules,
+        api_key: str | None,
+        max_body_bytes: int,
+        spool: Spool | None = None,
+        max_backoff_seconds: float = 30.0,
+        first_backoff_seconds: float = 0.05,
+    ) -> None:
+        self.datazone = datazone
+        self.domain_id = domain_id
+        self.rules = rules
+        self.api_key = api_key
+        self.max_body_bytes = max_body_bytes
+        self.spool = spool
+        self.max_backoff_seconds = max_backoff_seconds
+        self.first_backoff_seconds = first_backoff_seconds
+        self.counts: Counter[str] = Counter()
+        self.last_error: str | None = None
+        self._lock = threading.Lock()
+        self._wake = threading.Event()
+
+    # --- requests ------------------------------------------------------------------------------
+
+    def route(
+        self, method: str, path: str, headers: Callable[[str], str | None], body: bytes
+    ) -> RelayResponse:
+        """Answer one request; ``headers`` looks a header up by name, case-insensitively."""
+        if path == "/healthz" and method == "GET":
+            return RelayResponse(200, {"status": "ok"})
+        if path == "/status" and method == "GET":
+            return RelayResponse(200, self.status())
+        if path == LINEAGE_PATH:
+            if method != "POST":
+                return RelayResponse(405, {"error": f"use POST on {LINEAGE_PATH}"})
+            return self.receive(body, headers("authorization"), headers("content-encoding"))
+        return RelayResponse(404, {"error": f"no such path {path}; events go to {LINEAGE_PATH}"})
+
+    def authorized(self, authorization: str | None) -> bool:
+        if self.api_key is None:
+            return True
+        scheme, _, key = (authorization or "").partition(" ")
+        # Constant time, so the key cannot be guessed from how fast a wrong one is refused.
+        return scheme.lower() == "bearer" and hmac.compare_digest(
+            key.strip().encode(), self.api_key.encode()
+        )
+
+    def receive(
+        self, body: bytes, authorization: str | None, content_encoding: str | None
+    ) -> RelayResponse:
+        self.count("received")
+        if not self.authorized(authorization):
+            return self.refuse(401, "missing or wrong API key (Authorization: Bearer <key>)")
+        if len(body) > self.max_body_bytes:
+            return self.refuse(413, f"the body exceeds {self.max_body_bytes} bytes")
+        try:
+            body = self._decode(body, content_encoding)
+            event = parse_event(body)
+        except InvalidEvent as error:
+            return self.refuse(400, f"not a valid OpenLineage event: {error}")
+        except _BodyTooLarge as error:
+            return self.refuse(413, str(error))
+        if event.kind != "run":
+            # DataZone's PostLineageEvent takes RunEvents only, and a dataset or job event
+            # carries no run to make one of: say so, and count it.
+            self.count(f"dropped_{event.kind}_events")
+            return RelayResponse(
+                200,
+                {
+                    "status": "dropped",
+                    "reason": f"DataZone accepts OpenLineage RunEvents only; this {event.kind} "
+                    "event was accepted and not forwarded",
+                },
+            )
+        token = client_token(event)
+        try:
+            event_json, notes = self.prepare(event)
+        except EventTooLarge as error:
+            return self.refuse(413, str(error))
+        return self._deliver(token, event_json, notes)
+
+    def _decode(self, body: bytes, content_encoding: str | None) -> bytes:
+        encoding = (content_encoding or "identity").strip().lower()
+        if encoding == "identity":
+            return body
+        if encoding not in ("gzip", "x-gzip"):
+            raise InvalidEvent(f"Content-Encoding {content_encoding!r} is not supported (gzip is)")
+        decoder = zlib.decompressobj(wbits=16 + zlib.MAX_WBITS)
+        try:
+            data = decoder.decompress(body, self.max_body_bytes + 1)
+        except zlib.error as error:
+            raise InvalidEvent(f"the gzip body cannot be decoded: {error}") from None
+        if len(data) > self.max_body_bytes:
+            raise _BodyTooLarge(f"the decoded body exceeds {self.max_body_bytes} bytes")
+        return data
+
+    def prepare(self, event: ReceivedEvent) -> tuple[str, dict[str, Any]]:
+        """The JSON to forward (renamed, trimmed) and what was changed, for the answer."""
+        event, rewrites = canonicalize(event, self.rules)
+        event, removed = fit_to_size(event)
+        if rewrites:
+            self.count("renamed_datasets", len(rewrites))
+        if removed:
+            self.count("trimmed_events")
+        notes: dict[str, Any] = {}
+        if rewrites:
+            notes["renamed"] = rewrites
+        if removed:
+            notes["trimmedFacets"] = [r["facet"] for r in removed]
+        return compact_json(event.document), notes
+
+    def _deliver(self, token: str, event_json: str, notes: dict[str, Any]) -> RelayResponse:
+        answer = {"clientToken": token, **notes}
+        if self.spool is not None and len(self.spool):
+            # Older events are waiting: queue behind them so DataZone sees arrival order.
+            return self._enqueue(token, event_json, answer, "events are queued ahead")
+        try:
+            event_id = self.post(token, event_json)
+        except DeliveryFailed as error:
+            if error.permanent:
+                self.count("refused_by_datazone")
+                return RelayResponse(422, {**answer, "error": f"DataZone refused it: {error}"})
+            if self.spool is None:
+                self.count("unavailable")
+                return RelayResponse(
+                    503, {**answer, "error": f"DataZone unavailable: {error}"}, {"Retry-After": "5"}
+                )
+            return self._enqueue(token, event_json, answer, str(error))
+        self.count("forwarded")
+        return RelayResponse(200, {**answer, "status": "forwarded", "id": event_id})
+
+    def _enqueue(self, token: str, event_json: str, answer: dict, reason: str) -> RelayResponse:
+        assert self.spool is not None
+        try:
+            added = self.spool.add(token, event_json)
+        except SpoolFull as error:
+            self.count("spool_full")
+            self._note_error(str(error))
+            return RelayResponse(503, {**answer, "error": str(error)}, {"Retry-After": "30"})
+        if added:
+            self.count("spooled")
+        self.wake()
+        return RelayResponse(202, {**answer, "status": "spooled", "reason": reason})
+
+    def refuse(self, status: int, reason: str) -> RelayResponse:
+        self.count("rejected")
+        self.count(f"rejected_{status}")
+        return RelayResponse(status, {"error": reason})
+
+    # --- DataZone ------------------------------------------------------------------------------
+
+    def post(self, token: str, event_json: str) -> str:
+        """PostLineageEvent; the event's id, or :class:`DeliveryFailed`."""
+        try:
+            response = self.datazone.post_lineage_event(
+                domainIdentifier=self.domain_id,
+                event=event_json.encode("utf-8"),
+                clientToken=token,
+            )
+        except ClientError as error:
+            code = error.response.get("Error", {}).get("Code", "")
+            message = f"{code}: {error.response.get('Error', {}).get('Message', error)}"
+            self._note_error(message)
+            raise DeliveryFailed(message, permanent=code in PERMANENT_ERROR_CODES) from None
+        except BotoCoreError as error:  # unreachable, timed out, ...
+            self._note_error(str(error))
+            raise DeliveryFailed(str(error), permanent=False) from None
+        return response.get("id", "")
+
+    # --- the spool's worker ---------------------------------------------------------------------
+
+    def drain(self, stop: threading.Event) -> None:
+        """Deliver the spool in order until ``stop``; back off (capped) while DataZone fails."""
+        assert self.spool is not None
+        failures = 0
+        while not stop.is_set():
+            batch = self.spool.oldest()
+            if not batch:
+                self._wake.wait(timeout=1.0)
+                self._wake.clear()
+                continue
+            for spooled in batch:
+                if stop.is_set():
+                    return
+                if not self._drain_one(spooled):
+                    failures += 1
+                    backoff = min(
+                        self.max_backoff_seconds, self.first_backoff_seconds * 2 ** (failures - 1)
+                    )
+                    stop.wait(backoff)
+                    break
+                failures = 0
+
+    def wake(self) -> None:
+        """Make the drain worker look at the spool (or at its stop flag) now."""
+        self._wake.set()
+
+    def _drain_one(self, spooled: SpooledEvent) -> bool:
+        """Whether the event left the spool (delivered or refused for good)."""
+        try:
+            self.post(spooled.client_token, spooled.event_json)
+        except DeliveryFailed as error:
+            if error.permanent:
+                self.spool.reject(spooled, str(error))
+                self.count("refused_by_datazone")
+                log.error("DataZone refused spooled event %s: %s", spooled.client_token, error)
+                return True
+            self.spool.failed_attempt(spooled, str(error))
+            return False
+        self.spool.delivered(spooled)
+        self.count("forwarded")
+        self.count("forwarded_from_spool")
+        return True
+
+    # --- status ---------------------------------------------------------------------------------
+
+    def count(self, name: str, amount: int = 1) -> None:
+        with self._lock:
+            self.counts[name] += amount
+
+    def _note_error(self, message: str) -> None:
+        with self._lock:
+            self.last_error = f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime())} {message}"
+
+    def status(self) -> dict[str, Any]:
+        with self._lock:
+            counts = dict(self.counts)
+            last_error = self.last_error
+        main = ("received", "forwarded", "spooled", "rejected")
+        return {
+            **{name: counts.pop(name, 0) for name in main},
+            "spool_depth": len(self.spool) if self.spool is not None else None,
+            "last_error": last_error,
+            "details": dict(sorted(counts.items())),
+        }
+
+
+class _BodyTooLarge(ValueError):
+    pass

@@ -1,0 +1,32 @@
+"""A few thousand events from concurrent producers through a relay process: none lost or doubled."""
+
+from __future__ import annotations
+
+from benchmarks.bench_relay import Scenario, run_load
+from benchmarks.relay_process import API_KEY, relay_environment, running_relay
+
+EVENTS, CLIENTS = 2000, 4
+
+
+def test_concurrent_producers_lose_and_duplicate_nothing(module_platform, tmp_path):
+    environment = relay_environment(module_platform.environment, DZLINEAGE_RELAY_API_KEY=API_KEY)
+    with running_relay(environment, tmp_path / "spool.db") as relay:
+        result = run_load(
+            relay,
+            module_platform.control,
+            module_platform.client("datazone"),
+            module_platform.settings.domain_id,
+            scenario=Scenario("gzip, 2% throttled", compression="gzip", throttle_rate=0.02),
+            events=EVENTS,
+            clients=CLIENTS,
+            timeout=240,
+        )
+        relay.stop()
+    assert (result.lost, result.duplicated, result.delivered_once) == (0, 0, EVENTS)
+    assert sum(result.answers.values()) == EVENTS
+    assert set(result.answers) <= {"forwarded", "spooled"}
+    assert result.relay_status["spool_depth"] == 0
+    # Each event costs one PostLineageEvent, plus one per throttled attempt.
+    posts = result.aws_calls["datazone.PostLineageEvent"]
+    assert EVENTS <= posts <= EVENTS * 1.1
+    assert result.forward_seconds < 240
