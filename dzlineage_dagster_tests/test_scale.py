@@ -122,3 +122,13 @@ def test_clients_pace_themselves_to_their_rate_limits(sandbox_env):
     assert paced.api_calls["ssm.GetParameters"] == 6
     with pytest.raises(ValueError, match="DZLINEAGE_CLIENT_RATE_LIMITS"):
         SsmMappingResource(rate_limits="fast").client()
+
+
+def test_a_bad_rate_limit_setting_stops_the_sync_in_one_line(platform, monkeypatch, capsys):
+    monkeypatch.setenv("DZLINEAGE_CLIENT_RATE_LIMITS", "aws,datazone.CreateAsset=fast")
+    code = run_headless_sync(platform.settings, dry_run=False, out=io.StringIO())
+    error = capsys.readouterr().err
+    assert code == 1
+    assert "could not start: DZLINEAGE_CLIENT_RATE_LIMITS:" in error
+    assert "'fast' is not a number" in error
+    assert "Traceback" not in error

@@ -80,8 +80,9 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
         registry_arn = run.registry_arn
         digest = registry_digest(run.registry_topics, run.sync_context)
         unchanged = registry_arn is not None and run.mappings.stored_digest(registry_arn) == digest
-    except (SyncError, ClientError, BotoCoreError) as error:
-        # Nothing per topic has happened yet: say why, without a traceback.
+    except (SyncError, ClientError, BotoCoreError, ValueError) as error:
+        # Nothing per topic has happened yet: say why, without a traceback (a ValueError is
+        # a setting the first client refused, e.g. DZLINEAGE_CLIENT_RATE_LIMITS).
         print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
         return 1
     for created in types.created:
