@@ -166,11 +166,17 @@ class FaultPlan:
     rate: float
     operation: str = "*"
     attempts_per_call: int = DEFAULT_MAX_ATTEMPTS
+    #: Added to the run number to seed each run's draws (tests pick draws that hit what they test).
+    seed: int = 0
 
     def rule(self, run: int) -> FaultRule:
         """The rule for the ``run``-th run: each run draws its own sequence."""
         return FaultRule(
-            service="datazone", operation=self.operation, kind="throttle", rate=self.rate, seed=run
+            service="datazone",
+            operation=self.operation,
+            kind="throttle",
+            rate=self.rate,
+            seed=self.seed + run,
         )
 
     def describe(self) -> str:

@@ -9,7 +9,16 @@ import os
 import sys
 from collections.abc import Sequence
 
-from dzlineage_dagster.settings import ENV_PREFIX, LineageSettings, env_name
+from dzlineage_dagster.settings import (
+    AWS_OPTION_VARIABLES,
+    ENV_PREFIX,
+    InvalidSettings,
+    LineageSettings,
+    MissingSettings,
+    aws_resource_options,
+    env_name,
+    environment_problems,
+)
 
 #: The commands that live with the sandbox (:mod:`dzlineage_dagster.sandbox.commands`).
 SANDBOX_COMMANDS = {
@@ -28,16 +37,22 @@ def cmd_sync(args: argparse.Namespace) -> int:
     """The catalog sync headless: one process, progress on stderr, a summary, an exit code."""
     import logging
 
-    from dzlineage_dagster.settings import MissingSettings
     from dzlineage_dagster.sync.headless import run_headless_sync
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("dzlineage").setLevel(logging.INFO)
     try:
         settings = LineageSettings.from_env()
+        aws_options = aws_resource_options()
     except MissingSettings as error:
         raise SystemExit(f"dzlineage sync: {error}") from None
-    return run_headless_sync(settings, dry_run=args.dry_run, out=sys.stdout)
+    except InvalidSettings as error:
+        raise SystemExit(
+            "\n".join(f"dzlineage sync: invalid setting {line}" for line in error.problems)
+        ) from None
+    return run_headless_sync(
+        settings, dry_run=args.dry_run, out=sys.stdout, aws_options=aws_options
+    )
 
 
 def cmd_relay(args: argparse.Namespace) -> int:
@@ -47,19 +62,24 @@ def cmd_relay(args: argparse.Namespace) -> int:
 
 
 def cmd_settings(args: argparse.Namespace) -> int:
-    """Every DZLINEAGE_* variable, what it means, and its value here."""
+    """Every DZLINEAGE_* variable, what it means, and its value here; exit 1 if any is invalid."""
+    problems = environment_problems()
     for name, field in LineageSettings.model_fields.items():
         variable = env_name(name)
         current = os.environ.get(variable)
         default = "(required)" if field.is_required() else f"(default: {field.default})"
         print(f"{variable} = {current if current is not None else default}")
         print(f"    {field.description}")
-    from dzlineage_dagster.settings import AWS_OPTION_VARIABLES
-
+        if variable in problems:
+            print(f"    INVALID: {problems[variable]}")
     for field_name, variable in AWS_OPTION_VARIABLES.items():
         print(f"{variable} = {os.environ.get(variable, '(unset)')}")
         print(f"    AWS resources' `{field_name}` option")
-    return 0
+        if variable in problems:
+            print(f"    INVALID: {problems[variable]}")
+    for line in problems.values():
+        print(f"dzlineage settings: invalid setting {line}", file=sys.stderr)
+    return 1 if problems else 0
 
 
 def build_parser() -> argparse.ArgumentParser:

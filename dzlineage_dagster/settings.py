@@ -9,11 +9,16 @@ show in the UI; AWS access (region, endpoint, credentials) stays with boto3's ow
 from __future__ import annotations
 
 import os
+import re
+import string
 from collections.abc import Mapping
+from functools import cache
 from typing import Any, Literal
 
 from dagster import ConfigurableResource, EnvVar
-from pydantic import Field
+from pydantic import Field, ValidationError, field_validator
+
+from dzlineage_dagster.core.ssm_names import validate_prefix
 
 ENV_PREFIX = "DZLINEAGE_"
 #: A topic's calls take ~0.5 s at AWS's latency and the busiest quota serves 10 topics a second
@@ -26,8 +31,67 @@ class MissingSettings(ValueError):
     """Required ``DZLINEAGE_*`` variables are not set."""
 
 
+class InvalidSettings(ValueError):
+    """``DZLINEAGE_*`` variables hold values the project cannot use: one line per variable."""
+
+    def __init__(self, problems: list[str]) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(self.problems))
+
+
 def env_name(field_name: str) -> str:
     return f"{ENV_PREFIX}{field_name.upper()}"
+
+
+@cache
+def _botocore_pattern(service: str, operation: str, *member_path: str) -> re.Pattern[str]:
+    """The pattern AWS's own model gives an input member: the API rejects anything else."""
+    import botocore.session
+
+    shape = botocore.session.get_session().get_service_model(service)
+    shape = shape.operation_model(operation).input_shape
+    for member in member_path:
+        shape = shape.members[member]
+    return re.compile(shape.metadata["pattern"])
+
+
+def _check_pattern(field: str, value: str, pattern: re.Pattern[str], example: str) -> str:
+    if isinstance(value, EnvVar):
+        return value  # checked when Dagster resolves the variable at run start
+    if not pattern.fullmatch(value):
+        raise ValueError(
+            f"{env_name(field)}={value!r} does not match {pattern.pattern} (e.g. {example})"
+        )
+    return value
+
+
+def _check_placeholders(field: str, template: str, allowed: tuple[str, ...]) -> str:
+    if isinstance(template, EnvVar):
+        return template  # checked when Dagster resolves the variable at run start
+    choices = ", ".join(f"{{{name}}}" for name in allowed)
+    try:
+        used = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    except ValueError as error:
+        raise ValueError(
+            f"{env_name(field)}={template!r} is not a valid template ({error}); "
+            f"placeholders allowed: {choices}"
+        ) from None
+    unknown = sorted({name for name in used if name not in allowed})
+    if unknown:
+        raise ValueError(
+            f"{env_name(field)}={template!r} uses unknown placeholder(s) "
+            f"{', '.join(f'{{{n}}}' for n in unknown)}; allowed: {choices}"
+        )
+    return template
+
+
+#: The placeholders each template setting may use.
+TABLE_NAME_PLACEHOLDERS = ("prefix", "database", "schema", "table")
+ASSET_URL_PLACEHOLDERS = ("portal_url", "domain_id", "project_id", "asset_id")
+#: ``arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>``: what DescribeClusterV2
+#: takes. botocore's model gives no pattern, so this checks AWS's documented ARN format up to
+#: the resource type; whether the cluster exists is the run's first check (sync/preflight.py).
+_MSK_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:cluster/.+")
 
 
 class LineageSettings(ConfigurableResource):
@@ -94,11 +158,65 @@ class LineageSettings(ConfigurableResource):
         ),
     )
 
+    @field_validator("domain_id", mode="before")
+    @classmethod
+    def _domain_id_as_aws_allows(cls, value: str) -> str:
+        pattern = _botocore_pattern("datazone", "GetDomain", "identifier")
+        return _check_pattern("domain_id", value, pattern, "dzd_abc123")
+
+    @field_validator("project_id", mode="before")
+    @classmethod
+    def _project_id_as_aws_allows(cls, value: str) -> str:
+        pattern = _botocore_pattern("datazone", "GetProject", "identifier")
+        return _check_pattern("project_id", value, pattern, "5m3ak1pr0j")
+
+    @field_validator("registry_name", mode="before")
+    @classmethod
+    def _registry_name_as_aws_allows(cls, value: str) -> str:
+        pattern = _botocore_pattern("glue", "GetRegistry", "RegistryId", "RegistryName")
+        if len(value) > 255:
+            raise ValueError(
+                f"DZLINEAGE_REGISTRY_NAME={value[:40]!r}... is longer than Glue's 255 characters"
+            )
+        return _check_pattern("registry_name", value, pattern, "cdc-registry")
+
+    @field_validator("msk_cluster_arn", mode="before")
+    @classmethod
+    def _msk_cluster_arn_shape(cls, value: str) -> str:
+        return _check_pattern(
+            "msk_cluster_arn",
+            value,
+            _MSK_CLUSTER_ARN,
+            "arn:aws:kafka:eu-west-1:123456789012:cluster/cdc/<uuid>-1",
+        )
+
+    @field_validator("table_name_pattern", mode="before")
+    @classmethod
+    def _table_name_placeholders(cls, value: str) -> str:
+        return _check_placeholders("table_name_pattern", value, TABLE_NAME_PLACEHOLDERS)
+
+    @field_validator("asset_url_template", mode="before")
+    @classmethod
+    def _asset_url_placeholders(cls, value: str) -> str:
+        return _check_placeholders("asset_url_template", value, ASSET_URL_PLACEHOLDERS)
+
+    @field_validator("ssm_prefix", mode="before")
+    @classmethod
+    def _ssm_prefix_usable(cls, value: str) -> str:
+        if isinstance(value, EnvVar):
+            return value  # checked when Dagster resolves the variable at run start
+        try:
+            validate_prefix(value)
+        except ValueError as error:
+            raise ValueError(f"DZLINEAGE_SSM_PREFIX={value!r}: {error}") from None
+        return value
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:
         """Plain values from the environment, for code that runs outside Dagster (the CLI).
 
-        Raises :class:`MissingSettings` naming every required variable that is not set.
+        Raises :class:`MissingSettings` naming every required variable that is not set, and
+        :class:`InvalidSettings` naming every variable whose value AWS or the project rejects.
         """
         environ = os.environ if environ is None else environ
         values = {
@@ -112,7 +230,10 @@ class LineageSettings(ConfigurableResource):
                 "set these environment variables (`dzlineage sandbox` prints them for the "
                 f"local sandbox): {', '.join(missing)}"
             )
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as error:
+            raise InvalidSettings(setting_problems(error)) from None
 
     @classmethod
     def deferred_to_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:
@@ -129,6 +250,42 @@ class LineageSettings(ConfigurableResource):
             if field.is_required() or env_name(name) in environ
         }
         return cls(**values)
+
+
+def setting_problems(error: ValidationError) -> list[str]:
+    """One line per invalid value, naming its variable, from pydantic's errors."""
+    problems = []
+    for detail in error.errors():
+        message = detail["msg"].removeprefix("Value error, ")
+        if not message.startswith(ENV_PREFIX):
+            # pydantic's own checks (a Literal's choices) name the allowed values, not the
+            # variable.
+            field = str(detail["loc"][0]) if detail["loc"] else "?"
+            message = f"{env_name(field)}={detail.get('input')!r}: {message}"
+        problems.append(message)
+    return problems
+
+
+def environment_problems(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """Variable -> what is wrong with its value, for every set ``DZLINEAGE_*`` variable."""
+    environ = os.environ if environ is None else environ
+    problems: dict[str, str] = {}
+    for name in LineageSettings.model_fields:
+        variable = env_name(name)
+        if variable not in environ:
+            continue
+        try:
+            LineageSettings.__pydantic_validator__.validate_assignment(
+                LineageSettings.model_construct(), name, environ[variable]
+            )
+        except ValidationError as error:
+            problems[variable] = " ".join(setting_problems(error))
+    try:
+        aws_resource_options(environ)
+    except InvalidSettings as error:
+        for line in error.problems:
+            problems[line.split("=", 1)[0]] = line
+    return problems
 
 
 #: Options of every AWS resource, by field, and the variable each comes from. Credentials are
@@ -153,11 +310,35 @@ def aws_resource_options(
     """
     environ = os.environ if environ is None else environ
     options: dict[str, Any] = {}
+    problems: list[str] = []
     for field, variable in AWS_OPTION_VARIABLES.items():
         if variable not in environ:
             continue
-        if field == "max_attempts":
-            options[field] = EnvVar.int(variable) if deferred else int(environ[variable])
-        else:
-            options[field] = EnvVar(variable) if deferred else environ[variable]
+        if deferred:
+            options[field] = EnvVar.int(variable) if field == "max_attempts" else EnvVar(variable)
+            continue
+        try:
+            options[field] = _aws_option_value(field, environ[variable])
+        except ValueError as error:
+            problems.append(f"{variable}={environ[variable]!r}: {error}")
+    if problems:
+        raise InvalidSettings(problems)
     return options
+
+
+#: The retry modes botocore knows.
+RETRY_MODES = ("standard", "adaptive", "legacy")
+
+
+def _aws_option_value(field: str, value: str) -> Any:
+    if field == "max_attempts":
+        try:
+            attempts = int(value)
+        except ValueError:
+            raise ValueError("not a whole number of attempts (e.g. 5)") from None
+        if attempts < 1:
+            raise ValueError("at least 1 attempt (the first call counts)")
+        return attempts
+    if field == "retry_mode" and value not in RETRY_MODES:
+        raise ValueError(f"choose one of {', '.join(RETRY_MODES)}")
+    return value

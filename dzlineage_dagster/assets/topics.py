@@ -24,6 +24,8 @@ from dagster import (
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.preflight import check_cluster
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
@@ -93,12 +95,20 @@ def kafka_topic_catalog(
     context.log.info(
         f"syncing {len(topics)} topics: {', '.join(STAGE_ASSET_KEYS[s].to_user_string() for s in Stage if s in stages)}"
     )
+    if stages & {Stage.ASSET, Stage.LINEAGE}:
+        try:
+            check_cluster(run)
+        except SyncError as error:
+            # A wrong cluster fails every topic the same way: say it once, try none.
+            raise Failure(description=str(error)) from None
     failed: list[TopicOutcome] = []
     for outcome in sync_topics(run, topics, stages):
         yield from materializations(outcome, stages)
         if not outcome.ok:
             failed.append(outcome)
     context.log.info(f"AWS API calls: {run.api_calls()}")
+    if run.api_retries():
+        context.log.warning(f"AWS API attempts retried: {run.api_retries()}")
     if failed:
         rows = "\n".join(
             f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"

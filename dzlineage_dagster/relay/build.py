@@ -12,7 +12,7 @@ from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
 from dzlineage_dagster.resources import DataZoneResource, MskResource
-from dzlineage_dagster.settings import aws_resource_options, env_name
+from dzlineage_dagster.settings import InvalidSettings, aws_resource_options, env_name
 
 #: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
 #: event goes to the spool at once, whose worker is the retry loop, so a producer never waits
@@ -47,7 +47,10 @@ def build_relay(
     settings: RelaySettings, *, with_spool: bool, environ: Mapping[str, str] | None = None
 ) -> Relay:
     attempts = ATTEMPTS_WITH_SPOOL if with_spool else ATTEMPTS_WITHOUT_SPOOL
-    aws = {"max_attempts": attempts, **aws_resource_options(environ)}
+    try:
+        aws = {"max_attempts": attempts, **aws_resource_options(environ)}
+    except InvalidSettings as error:
+        raise RelaySettingsError(str(error)) from None
     spool = None
     if with_spool:
         spool = Spool(settings.relay_spool_path, settings.relay_spool_max_events)

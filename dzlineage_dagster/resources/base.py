@@ -80,8 +80,9 @@ class AwsClientResource(ResourceWithBoto3Configuration):
 
     _clients: dict[str, Any] = PrivateAttr(default_factory=dict)
     _api_calls: Counter = PrivateAttr(default_factory=Counter)
+    _api_attempts: Counter = PrivateAttr(default_factory=Counter)
     #: Clients are shared by the sync's threads (boto3 clients are thread-safe; building one,
-    #: with its session, is not) and so is the call counter.
+    #: with its session, is not) and so are the call counters.
     _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     _limits: dict[str, Quota] | None = PrivateAttr(default=None)
 
@@ -140,17 +141,33 @@ class AwsClientResource(ResourceWithBoto3Configuration):
             ),
         )
         client.meta.events.register("before-call", self._before_call)
+        client.meta.events.register("before-send", self._count_attempt)
         return client
 
-    def _before_call(self, model: Any, **_: Any) -> None:
+    def _before_call(self, model: Any, context: Any = None, **_: Any) -> None:
         operation = f"{model.service_model.service_name}.{model.name}"
         with self._lock:
             self._api_calls[operation] += 1
+        if context is not None:
+            context["dzlineage_operation"] = operation
         quota = self._limits.get(operation) if self._limits else None
         if quota is not None:
             wait = client_bucket(quota).reserve(time.monotonic())
             if wait > 0:
                 time.sleep(wait)
+
+    def _count_attempt(self, request: Any = None, **_: Any) -> None:
+        # Every HTTP attempt, the retries botocore decided on included.
+        context = getattr(request, "context", None) or {}
+        with self._lock:
+            self._api_attempts[context.get("dzlineage_operation", "?")] += 1
+
+    @property
+    def api_retries(self) -> Counter:
+        """Attempts botocore retried (throttling, a 5xx, a dropped connection), by operation."""
+        with self._lock:
+            retries = self._api_attempts - self._api_calls
+        return +retries
 
     @property
     def api_calls(self) -> Counter:

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import logging
+import signal
 import sys
-from typing import TextIO
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -13,6 +17,7 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.preflight import check_platform
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
@@ -21,9 +26,12 @@ from dzlineage_dagster.sync.stages.retire import removed_records, retire_removed
 from dzlineage_dagster.sync.stages.schema import read_schema
 
 
-def start_run(settings: LineageSettings, log: logging.Logger) -> SyncRun:
+def start_run(
+    settings: LineageSettings, log: logging.Logger, aws_options: dict[str, Any] | None = None
+) -> SyncRun:
     """A run as Dagster starts one, with the resource built from the process environment."""
-    return SyncRun(LineageSyncResource.with_settings(settings, aws_resource_options()), log)
+    options = aws_resource_options() if aws_options is None else aws_options
+    return SyncRun(LineageSyncResource.with_settings(settings, options), log)
 
 
 def _table(rows: list[tuple[str, ...]], header: tuple[str, ...]) -> str:
@@ -61,8 +69,60 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
     return rows, unplannable
 
 
-def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) -> int:
-    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start.
+class StopRequest:
+    """Set by SIGINT or SIGTERM: the sync finishes the topic at hand, then stops."""
+
+    def __init__(self) -> None:
+        self.signal_name: str | None = None
+
+    def __bool__(self) -> bool:
+        return self.signal_name is not None
+
+
+#: Exit status of a sync stopped by a signal: 128 + the signal's number, as shells report it.
+def _stopped_status(signal_name: str) -> int:
+    return 128 + signal.Signals[signal_name].value
+
+
+@contextmanager
+def stop_on_signals() -> Iterator[StopRequest]:
+    """SIGINT (Ctrl-C) and SIGTERM (cron, CI, Kubernetes) ask the sync to stop between topics.
+
+    A topic's DataZone writes and its mapping write belong together; stopping between topics
+    leaves every finished topic recorded and the summary still printed. A second signal stops
+    at once (a rerun converges either way).
+    """
+    request = StopRequest()
+
+    def handle(number: int, _frame: Any) -> None:
+        if request:
+            raise KeyboardInterrupt
+        request.signal_name = signal.Signals(number).name
+        logging.getLogger("dzlineage.sync").warning(
+            f"{request.signal_name}: stopping after the topic at hand (again to stop now)"
+        )
+
+    if threading.current_thread() is not threading.main_thread():
+        # Python lets only the main thread handle signals; an embedding caller keeps its own.
+        yield request
+        return
+    previous = {s: signal.signal(s, handle) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield request
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, handler)
+
+
+def run_headless_sync(
+    settings: LineageSettings,
+    *,
+    dry_run: bool,
+    out: TextIO,
+    aws_options: dict[str, Any] | None = None,
+) -> int:
+    """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,
+    128 + the signal's number when SIGINT or SIGTERM stopped it.
 
     Idle is nearly free: the registry listing (a call per 100 schemas) is hashed with the
     sync's settings into a digest; when it equals the digest the last complete sync recorded
@@ -71,64 +131,95 @@ def run_headless_sync(settings: LineageSettings, *, dry_run: bool, out: TextIO) 
     with no failure then records the new digest.
     """
     log = logging.getLogger("dzlineage.sync")
-    try:
-        run = start_run(settings, log)
-        if dry_run:
-            return _print_plan(run, out)
-        types = ensure_custom_types(run)
-        topics = list(run.registry_topics)
-        registry_arn = run.registry_arn
-        digest = registry_digest(run.registry_topics, run.sync_context)
-        unchanged = registry_arn is not None and run.mappings.stored_digest(registry_arn) == digest
-    except (SyncError, ClientError, BotoCoreError, ValueError) as error:
-        # Nothing per topic has happened yet: say why, without a traceback (a ValueError is
-        # a setting the first client refused, e.g. DZLINEAGE_CLIENT_RATE_LIMITS).
-        print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
-        return 1
-    for created in types.created:
-        log.info(f"created {created}")
-    if unchanged:
-        calls = run.api_calls()
-        print(
-            f"registry {settings.registry_name} unchanged since the last complete sync "
-            f"(digest {digest[:12]}): nothing to do\n\n{len(topics)} topics, 0 failed, "
-            f"{sum(calls.values())} AWS API calls",
-            file=out,
-        )
-        return 0
-    log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
-    rows, failed = [], 0
-    # Threads finish topics in any order; the summary lists them in the registry's.
-    listing_order = {topic: index for index, topic in enumerate(topics)}
-    outcomes = sorted(
-        sync_topics(run, topics, trust_registry_tokens=True), key=lambda o: listing_order[o.topic]
-    )
-    for outcome in outcomes:
-        if outcome.ok:
-            asset = outcome.asset.action if outcome.asset else "-"
-            if outcome.unchanged_by_token:
-                lineage = "unchanged (registry token)"
-            else:
-                lineage = outcome.lineage.summary if outcome.lineage else "-"
-            rows.append((outcome.topic, asset, lineage))
-        else:
-            failed += 1
-            rows.append((outcome.topic, "FAILED", f"{outcome.failed_stage.value}: {outcome.error}"))
-    for topic, result in retire_removed_topics(run).items():
-        failed += result.startswith("failed")
-        rows.append((topic, result, "schema left the registry"))
-    if not failed and registry_arn is not None:
+    with stop_on_signals() as stop:
         try:
-            run.mappings.record_digest(registry_arn, digest)
-        except (ClientError, BotoCoreError) as error:
-            log.warning(
-                f"registry digest not recorded (the next sync reads every mapping): "
-                f"{describe_error(error)}"
+            run = start_run(settings, log, aws_options)
+            check_platform(run)
+            if dry_run:
+                return _print_plan(run, out)
+            types = ensure_custom_types(run)
+            topics = list(run.registry_topics)
+            registry_arn = run.registry_arn
+            digest = registry_digest(run.registry_topics, run.sync_context)
+            unchanged = (
+                registry_arn is not None and run.mappings.stored_digest(registry_arn) == digest
             )
-    print(_table(rows, ("topic", "asset", "lineage")), file=out)
-    calls = run.api_calls()
-    print(f"\n{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls", file=out)
-    return 1 if failed else 0
+        except (SyncError, ClientError, BotoCoreError, ValueError) as error:
+            # Nothing per topic has happened yet: say why, without a traceback (a ValueError is
+            # a setting the first client refused, e.g. DZLINEAGE_CLIENT_RATE_LIMITS).
+            print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
+            return 1
+        except KeyboardInterrupt:
+            print("dzlineage sync: stopped before any topic was synced", file=sys.stderr)
+            return _stopped_status(stop.signal_name or "SIGINT")
+        for created in types.created:
+            log.info(f"created {created}")
+        if unchanged:
+            calls = run.api_calls()
+            print(
+                f"registry {settings.registry_name} unchanged since the last complete sync "
+                f"(digest {digest[:12]}): nothing to do\n\n{len(topics)} topics, 0 failed, "
+                f"{sum(calls.values())} AWS API calls",
+                file=out,
+            )
+            return 0
+        log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
+        rows: list[tuple[str, ...]] = []
+        failed = done = 0
+        try:
+            for outcome in sync_topics(run, topics, trust_registry_tokens=True):
+                done += 1
+                if outcome.ok:
+                    asset = outcome.asset.action if outcome.asset else "-"
+                    if outcome.unchanged_by_token:
+                        lineage = "unchanged (registry token)"
+                    else:
+                        lineage = outcome.lineage.summary if outcome.lineage else "-"
+                    rows.append((outcome.topic, asset, lineage))
+                else:
+                    failed += 1
+                    stage = outcome.failed_stage.value if outcome.failed_stage else "?"
+                    rows.append((outcome.topic, "FAILED", f"{stage}: {outcome.error}"))
+                if stop:
+                    break
+            # Threads finish topics in any order; the summary lists them in the registry's.
+            listing_order = {topic: index for index, topic in enumerate(topics)}
+            rows.sort(key=lambda row: listing_order.get(row[0], len(topics)))
+            if not stop:
+                for topic, result in retire_removed_topics(run).items():
+                    failed += result.startswith("failed")
+                    rows.append((topic, result, "schema left the registry"))
+            if not stop and not failed and registry_arn is not None:
+                _record_digest(run, registry_arn, digest, log)
+        except KeyboardInterrupt:
+            stop.signal_name = stop.signal_name or "SIGINT"
+        if rows:
+            print(_table(rows, ("topic", "asset", "lineage")), file=out)
+        calls, retries = run.api_calls(), run.api_retries()
+        summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
+        if retries:
+            retried = ", ".join(f"{operation} {n}" for operation, n in retries.items())
+            summary += f", {sum(retries.values())} retried ({retried})"
+        if stop:
+            summary += (
+                f"; stopped by {stop.signal_name} after {done} of {len(topics)} topics "
+                "(a rerun syncs the rest)"
+            )
+        print(f"\n{summary}", file=out)
+        out.flush()
+        if stop:
+            return _stopped_status(stop.signal_name)
+        return 1 if failed else 0
+
+
+def _record_digest(run: SyncRun, registry_arn: str, digest: str, log: logging.Logger) -> None:
+    try:
+        run.mappings.record_digest(registry_arn, digest)
+    except (ClientError, BotoCoreError) as error:
+        log.warning(
+            f"registry digest not recorded (the next sync reads every mapping): "
+            f"{describe_error(error)}"
+        )
 
 
 def _print_plan(run: SyncRun, out: TextIO) -> int:

@@ -89,9 +89,16 @@ class SyncRun:
 
     def api_calls(self) -> dict[str, int]:
         """Calls made through this run's clients, by `service.Operation`."""
+        return self._totals("api_calls")
+
+    def api_retries(self) -> dict[str, int]:
+        """Attempts botocore retried for this run's calls, by `service.Operation`."""
+        return self._totals("api_retries")
+
+    def _totals(self, counter: str) -> dict[str, int]:
         totals: dict[str, int] = {}
         for aws in self.resource.aws_resources:
-            for operation, count in aws.api_calls.items():
+            for operation, count in getattr(aws, counter).items():
                 totals[operation] = totals.get(operation, 0) + count
         return dict(sorted(totals.items()))
 

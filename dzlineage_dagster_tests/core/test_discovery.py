@@ -81,3 +81,16 @@ def test_the_older_cursor_format_is_still_read():
     legacy = json.dumps({"a": current["a"].change_token, "b": "stale"})
     assert changed_topics(current, legacy) == ["b"]
     assert changed_topics(current, None) == ["a", "b"]
+
+
+def test_a_topic_records_its_schema_and_a_pinned_change_token():
+    # The token is kept in the sensor's cursor across processes and upgrades: pinned literally.
+    topics = registry_topics(
+        [item("shop.a.b-value"), item("x.y.z", updated="2026-01-01T00:00:00Z")]
+    )
+    described = topics["shop.a.b"]
+    assert described.schema_arn == ARN.format("shop.a.b-value")
+    assert described.updated_time == "2026-01-01T00:00:00+00:00"
+    assert described.change_token == "8bf0eedd449e40dc"
+    assert topics["x.y.z"].updated_time == "2026-01-01T00:00:00Z"
+    assert topics["x.y.z"].change_token == "970573ee76a5e0be"

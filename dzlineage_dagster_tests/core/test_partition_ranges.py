@@ -40,5 +40,12 @@ def test_ranges_cover_every_change_within_the_bound(changed, max_ranges):
         covered.update(KEYS[first : last + 1])
         previous_end = last
     assert changed <= covered
-    if len(changed) <= max_ranges or not changed:
-        assert covered == changed or len(ranges) < len(changed)
+    runs = sum(
+        1 for i, key in enumerate(KEYS) if key in changed and (i == 0 or KEYS[i - 1] not in changed)
+    )
+    if runs <= max_ranges:
+        # No merge needed: one range per run of consecutive changes, no unchanged key synced.
+        assert covered == changed and len(ranges) == runs
+    else:
+        # Merged only as far as the bound asks.
+        assert len(ranges) == max_ranges

@@ -19,6 +19,8 @@ from __future__ import annotations
 import io
 import json
 import re
+import socket
+import struct
 import threading
 import time
 from collections.abc import Callable, Iterable
@@ -37,7 +39,13 @@ from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, resolve_operation_name
 from dzlineage_dagster.sandbox.server import operations
 from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
-from dzlineage_dagster.sandbox.server.faults import CallLog, FaultPlan, FaultRule
+from dzlineage_dagster.sandbox.server.faults import (
+    FAULT_KINDS,
+    CallLog,
+    FaultPlan,
+    FaultRule,
+    HeldCall,
+)
 from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas
 
 #: moto's account when the access key is not one it issued; the emulators use the same.
@@ -127,7 +135,13 @@ class SandboxApp:
             time.sleep(service_time)
 
         rule = self.faults.draw(service, operation)
-        if rule is not None:
+        if rule is not None and rule.kind in ("reset", "hold"):
+            if rule.kind == "hold":
+                self.faults.hold(HeldCall(service, operation, "before"))
+            # Status 0: no HTTP answer at all, the connection was dropped.
+            self.calls.record(service, operation, 0, True)
+            return _reset_connection(environ)
+        if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
             response = aws_error_response(service, code, message, status)
@@ -135,10 +149,14 @@ class SandboxApp:
             response = self._emulator(service, region).handle(fresh_request())
         else:
             response = answer_moto_gap(service, operation or "", fresh_request())
-        if response is not None:
-            self.calls.record(service, operation, response.status_code, rule is not None)
-            return response(environ, start_response)
-        return self._to_moto(service, operation, environ, body, start_response)
+        if response is None:
+            response = self._moto_response(environ, body)
+        if rule is not None and rule.kind == "hold-after":
+            self.faults.hold(HeldCall(service, operation, "after"))
+        self.calls.record(
+            service, operation, response.status_code, rule is not None and rule.kind in FAULT_KINDS
+        )
+        return response(environ, start_response)
 
     def _emulator(self, service: str, region: str) -> Emulator:
         with self._emulators_lock:
@@ -148,19 +166,9 @@ class SandboxApp:
                 self._emulators[key] = factory(region=region, account_id=SANDBOX_ACCOUNT_ID)
             return self._emulators[key]
 
-    def _to_moto(
-        self,
-        service: str,
-        operation: str | None,
-        environ: dict[str, Any],
-        body: bytes,
-        start_response: Callable,
-    ) -> Iterable[bytes]:
-        def recording_start_response(status: str, headers: list, exc_info: Any = None) -> Any:
-            self.calls.record(service, operation, int(status.split(" ", 1)[0]), False)
-            return start_response(status, headers, exc_info)
-
-        return self._moto({**environ, "wsgi.input": io.BytesIO(body)}, recording_start_response)
+    def _moto_response(self, environ: dict[str, Any], body: bytes) -> Response:
+        """moto's answer as a whole response, so it can be logged, held or sent alike."""
+        return Response.from_app(self._moto, {**environ, "wsgi.input": io.BytesIO(body)})
 
     def _admin(self, request: Request) -> Response:
         route = (request.method, request.path[len(ADMIN_PREFIX) :].strip("/"))
@@ -173,6 +181,11 @@ class SandboxApp:
             return _json({"calls": []})
         if route == ("GET", "faults"):
             return _json({"rules": [r.describe() for r in self.faults.rules()]})
+        if route == ("GET", "held"):
+            return _json({"held": [asdict(call) for call in self.faults.held()]})
+        if route == ("POST", "held/release"):
+            self.faults.release()
+            return _json({"held": []})
         if route == ("PUT", "faults"):
             try:
                 specs = json.loads(request.get_data() or b"{}").get("rules", [])
@@ -225,6 +238,20 @@ def _emulator_operations(service: str) -> list[str] | None:
     if factory is None:
         return None
     return factory(region="us-east-1", account_id=SANDBOX_ACCOUNT_ID).operations
+
+
+def _reset_connection(environ: dict[str, Any]) -> Iterable[bytes]:
+    """Drop the client's connection with a TCP reset, answering nothing.
+
+    werkzeug's server treats a ConnectionError from the application as a client that went
+    away, so raising one after closing the socket ends the request quietly.
+    """
+    connection: socket.socket | None = environ.get("werkzeug.socket")
+    if connection is not None:
+        # Linger 0: close() sends RST instead of FIN, as a reset connection does.
+        connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        connection.shutdown(socket.SHUT_RDWR)
+    raise ConnectionResetError("sandbox fault: connection reset")
 
 
 def _json(payload: dict[str, Any], status: int = 200) -> Response:

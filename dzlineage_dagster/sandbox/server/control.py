@@ -65,6 +65,13 @@ class SandboxControl:
     def clear_faults(self) -> None:
         self._call("PUT", "faults", {"rules": []})
 
+    def held(self) -> list[dict[str, Any]]:
+        """Calls a ``hold`` or ``hold-after`` rule keeps waiting (service, operation, stage)."""
+        return self._call("GET", "held")["held"]
+
+    def release_held(self) -> None:
+        self._call("POST", "held/release")
+
     def operations(self, service: str | None = None) -> dict[str, Any]:
         """Who answers which operation: the project's services, or ``service`` alone."""
         query = f"?{urllib.parse.urlencode({'service': service})}" if service else ""

@@ -19,9 +19,17 @@ FAULT_KINDS: dict[str, tuple[str, int]] = {
     "throttle": ("ThrottlingException", 429),
     "server-error": ("InternalServerException", 500),
     "unavailable": ("ServiceUnavailableException", 503),
+    "access-denied": ("AccessDeniedException", 403),
     # A refusal no retry can fix, for code that must tell it from a transient failure.
     "invalid": ("ValidationException", 400),
 }
+#: Rules that do something other than answer an error:
+#: ``reset`` closes the connection without an answer (a dropped connection, a load balancer
+#: reset); ``hold`` keeps the request before the backend sees it and ``hold-after`` keeps the
+#: answer after the backend processed it, each until the test releases it, so a test can kill
+#: the calling process at exactly that call. A released ``hold`` drops the request (the
+#: connection is reset: AWS never saw it); a released ``hold-after`` sends the answer.
+CONNECTION_KINDS = ("reset", "hold", "hold-after")
 
 
 @dataclass
@@ -45,9 +53,10 @@ class FaultRule:
     seen: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS:
+        if self.kind not in FAULT_KINDS and self.kind not in CONNECTION_KINDS:
             raise ValueError(
-                f"unknown fault kind {self.kind!r}; choose one of {sorted(FAULT_KINDS)}"
+                f"unknown fault kind {self.kind!r}; choose one of "
+                f"{sorted([*FAULT_KINDS, *CONNECTION_KINDS])}"
             )
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")
@@ -116,16 +125,51 @@ class CallLog:
             self._records.clear()
 
 
+@dataclass(frozen=True)
+class HeldCall:
+    service: str
+    operation: str | None
+    #: "before": the backend has not seen it; "after": the backend processed it.
+    stage: str
+
+
 class FaultPlan:
     """The rules in force; the first rule that matches a call decides for it."""
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._rules: list[FaultRule] = []
+        self._held_changed = threading.Condition()
+        self._held: list[HeldCall] = []
+        self._release_generation = 0
 
     def replace(self, rules: list[FaultRule]) -> None:
+        """New rules; calls held by the old ones are released."""
         with self._lock:
             self._rules = list(rules)
+        self.release()
+
+    def hold(self, call: HeldCall, timeout: float = 300.0) -> None:
+        """Block the calling server thread until :meth:`release` (or ``timeout`` seconds)."""
+        with self._held_changed:
+            generation = self._release_generation
+            self._held.append(call)
+            self._held_changed.notify_all()
+            self._held_changed.wait_for(
+                lambda: self._release_generation != generation, timeout=timeout
+            )
+            if call in self._held:
+                self._held.remove(call)
+
+    def held(self) -> list[HeldCall]:
+        with self._held_changed:
+            return list(self._held)
+
+    def release(self) -> None:
+        with self._held_changed:
+            self._release_generation += 1
+            self._held.clear()
+            self._held_changed.notify_all()
 
     def rules(self) -> list[FaultRule]:
         with self._lock:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
+from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -50,8 +51,20 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
                 f"schema {listed.schema_name} version {version['VersionNumber']} is not valid "
                 f"Avro: {error}"
             ) from None
+    elif data_format == "JSON":
+        try:
+            row = parse_json_row_schema(version["SchemaDefinition"])
+        except InvalidJsonSchema as error:
+            raise SyncError(
+                f"schema {listed.schema_name} version {version['VersionNumber']} is not a JSON "
+                f"Schema with columns: {error}"
+            ) from None
     else:
-        run.log.warning(f"{topic}: {data_format} schemas are not parsed; no columns recorded")
+        # PROTOBUF: cataloged with its registry facts; its messages are not read into columns.
+        run.log.warning(
+            f"{topic}: {data_format} schemas are cataloged without columns (only AVRO and JSON "
+            "schemas are parsed)"
+        )
     return SchemaSnapshot(
         topic=topic,
         kind=classify_topic(topic),

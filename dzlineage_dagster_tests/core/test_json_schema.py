@@ -1,0 +1,84 @@
+"""JSON Schema row columns: declaration order, nullability, envelopes, and clear refusals."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
+
+JSON_TYPES = st.sampled_from(["string", "integer", "number", "boolean", "object", "array"])
+NAMES = st.text(min_size=1, max_size=20)
+
+
+@given(st.dictionaries(NAMES, st.tuples(JSON_TYPES, st.booleans()), min_size=1, max_size=12))
+def test_columns_follow_the_properties_in_order_with_their_nullability(fields):
+    schema = {
+        "type": "object",
+        "properties": {
+            name: {"type": [kind, "null"] if nullable else kind}
+            for name, (kind, nullable) in fields.items()
+        },
+        "required": list(fields),
+    }
+    row = parse_json_row_schema(json.dumps(schema))
+    assert [c.name for c in row.columns] == list(fields)
+    assert [(c.type.split("<")[0], c.nullable) for c in row.columns] == list(fields.values())
+    assert not row.debezium_envelope or {"before", "after"} <= set(fields)
+
+
+def test_a_debezium_json_envelope_gives_the_after_rows_columns():
+    value = {"type": "object", "properties": {"id": {"type": "integer"}}, "required": ["id"]}
+    envelope = {
+        "type": "object",
+        "properties": {
+            "before": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/Value"}]},
+            "after": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/Value"}]},
+            "op": {"type": "string"},
+        },
+        "$defs": {"Value": value},
+    }
+    row = parse_json_row_schema(json.dumps(envelope))
+    assert row.debezium_envelope
+    assert [(c.name, c.type, c.nullable) for c in row.columns] == [("id", "integer", False)]
+
+
+@pytest.mark.parametrize(
+    ("definition", "says"),
+    [
+        ("{not json", "not JSON"),
+        ("[1, 2]", "not a JSON object"),
+        ('{"type": "string"}', "no `properties`"),
+        ('{"$ref": "https://example.com/s.json"}', "not a local reference"),
+        ('{"$ref": "#/definitions/Missing"}', "points at nothing"),
+    ],
+)
+def test_what_is_not_a_row_schema_is_refused_with_the_reason(definition, says):
+    with pytest.raises(InvalidJsonSchema, match=says):
+        parse_json_row_schema(definition)
+
+
+#: JSON values, with the keywords the reader looks at as likely keys.
+KEYWORDS = st.sampled_from(
+    ["type", "properties", "required", "oneOf", "anyOf", "$ref", "items", "format",
+     "description", "before", "after", "null", "#/a"]
+) | st.text(max_size=4)  # fmt: skip
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | KEYWORDS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(KEYWORDS, inner, max_size=5),
+    max_leaves=30,
+)
+
+
+@given(JSON_VALUES)
+@example({"properties": {"a": {"oneOf": 5, "type": 3, "format": 1}}, "required": 5})
+def test_any_json_document_parses_or_is_refused_never_crashes(document):
+    try:
+        row = parse_json_row_schema(json.dumps(document))
+    except InvalidJsonSchema:
+        return
+    assert all(isinstance(c.name, str) and isinstance(c.type, str) for c in row.columns)
+    assert all(c.description is None or isinstance(c.description, str) for c in row.columns)

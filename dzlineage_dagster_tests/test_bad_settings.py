@@ -1,0 +1,134 @@
+"""Bad settings: one line naming the variable and what it may be, never a traceback, on every
+path (the settings class, `dzlineage sync`, `dzlineage settings`, a Dagster run); and
+`dzlineage sync` refuses a domain, project, registry or cluster that does not exist before it
+tries any topic, dry run or not."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from dzlineage_dagster.settings import InvalidSettings, LineageSettings, aws_resource_options
+
+COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
+VALID = {
+    "DZLINEAGE_DOMAIN_ID": "dzd_abc123",
+    "DZLINEAGE_PROJECT_ID": "proj123",
+    "DZLINEAGE_REGISTRY_NAME": "shop-cdc",
+    "DZLINEAGE_MSK_CLUSTER_ARN": "arn:aws:kafka:eu-west-1:123456789012:cluster/cdc/0b1c-2",
+}
+#: variable, bad value, what the one line must also say (the allowed values or the rule).
+BAD_SETTINGS = [
+    ("DZLINEAGE_DELETED_SCHEMA_POLICY", "purge", "'keep' or 'delete'"),
+    ("DZLINEAGE_TOPIC_NAMESPACE_STYLE", "brokers", "'bootstrap' or 'cluster'"),
+    ("DZLINEAGE_TABLE_NAME_PATTERN", "{schema}_{tabel}", "{prefix}, {database}, {schema}, {table}"),
+    ("DZLINEAGE_TABLE_NAME_PATTERN", "{schema", "placeholders allowed"),
+    ("DZLINEAGE_ASSET_URL_TEMPLATE", "{portal}/x/{asset_id}", "{portal_url}"),
+    ("DZLINEAGE_DOMAIN_ID", "domain-1", "dzd[-_][a-zA-Z0-9_-]{1,36}"),
+    ("DZLINEAGE_DOMAIN_ID", "dzd_" + "x" * 37, "dzd[-_][a-zA-Z0-9_-]{1,36}"),
+    ("DZLINEAGE_PROJECT_ID", "my project", "[a-zA-Z0-9_-]{1,36}"),
+    ("DZLINEAGE_REGISTRY_NAME", "shop/cdc", "[a-zA-Z0-9-_$#.]+"),
+    ("DZLINEAGE_MSK_CLUSTER_ARN", "cdc-demo", "arn:aws:kafka:"),
+    ("DZLINEAGE_SSM_PREFIX", "dzlineage/x", "must start with '/'"),
+]
+BAD_AWS_OPTIONS = [
+    ("DZLINEAGE_MAX_ATTEMPTS", "five", "whole number"),
+    ("DZLINEAGE_MAX_ATTEMPTS", "0", "at least 1"),
+    ("DZLINEAGE_RETRY_MODE", "fast", "standard, adaptive, legacy"),
+]
+
+
+@pytest.mark.parametrize(("variable", "value", "allowed"), BAD_SETTINGS)
+def test_an_invalid_setting_is_one_line_naming_the_variable_and_what_it_may_be(
+    variable, value, allowed
+):
+    with pytest.raises(InvalidSettings) as raised:
+        LineageSettings.from_env({**VALID, variable: value})
+    assert raised.value.problems == [str(raised.value)]
+    line = raised.value.problems[0]
+    assert line.startswith(f"{variable}={value!r}"), line
+    assert allowed in line and "\n" not in line
+
+
+@pytest.mark.parametrize(("variable", "value", "allowed"), BAD_AWS_OPTIONS)
+def test_an_invalid_aws_option_is_one_line_naming_the_variable(variable, value, allowed):
+    with pytest.raises(InvalidSettings) as raised:
+        aws_resource_options({variable: value})
+    assert raised.value.problems == [
+        f"{variable}={value!r}: {raised.value.problems[0].split(': ', 1)[1]}"
+    ]
+    assert allowed in raised.value.problems[0]
+
+
+def test_valid_settings_at_the_limits_aws_allows_pass():
+    settings = LineageSettings.from_env(
+        {
+            **VALID,
+            "DZLINEAGE_DOMAIN_ID": "dzd-" + "a" * 36,
+            "DZLINEAGE_PROJECT_ID": "p" * 36,
+            "DZLINEAGE_REGISTRY_NAME": "r$#._-" + "x" * 249,
+            "DZLINEAGE_TABLE_NAME_PATTERN": "{prefix}_{database}_{schema}_{table}",
+        }
+    )
+    assert len(settings.registry_name) == 255
+
+
+def _cli(*args: str, **variables: str) -> subprocess.CompletedProcess:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("DZLINEAGE_")}
+    return subprocess.run(
+        [*COMMAND, *args], capture_output=True, text=True, env={**clean, **VALID, **variables},
+        timeout=120,
+    )  # fmt: skip
+
+
+def test_sync_and_settings_commands_say_which_variables_are_invalid_without_a_traceback():
+    bad = {"DZLINEAGE_DELETED_SCHEMA_POLICY": "purge", "DZLINEAGE_MAX_ATTEMPTS": "five"}
+    sync = _cli("sync", "--dry-run", **bad)
+    assert sync.returncode == 1
+    assert sync.stderr.strip().splitlines() == [
+        "dzlineage sync: invalid setting DZLINEAGE_DELETED_SCHEMA_POLICY='purge': "
+        "Input should be 'keep' or 'delete'"
+    ]
+    assert "Traceback" not in sync.stderr + sync.stdout
+
+    listing = _cli("settings", **bad)
+    assert listing.returncode == 1
+    assert "Traceback" not in listing.stderr + listing.stdout
+    assert sorted(listing.stderr.strip().splitlines()) == [
+        "dzlineage settings: invalid setting DZLINEAGE_DELETED_SCHEMA_POLICY='purge': "
+        "Input should be 'keep' or 'delete'",
+        "dzlineage settings: invalid setting DZLINEAGE_MAX_ATTEMPTS='five': "
+        "not a whole number of attempts (e.g. 5)",
+    ]
+    assert "    INVALID: DZLINEAGE_MAX_ATTEMPTS='five'" in listing.stdout
+
+
+def _failure_text(result) -> str:
+    """Every message of the run's failure, its causes included (what the UI shows)."""
+    texts = []
+    for event in result.all_events:
+        if not event.is_failure:
+            continue
+        error = getattr(event.event_specific_data, "error", None)
+        while error is not None:
+            texts.append(error.message)
+            error = error.cause
+    return "\n".join(texts)
+
+
+@pytest.mark.parametrize(
+    ("variable", "value"),
+    [("DZLINEAGE_DOMAIN_ID", "domain-1"), ("DZLINEAGE_MSK_CLUSTER_ARN", "cdc-demo")],
+)
+def test_a_dagster_run_with_an_invalid_setting_fails_naming_the_variable(
+    platform, monkeypatch, variable, value
+):
+    platform.registry_topics()  # read with the good settings
+    monkeypatch.setenv(variable, value)
+    result = platform.sync()
+    assert not result.success
+    assert f"{variable}={value!r}" in _failure_text(result)
+    assert platform.control.call_counts().get(("datazone", "CreateAsset"), 0) == 0
