@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.ssm_names import MappingRecord, is_digest_parameter
 from dzlineage_dagster.sandbox.demo.seed import DEMO_PLATFORM, seed_platform
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
@@ -91,6 +91,8 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
         Path=settings.ssm_prefix, Recursive=True
     ):
         for parameter in page["Parameters"]:
+            if is_digest_parameter(settings.ssm_prefix, parameter["Name"]):
+                continue  # the registry digest `dzlineage sync` keeps, not a mapping
             record = MappingRecord.from_parameter_value(parameter["Value"])
             mappings[record.schema_arn] = (
                 record.topic,

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from dzlineage_dagster.core.ssm_names import is_digest_parameter
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.crash_platform import (
@@ -142,7 +143,11 @@ def test_a_garbage_mapping_parameter_is_ignored_with_a_warning_and_repaired(sand
     assert headless_sync(small)[0] == 0
     ssm = sandbox.client("ssm")
     settings = LineageSettings.from_env(small)
-    [parameter] = ssm.get_parameters_by_path(Path=settings.ssm_prefix, Recursive=True)["Parameters"]
+    [parameter] = [
+        p
+        for p in ssm.get_parameters_by_path(Path=settings.ssm_prefix, Recursive=True)["Parameters"]
+        if not is_digest_parameter(settings.ssm_prefix, p["Name"])
+    ]
     ssm.put_parameter(Name=parameter["Name"], Value="{hand edited", Overwrite=True, Type="String")
     code, output = headless_sync(small)
     assert code == 0, output
