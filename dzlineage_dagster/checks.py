@@ -5,16 +5,23 @@ from collections import defaultdict
 
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
 
-from dzlineage_dagster.assets.topics import DATAZONE_TOPIC_ASSET, TOPIC_LINEAGE
+from dzlineage_dagster.assets.topics import CONNECTOR_TOPOLOGY, DATAZONE_TOPIC_ASSET, TOPIC_LINEAGE
+from dzlineage_dagster.core import topology_report
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.run_state import SyncRun
 
 
-def _problems_result(problems: list[str], checked: int, what: str) -> AssetCheckResult:
+def _problems_result(
+    problems: list[str],
+    checked: int,
+    what: str,
+    severity: AssetCheckSeverity = AssetCheckSeverity.ERROR,
+) -> AssetCheckResult:
     return AssetCheckResult(
         passed=not problems,
-        severity=AssetCheckSeverity.ERROR,
+        severity=severity,
         description=f"{len(problems)} of {checked} {what}"
         if problems
         else f"all {checked} {what} ok",
@@ -27,7 +34,9 @@ def _problems_result(problems: list[str], checked: int, what: str) -> AssetCheck
     description="Every SSM mapping points at a DataZone asset that exists.",
 )
 def ssm_mappings_point_at_existing_assets(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    records = SyncRun(lineage_sync).mappings.all()
+    run = SyncRun(lineage_sync)
+    run.mappings.read_only = True  # the checks write nothing, not even a layout migration
+    records = run.mappings.all()
     client = lineage_sync.datazone.client()
     problems = []
     for record in records.values():
@@ -88,17 +97,97 @@ def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetChec
     run = SyncRun(lineage_sync)
     problems, checked = [], 0
     for topic in run.registry_topics:
-        table = run.mapper.map_topic(topic).table
-        if table is None:
-            continue
-        checked += 1
-        if not lineage_sync.data_catalog.table_exists(table.database, table.table):
-            problems.append(f"{topic} -> {table}: no such Glue table")
+        for table in run.topology.lineage_for(topic).tables:
+            checked += 1
+            if not lineage_sync.data_catalog.table_exists(table.database, table.table):
+                problems.append(f"{topic} -> {table.ref}: no such Glue table")
     return _problems_result(problems, checked, "lineage output tables")
+
+
+# --- the connector topology: drift and gaps the connector configs reveal ---------------------
+
+
+@asset_check(
+    asset=CONNECTOR_TOPOLOGY,
+    description=(
+        "Drift: every table topic whose tables come from a connector or an override is where "
+        "the naming convention would put it; an offender is a topic the convention would have "
+        "linked to the wrong table (a warning: the connector is right, the convention is not)."
+    ),
+)
+def connector_mapping_matches_convention(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    run = SyncRun(lineage_sync)
+    problems = topology_report.drift(run.topology, run.convention)
+    checked = sum(1 for lineage in run.topology.lineages() if lineage.kind is TopicKind.TABLE)
+    return _problems_result(problems, checked, "table topics", AssetCheckSeverity.WARN)
+
+
+@asset_check(
+    asset=CONNECTOR_TOPOLOGY,
+    description="Every table topic is consumed by an Iceberg sink connector.",
+)
+def every_table_topic_has_a_sink(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    topology = SyncRun(lineage_sync).topology
+    problems = topology_report.table_topics_without_sink(topology)
+    checked = sum(1 for lineage in topology.lineages() if lineage.kind is TopicKind.TABLE)
+    return _problems_result(problems, checked, "table topics")
+
+
+@asset_check(
+    asset=CONNECTOR_TOPOLOGY,
+    description=(
+        "Every Iceberg table in the catalog's Glue database(s) (DZLINEAGE_GLUE_DATABASE and "
+        "those the sinks write) is fed by a topic; a warning, since batch tables are legitimate."
+    ),
+)
+def every_iceberg_table_is_fed_by_a_topic(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    run = SyncRun(lineage_sync)
+    fed = topology_report.fed_tables(run.topology)
+    databases = sorted({lineage_sync.settings.glue_database, *(db for db, _ in fed)})
+    problems, checked = [], 0
+    for database in databases:
+        for table in lineage_sync.data_catalog.tables(database):
+            if (table.get("Parameters") or {}).get("table_type", "").upper() != "ICEBERG":
+                continue
+            checked += 1
+            if (database.lower(), table["Name"].lower()) not in fed:
+                problems.append(f"{database}.{table['Name']}: no topic feeds this Iceberg table")
+    return _problems_result(problems, checked, "Iceberg tables", AssetCheckSeverity.WARN)
+
+
+@asset_check(
+    asset=CONNECTOR_TOPOLOGY,
+    description=(
+        "No lineage edge is ambiguous: every topic, include pattern and sink route the "
+        "connector configs leave undecided is listed with the reason (add an override)."
+    ),
+)
+def no_ambiguous_edges(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    topology = SyncRun(lineage_sync).topology
+    problems = topology_report.ambiguous_edges(topology)
+    return _problems_result(problems, len(topology.topics), "topics and patterns")
+
+
+@asset_check(
+    asset=CONNECTOR_TOPOLOGY,
+    description=(
+        "Every connector's class is understood (a Debezium relational source or an Iceberg "
+        "sink): the topics of any other connector are not mapped from its configuration."
+    ),
+)
+def every_connector_is_understood(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    topology = SyncRun(lineage_sync).topology
+    problems = topology_report.unknown_connectors(topology)
+    return _problems_result(problems, len(topology.connectors), "connectors")
 
 
 ALL_CHECKS = [
     ssm_mappings_point_at_existing_assets,
     no_two_assets_share_a_schema,
     lineage_tables_exist_in_glue,
+    connector_mapping_matches_convention,
+    every_table_topic_has_a_sink,
+    every_iceberg_table_is_fed_by_a_topic,
+    no_ambiguous_edges,
+    every_connector_is_understood,
 ]

@@ -51,7 +51,11 @@ def cmd_sync(args: argparse.Namespace) -> int:
             "\n".join(f"dzlineage sync: invalid setting {line}" for line in error.problems)
         ) from None
     return run_headless_sync(
-        settings, dry_run=args.dry_run, out=sys.stdout, aws_options=aws_options
+        settings,
+        dry_run=args.dry_run,
+        out=sys.stdout,
+        aws_options=aws_options,
+        reconcile=args.reconcile,
     )
 
 
@@ -106,6 +110,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="print the plan (create / revise / unchanged / delete per topic) and write nothing",
     )
+    sync.add_argument(
+        "--reconcile",
+        action="store_true",
+        help="first compare DataZone (Search by the topic asset type) with the registry and the "
+        "SSM mapping and repair what differs: recreate or re-map deleted assets, fix mappings "
+        "that name another topic's asset or another domain, adopt assets by externalIdentifier, "
+        "restore deprecated assets whose schema is back, re-post missing or FAILED lineage; "
+        "with --dry-run, list the repairs and write nothing",
+    )
     sync.set_defaults(handler=cmd_sync)
 
     relay = commands.add_parser(
@@ -119,6 +132,10 @@ def build_parser() -> argparse.ArgumentParser:
     relay.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
     relay.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000)")
     relay.set_defaults(handler=cmd_relay)
+
+    from dzlineage_dagster.lineage_cli import add_lineage_commands
+
+    add_lineage_commands(commands)
 
     settings = commands.add_parser(
         "settings",

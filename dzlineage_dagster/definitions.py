@@ -7,17 +7,21 @@ from collections.abc import Mapping
 
 from dagster import Definitions
 
+from dzlineage_dagster.assets.connectors import connector_topology
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
 from dzlineage_dagster.jobs import (
     CATALOG_CHECKS_JOB,
+    CATALOG_RECONCILE_JOB,
     CATALOG_SYNC_JOB,
+    CONNECTOR_TOPOLOGY_JOB,
     RETIRE_TOPICS_JOB,
     catalog_checks_schedule,
+    catalog_reconcile_schedule,
 )
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sensors import registry_schema_sensor
+from dzlineage_dagster.sensors import connector_config_sensor, registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 
 
@@ -33,10 +37,16 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
 
 
 defs = Definitions(
-    assets=[datazone_custom_types, kafka_topic_catalog],
+    assets=[datazone_custom_types, connector_topology, kafka_topic_catalog],
     asset_checks=ALL_CHECKS,
-    jobs=[CATALOG_SYNC_JOB, CATALOG_CHECKS_JOB, RETIRE_TOPICS_JOB],
-    schedules=[catalog_checks_schedule],
-    sensors=[registry_schema_sensor],
+    jobs=[
+        CATALOG_SYNC_JOB,
+        CATALOG_CHECKS_JOB,
+        CONNECTOR_TOPOLOGY_JOB,
+        RETIRE_TOPICS_JOB,
+        CATALOG_RECONCILE_JOB,
+    ],
+    schedules=[catalog_checks_schedule, catalog_reconcile_schedule],
+    sensors=[registry_schema_sensor, connector_config_sensor],
     resources=build_resources(),
 )

@@ -7,17 +7,22 @@ from dagster import (
     Failure,
     MetadataValue,
     OpExecutionContext,
+    Output,
     ScheduleDefinition,
     define_asset_job,
     job,
     op,
 )
 
+from dzlineage_dagster.assets.connectors import connector_topology
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.reconcile import apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.retire import retire_removed_topics
 
 CATALOG_SYNC_JOB = define_asset_job(
@@ -31,10 +36,20 @@ CATALOG_SYNC_JOB = define_asset_job(
     ),
 )
 
+CONNECTOR_TOPOLOGY_JOB = define_asset_job(
+    "connector_topology_refresh",
+    selection=AssetSelection.assets(connector_topology).without_checks(),
+    description="Reads every connector and shows the lineage they decide (connector_topology).",
+)
+
 CATALOG_CHECKS_JOB = define_asset_job(
     "catalog_checks",
     selection=AssetSelection.checks(*ALL_CHECKS),
-    description="Checks the whole catalog against AWS: mappings, duplicates, lineage tables.",
+    description=(
+        "Checks the whole catalog against AWS: mappings, duplicates, lineage tables, and the "
+        "connector topology (drift, unconsumed topics, unfed tables, ambiguous edges, "
+        "connectors not understood)."
+    ),
 )
 
 catalog_checks_schedule = ScheduleDefinition(
@@ -77,3 +92,71 @@ RETIRE_TOPICS_JOB = retire_topics_job
 
 def retire_run_config(topics: list[str]) -> dict:
     return {"ops": {"retire_topic_assets": {"config": {"topics": topics}}}}
+
+
+class ReconcileConfig(Config):
+    dry_run: bool = False
+
+
+@op(
+    description=(
+        "Compare DataZone (Search by the topic asset type, with forms) with the registry and the "
+        "SSM mapping, and repair: recreate or re-map deleted assets, fix mappings that name "
+        "another topic's asset or another domain, adopt assets by externalIdentifier, restore "
+        "deprecated assets whose schema is back, re-post missing or FAILED lineage. "
+        "`dry_run` lists the repairs and writes nothing."
+    )
+)
+def reconcile_catalog(
+    context: OpExecutionContext, config: ReconcileConfig, lineage_sync: LineageSyncResource
+) -> Output[None]:
+    run = SyncRun(lineage_sync, context.log)
+    if config.dry_run:
+        run.mappings.read_only = True
+    report = inspect_catalog(run)
+    for topic, kind, detail in report.rows():
+        context.log.info(f"{topic}: {kind}: {detail}")
+    failed = {}
+    if not config.dry_run and report.repairs:
+        ensure_custom_types(run)
+        apply_repairs(run, report)
+        for outcome in sync_topics(run, report.topics):
+            report.results[outcome.topic] = (
+                outcome.asset.action if outcome.ok and outcome.asset else outcome.error or "done"
+            )
+            if not outcome.ok:
+                failed[outcome.topic] = outcome.error
+    metadata = {
+        "repairs": MetadataValue.json(
+            [{"topic": t, "repair": k, "detail": d} for t, k, d in report.rows()]
+        ),
+        "repair_count": len(report.repairs),
+        "dry_run": config.dry_run,
+        "topic_assets_read": report.assets_seen,
+        "search_pages": report.search_pages,
+        "lineage_event_pages": report.lineage_pages,
+    }
+    if failed:
+        raise Failure(
+            description=f"{len(failed)} repairs failed", metadata={**metadata, "failed": failed}
+        )
+    return Output(None, metadata=metadata)
+
+
+@job(name="catalog_reconcile", description=reconcile_catalog.description)
+def catalog_reconcile_job() -> None:
+    reconcile_catalog()
+
+
+CATALOG_RECONCILE_JOB = catalog_reconcile_job
+
+catalog_reconcile_schedule = ScheduleDefinition(
+    name="catalog_reconcile_weekly",
+    job=CATALOG_RECONCILE_JOB,
+    cron_schedule="0 5 * * 0",
+    default_status=DefaultScheduleStatus.STOPPED,
+    description=(
+        "Reconciles the catalog with DataZone every Sunday morning (off by default: turn on in "
+        "the UI). It writes repairs; the catalog checks stay read-only."
+    ),
+)

@@ -1,4 +1,5 @@
-"""The registry sensor: new, changed and deleted schemas become partitions and runs."""
+"""The sensors: the registry's new, changed and deleted schemas become partitions and runs;
+changed connector configurations re-derive the lineage of the topics whose mapping changed."""
 
 import hashlib
 import json
@@ -15,7 +16,14 @@ from dagster import (
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import SensorCursor, changed_topics
 from dzlineage_dagster.core.partition_ranges import changed_ranges
-from dzlineage_dagster.jobs import CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, retire_run_config
+from dzlineage_dagster.core.topology_report import changed_topics as changed_lineage_topics
+from dzlineage_dagster.core.topology_report import lineage_signatures
+from dzlineage_dagster.jobs import (
+    CATALOG_SYNC_JOB,
+    CONNECTOR_TOPOLOGY_JOB,
+    RETIRE_TOPICS_JOB,
+    retire_run_config,
+)
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -98,3 +106,58 @@ def registry_schema_sensor(
 def _run_key(start: str, end: str, tokens: dict[str, str]) -> str:
     digest = hashlib.sha256(json.dumps(tokens, sort_keys=True).encode()).hexdigest()[:16]
     return f"{start}..{end}@{digest}"
+
+
+@sensor(
+    name="connector_config_sensor",
+    jobs=[CATALOG_SYNC_JOB, CONNECTOR_TOPOLOGY_JOB],
+    minimum_interval_seconds=120,
+    default_status=DefaultSensorStatus.RUNNING,
+    description=(
+        "Notices changed connector configurations: each tick lists the connectors (MSK Connect "
+        "ListConnectors: their currentVersion and creation time; Kafka Connect REST: their "
+        "configs) and compares a digest with the cursor. Only when it moved does it derive the "
+        "topology and request the lineage of just the topics whose mapping changed, plus a "
+        "fresh connector_topology."
+    ),
+)
+def connector_config_sensor(
+    context: SensorEvaluationContext, lineage_sync: LineageSyncResource
+) -> SensorResult:
+    run = SyncRun(lineage_sync, context.log)
+    seen = json.loads(context.cursor) if context.cursor else {}
+    digest = run.connectors_digest
+    if seen.get("digest") == digest:
+        return SensorResult(skip_reason="no connector configuration changed", cursor=context.cursor)
+    signatures = lineage_signatures(run.topology)
+    cursor = json.dumps({"digest": digest, "topics": signatures})
+    if not seen:
+        # The first tick only learns the topology; the registry sensor's first sync posts it.
+        return SensorResult(skip_reason="recorded the connector topology", cursor=cursor)
+    partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
+    changed = set(changed_lineage_topics(seen.get("topics", {}), signatures)) & set(partitions)
+    run_requests = [
+        RunRequest(
+            run_key=f"topology@{digest[:16]}",
+            job_name=CONNECTOR_TOPOLOGY_JOB.name,
+        )
+    ]
+    run_requests += [
+        RunRequest(
+            run_key=_run_key(start, end, {t: signatures.get(t, "gone") for t in changed}),
+            job_name=CATALOG_SYNC_JOB.name,
+            tags={
+                "dagster/asset_partition_range_start": start,
+                "dagster/asset_partition_range_end": end,
+                **RETRY_TAGS,
+            },
+        )
+        for start, end in (
+            changed_ranges(partitions, changed, max_ranges=MAX_RUNS_PER_TICK) if changed else []
+        )
+    ]
+    context.log.info(
+        f"connector configurations changed; lineage of {len(changed)} topics re-derived: "
+        f"{', '.join(sorted(changed)) or 'none'}"
+    )
+    return SensorResult(run_requests=run_requests, cursor=cursor)

@@ -135,6 +135,14 @@ class LineageSettings(ConfigurableResource):
             "removed either way."
         ),
     )
+    retire_when_registry_empty: bool = Field(
+        default=False,
+        description=(
+            "Confirms retiring assets when the registry lists no schemas at all (`true`/"
+            "`false`). An empty registry looks exactly like a misconfigured or wiped one, so "
+            "by default its assets are not retired and the sync says so in one line."
+        ),
+    )
     asset_url_template: str = Field(
         default="{portal_url}/projects/{project_id}/data/inventory/{asset_id}",
         description=(
@@ -155,6 +163,39 @@ class LineageSettings(ConfigurableResource):
             "Topics a run syncs at once (threads). The default keeps DataZone's 20 TPS write "
             "quotas busy while each topic waits on its calls' latency; the client-side rate "
             "limits, not this, keep the calls within the quotas."
+        ),
+    )
+    kafka_connect_url: str | None = Field(
+        default=None,
+        description=(
+            "Base URL of a self-managed Kafka Connect REST API (e.g. `http://connect:8083`): "
+            "when set, the connectors are read from its `GET /connectors?expand=info` instead "
+            "of MSK Connect's ListConnectors/DescribeConnector."
+        ),
+    )
+    lineage_overrides: str | None = Field(
+        default=None,
+        description=(
+            "Path of a YAML file of lineage overrides (topic -> tables and/or source tables; "
+            "see `core/topology.py`). An override wins over the connectors and the naming "
+            "convention."
+        ),
+    )
+    sqlserver_scheme: Literal["sqlserver", "mssql"] = Field(
+        default="sqlserver",
+        description=(
+            "Namespace scheme of SQL Server source tables: `sqlserver://` as Debezium's own "
+            "OpenLineage writes it (the nodes join with Debezium's), or `mssql://` as the "
+            "OpenLineage naming spec says."
+        ),
+    )
+    lineage_failure_lookback_hours: int = Field(
+        default=168,
+        ge=1,
+        description=(
+            "How far back each sync looks for lineage events that DataZone accepted and then "
+            "failed to process (their topics' lineage is posted again). At least the time "
+            "between two syncs."
         ),
     )
 
@@ -245,7 +286,13 @@ class LineageSettings(ConfigurableResource):
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {
-            name: (EnvVar.int if field.annotation is int else EnvVar)(env_name(name))
+            # Dagster's EnvVar has no boolean form: a flag's value is read when the code
+            # location loads (pydantic parses `true`/`false`), the others when a run starts.
+            name: (
+                environ[env_name(name)]
+                if field.annotation is bool
+                else (EnvVar.int if field.annotation is int else EnvVar)(env_name(name))
+            )
             for name, field in cls.model_fields.items()
             if field.is_required() or env_name(name) in environ
         }

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from dzlineage_dagster.assets.topics import lineage_metadata
 from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
+from dzlineage_dagster_tests.test_connector_lineage import sync
 
 WEIRD_TOPICS = [
     "shop.a__b.c__d",  # double underscores: the SSM escape character, twice
@@ -32,18 +34,28 @@ def test_weird_topic_names_each_get_one_asset_and_a_valid_mapping(platform):
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
 
 
-def test_a_schema_too_wide_for_one_lineage_event_still_gets_its_asset_and_edge(platform):
+def test_a_schema_too_wide_for_one_lineage_event_still_gets_its_asset_and_edge(platform, tmp_path):
     # 640 columns with 200-character names fit GSR's 170,000-character definition, but their
-    # schema facets on both datasets take a lineage event past DataZone's 300,000 bytes.
+    # schema and column-lineage facets take each hop's event past DataZone's 300,000 bytes.
     topic = "shop.public.very_wide"
     columns = [Column(f"c{i:05d}".ljust(200, "x"), "text", nullable=True) for i in range(640)]
     platform.create_table_topic(topic, columns)
+    # No connector captures or sinks this table: an override gives both hops.
+    overrides = tmp_path / "overrides.yaml"
+    overrides.write_text(
+        f"topics:\n  {topic}:\n    tables: [lakehouse.very_wide]\n"
+        "    sources: [{connector: shop-debezium-source, table: public.very_wide}]\n"
+    )
+    _, outcomes = sync(platform, [topic], lineage_overrides=str(overrides))
+    lineage = lineage_metadata(outcomes[topic].lineage)
+    assert lineage["events_split"] is True and lineage["events_posted"] > 2
+    assert lineage["tables"] == ["lakehouse.very_wide"]
+    assert lineage["source_tables"] == ["shop.public.very_wide"]
+    assert outcomes[topic].asset.action == "created"
     result = platform.sync()
     assert result.success, [
         e.step_failure_data.error.message for e in result.get_step_failure_events()
     ]
-    lineage = latest_metadata(platform, "topic_lineage", topic)
-    assert lineage["events_posted"] == 2 and lineage["column_facets_dropped"] is True
-    assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "created"
+    assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "unchanged"
     schema = latest_metadata(platform, "registry_schema", topic)
     assert len(schema["dagster/column_schema"].columns) == 640

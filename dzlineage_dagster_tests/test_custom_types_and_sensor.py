@@ -66,7 +66,15 @@ def test_partition_metadata_shows_columns_asset_link_and_why_a_topic_has_no_edge
     assert asset["action"] == "created"
     assert asset["datazone_asset_url"].endswith(asset["datazone_asset_id"])
     lineage = latest_metadata(platform, "topic_lineage", topic)
-    assert lineage["mapping_origin"] == "convention" and lineage["mapping_is_guess"] is True
+    # The demo's connectors decide both hops: nothing is a guess any more.
+    assert lineage["mapping_origin"] == "connector" and "mapping_is_guess" not in lineage
+    assert lineage["source_tables"] == ["shop.inventory.customers"]
+    assert lineage["jobs"] == [
+        "kafka-connect/shop-debezium-source",
+        "kafka-connect/shop-iceberg-sink",
+    ]
+    deps = lineage["dagster/column_lineage"].deps_by_column
+    assert [d.column_name for d in deps["email"]] == ["email"]
     heartbeat = latest_metadata(platform, "topic_lineage", "__debezium-heartbeat.shop")
     assert "no edge" in heartbeat["edge"] and "heartbeat" in heartbeat["edge"]
     not_cataloged = latest_metadata(platform, "datazone_topic_asset", "__debezium-heartbeat.shop")
@@ -84,12 +92,12 @@ def test_a_thousand_new_topics_become_one_run_and_scattered_changes_few(platform
     register_topics(platform, 1000)
     platform.control.clear_calls()
     first = platform.tick()
-    assert len(platform.instance.get_dynamic_partitions("kafka_topics")) == 1000 + 7  # + demo
+    assert len(platform.instance.get_dynamic_partitions("kafka_topics")) == 1000 + 8  # + demo
     [run] = first.run_requests
     keys = platform.instance.get_dynamic_partitions("kafka_topics")
     assert run.tags["dagster/asset_partition_range_start"] == keys[0]
     assert run.tags["dagster/asset_partition_range_end"] == keys[-1]
-    # 1,007 schemas in list pages of 100, nothing else.
+    # 1,008 schemas in list pages of 100, nothing else.
     assert dict(platform.control.call_counts()) == {("glue", "ListSchemas"): 11}
 
     changed = keys[5::97][: MAX_RUNS_PER_TICK * 3]

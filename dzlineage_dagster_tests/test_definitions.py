@@ -10,7 +10,13 @@ from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.runner import Stage
 
-JOB_NAMES = ["catalog_checks", "catalog_sync", "retire_topics"]
+JOB_NAMES = [
+    "catalog_checks",
+    "catalog_reconcile",
+    "catalog_sync",
+    "connector_topology_refresh",
+    "retire_topics",
+]
 
 
 def test_the_definitions_load_with_every_resource_they_require():
@@ -32,7 +38,7 @@ def test_the_jobs_are_exactly_the_named_ones():
 
 def test_every_asset_has_an_owner_kinds_and_a_description():
     specs = defs.resolve_all_asset_specs()
-    assert len(specs) == 4
+    assert len(specs) == 5  # + connector_topology
     for spec in specs:
         assert spec.owners, spec.key
         assert spec.kinds, spec.key
@@ -42,7 +48,7 @@ def test_every_asset_has_an_owner_kinds_and_a_description():
 def test_every_check_targets_an_existing_asset_and_runs_in_the_checks_job():
     asset_keys = set(defs.resolve_all_asset_keys())
     check_keys = set(defs.get_repository_def().asset_checks_defs_by_key)
-    assert len(check_keys) == 3
+    assert len(check_keys) == 8  # + the five connector topology checks
     assert {key.asset_key for key in check_keys} <= asset_keys
     checks_job = defs.resolve_job_def("catalog_checks")
     assert checks_job.asset_layer.asset_graph.asset_check_keys == check_keys

@@ -31,6 +31,7 @@ THROTTLED_WRITES = [
 ]
 #: The demo platform's table topics and the Iceberg tables its sink writes them to.
 EDGES = {
+    "shop.archive.orders": "table/lakehouse/orders_history",
     "shop.inventory.customers": "table/lakehouse/inventory_customers",
     "shop.inventory.products": "table/lakehouse/inventory_products",
     "shop.inventory.stock_levels": "table/lakehouse/inventory_stock_levels",

@@ -37,6 +37,7 @@ RUN_RANGE_END = "dagster/asset_partition_range_end"
 #: The seeded demo platform's registry, sorted as the sensor orders new partitions.
 DEMO_TOPICS = [
     "__debezium-heartbeat.shop",
+    "shop.archive.orders",
     "shop.inventory.customers",
     "shop.inventory.products",
     "shop.inventory.stock_levels",

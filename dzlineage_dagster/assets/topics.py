@@ -18,6 +18,8 @@ from dagster import (
     MetadataValue,
     TableColumn,
     TableColumnConstraints,
+    TableColumnDep,
+    TableColumnLineage,
     TableSchema,
     multi_asset,
 )
@@ -29,12 +31,13 @@ from dzlineage_dagster.sync.preflight import check_cluster
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
-from dzlineage_dagster.sync.stages.lineage import LineageOutcome
+from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, LineageOutcome, LineagePlan
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 REGISTRY_SCHEMA = AssetKey("registry_schema")
 DATAZONE_TOPIC_ASSET = AssetKey("datazone_topic_asset")
 TOPIC_LINEAGE = AssetKey("topic_lineage")
+CONNECTOR_TOPOLOGY = AssetKey("connector_topology")
 #: The Dagster asset that shows each sync stage's result per topic.
 STAGE_ASSET_KEYS = {
     Stage.SCHEMA: REGISTRY_SCHEMA,
@@ -67,11 +70,13 @@ TOPIC_ASSET_SPECS = [
     ),
     AssetSpec(
         TOPIC_LINEAGE,
-        deps=[DATAZONE_TOPIC_ASSET],
+        deps=[DATAZONE_TOPIC_ASSET, CONNECTOR_TOPOLOGY],
         description=(
-            "OpenLineage START/COMPLETE run events posted to DataZone for the edge topic -> "
-            "Iceberg table (schema facets on both). Topics that carry no table rows "
-            "(heartbeat, transaction, schema changes) get no edge."
+            "OpenLineage run events posted to DataZone, derived from the connectors: the source "
+            "hop (source tables -> Debezium connector -> topic) and the sink hop (topic -> "
+            "Iceberg sink connector -> tables), column lineage on both; each edge says whether "
+            "an override, a connector or the naming convention decided it. Topics that carry "
+            "no table rows (heartbeat, transaction, schema changes, from the configs) get none."
         ),
         kinds={"datazone", "openlineage", "iceberg"},
         skippable=True,
@@ -190,19 +195,55 @@ def asset_metadata(outcome: AssetOutcome) -> dict[str, object]:
 
 
 def lineage_metadata(outcome: LineageOutcome) -> dict[str, object]:
-    mapping = outcome.mapping
+    """The topic's edges, where each came from, and its column lineage for Dagster's UI."""
+    lineage, plan = outcome.lineage, outcome.plan
     metadata: dict[str, object] = {
         "edge": MetadataValue.md(outcome.summary),
-        "mapping_origin": mapping.origin,
-        "mapping_reason": mapping.reason,
-        "events_posted": 2 if outcome.posted else 0,
+        "mapping_origin": lineage.origin,
+        "mapping_reason": lineage.reason,
+        "events_posted": outcome.events_posted,
+        "source_tables": [t.qualified for t in lineage.source_tables],
+        "tables": [str(t.ref) for t in lineage.tables],
+        "jobs": [hop.job_label for hop in plan.hops],
     }
-    if mapping.table is not None:
-        metadata["iceberg_table"] = str(mapping.table)
+    if plan.hops:
+        rows = "\n".join(
+            f"| {hop.side} | {', '.join(d.name for d in hop.inputs)} | `{hop.job_label}` | "
+            f"{', '.join(d.name for d in hop.outputs)} | {hop.origin} |"
+            for hop in plan.hops
+        )
+        metadata["edges"] = MetadataValue.md(
+            f"| hop | inputs | job | outputs | origin |\n|---|---|---|---|---|\n{rows}"
+        )
+        metadata["openlineage_fingerprint"] = plan.fingerprint
+    if lineage.tables:
+        metadata["iceberg_table"] = str(lineage.tables[0].ref)
         metadata["output_source_identifier"] = outcome.output_source_identifier
-        metadata["openlineage_run_id"] = outcome.run_id
-    if mapping.is_guess:
+    if lineage.ambiguous_reason:
+        metadata["ambiguous_reason"] = lineage.ambiguous_reason
+    if lineage.origin == "convention":
         metadata["mapping_is_guess"] = True
-    if outcome.columns_dropped:
+    if outcome.split:
+        metadata["events_split"] = True
+    if outcome.trimmed:
         metadata["column_facets_dropped"] = True
+    column_lineage = dagster_column_lineage(plan)
+    if column_lineage is not None:
+        metadata["dagster/column_lineage"] = column_lineage
     return metadata
+
+
+def dagster_column_lineage(plan: LineagePlan) -> TableColumnLineage | None:
+    """Each Iceberg column <- the topic's field (the `registry_schema` asset's column)."""
+    deps: dict[str, list[TableColumnDep]] = {}
+    for hop in plan.hops:
+        if hop.side != "sink":
+            continue
+        for output in hop.outputs:
+            for column, refs in (output.column_lineage or {}).items():
+                deps.setdefault(column, [])
+                for ref in refs:
+                    dep = TableColumnDep(REGISTRY_SCHEMA, ref.field.removeprefix(ENVELOPE_PREFIX))
+                    if dep not in deps[column]:
+                        deps[column].append(dep)
+    return TableColumnLineage(deps_by_column=deps) if deps else None

@@ -12,15 +12,17 @@ Node ids follow DataZone's sourceIdentifier rules: a Glue table is
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
 Direction = Literal["upstream", "downstream"]
 _GLUE_TABLE = re.compile(r"arn:aws:glue:[^:]*:[^:]*:table/(?P<db>[^/]+)/(?P<table>.+)")
+_GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
 _DATASET = re.compile(r"(?P<namespace>[a-z][a-z0-9+.\-]*://[^/]+)/(?P<name>.+)")
 
 
@@ -135,6 +137,56 @@ def resolve_short_name(text: str, node_ids: Iterable[str]) -> list[str]:
             continue
         ranks.setdefault(rank, []).append(node_id)
     return sorted(ranks[min(ranks)]) if ranks else []
+
+
+#: Which kind a name means when it names several equally well. A name typed exactly as a node
+#: calls it means a Glue table, else the topic (Debezium's topic and its source table share
+#: ``db.schema.table`` when ``topic.prefix`` is the database name), else the source table; a
+#: name matching only the end of several (``inventory.customers``) means the source table, as a
+#: topic is named with a prefix before the table's own name.
+EXACT_KIND_ORDER = ("glue_table", "topic", "source_table", "dataset")
+SUFFIX_KIND_ORDER = ("source_table", "topic", "glue_table", "dataset")
+
+
+def choose_dataset(text: str, node_ids: Iterable[str], kind: str | None = None) -> list[str]:
+    """The node ids ``text`` means, narrowed to one kind: ``kind`` when given, else the kind
+    the name most plausibly means (see :data:`EXACT_KIND_ORDER`). Several ids of that kind
+    (or none) are returned as they are, for the caller to report."""
+    ids = [i for i in dict.fromkeys(node_ids) if kind is None or node_kind(i) == kind]
+    candidates = resolve_short_name(text, ids)
+    kinds = {node_kind(c) for c in candidates}
+    if len(kinds) <= 1:
+        return candidates
+    exact = any(GraphNode(c, node_kind(c)).label.lower() == text.lower() for c in candidates)
+    preferred = next(k for k in (EXACT_KIND_ORDER if exact else SUFFIX_KIND_ORDER) if k in kinds)
+    return [c for c in candidates if node_kind(c) == preferred]
+
+
+def near_matches(text: str, node_ids: Iterable[str], limit: int = 5) -> list[str]:
+    """Short names of the nodes whose name is close to ``text``, closest first (for a typo)."""
+    labels = sorted({GraphNode(i, node_kind(i)).label for i in node_ids})
+    lowered = {label.lower(): label for label in labels}
+    close = difflib.get_close_matches(text.lower(), list(lowered), n=limit, cutoff=0.6)
+    return [lowered[c] for c in close]
+
+
+def source_identifier(namespace: str, name: str) -> str:
+    """DataZone's sourceIdentifier of an OpenLineage dataset: the ARN of a Glue table (its
+    OpenLineage name joins the namespace at a colon), ``<namespace>/<name>`` otherwise."""
+    if _GLUE_NAMESPACE.fullmatch(namespace) and name.startswith("table/"):
+        return f"{namespace}:{name}"
+    return f"{namespace}/{name}"
+
+
+def column_pairs(column_lineage: Mapping, upstream_id: str) -> tuple[tuple[str, str], ...]:
+    """(upstream field, downstream field) pairs of a ``columnLineage`` facet (as an output
+    dataset carries it) whose input fields come from the dataset ``upstream_id``."""
+    pairs = []
+    for output_field, lineage in (column_lineage.get("fields") or {}).items():
+        for source in lineage.get("inputFields") or []:
+            if source_identifier(source["namespace"], source["name"]) == upstream_id:
+                pairs.append((source["field"], output_field))
+    return tuple(pairs)
 
 
 def render(

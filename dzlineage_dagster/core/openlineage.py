@@ -224,12 +224,14 @@ def build_run_events(
     run_id: str,
     event_time: datetime,
     producer: str,
+    event_types: Sequence[RunState] = (RunState.START, RunState.COMPLETE),
 ) -> list[RunEvent]:
-    """A START and a COMPLETE event of one run, moving ``inputs`` to ``outputs``.
+    """The events of one run (by default START and COMPLETE), moving ``inputs`` to ``outputs``.
 
-    A run must start and end for the lineage to be complete, so both are always built, with
-    the same ``run_id`` and ``event_time``. ``producer`` must be a URI (the specification's
-    format), e.g. the project's repository URL with a version.
+    Every event carries the same ``run_id``, ``event_time``, inputs and outputs. A consumer
+    that builds lineage from any run event (DataZone) needs only ``(RunState.COMPLETE,)``.
+    ``producer`` must be a URI (the specification's format), e.g. the project's repository URL
+    with a version.
     """
     if event_time.tzinfo is None:
         raise ValueError("event_time must be timezone-aware; OpenLineage times carry an offset")
@@ -258,7 +260,7 @@ def build_run_events(
             ],
             producer=producer,
         )
-        for state in (RunState.START, RunState.COMPLETE)
+        for state in event_types
     ]
 
 
@@ -318,13 +320,16 @@ def event_json(event: RunEvent) -> str:
     return Serde.to_json(event, separators=(",", ":"))
 
 
-def lineage_client_token(run_id: str, event_type: str) -> str:
+def lineage_client_token(run_id: str, event_type: str, retry_of: str | None = None) -> str:
     """PostLineageEvent's clientToken for one event of a run: 64 hex characters.
 
     Derived from the run and the event type, not from the event's text (its ``eventTime``
     moves), so a retry or a rerun of the same logical run replays instead of posting twice.
+    ``retry_of`` (the ids of the run's events DataZone failed after accepting them) makes a
+    new token: the old one would replay the failed acceptance instead of posting again.
     """
-    return hashlib.sha256(f"{run_id}\n{event_type}".encode()).hexdigest()
+    text = f"{run_id}\n{event_type}" + (f"\nretry-of:{retry_of}" if retry_of else "")
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def event_size_ok(event_json: str, limit: int = MAX_EVENT_BYTES) -> bool:
@@ -336,7 +341,7 @@ def event_size_ok(event_json: str, limit: int = MAX_EVENT_BYTES) -> bool:
 class FittedRuns:
     """Runs whose every event fits PostLineageEvent's limit.
 
-    ``runs`` holds one START/COMPLETE pair per run; ``split`` says the columns were spread over
+    ``runs`` holds the events of each run (by default a START/COMPLETE pair); ``split`` says the columns were spread over
     several runs (ids derived from the original run id), ``trimmed`` that even one column per
     run did not fit, so schema and column facets were left out (the datasets stay).
     """
@@ -360,6 +365,7 @@ def build_fitted_run_events(
     event_time: datetime,
     producer: str,
     limit: int = MAX_EVENT_BYTES,
+    event_types: Sequence[RunState] = (RunState.START, RunState.COMPLETE),
 ) -> FittedRuns:
     """:func:`build_run_events`, split or trimmed so that no event passes ``limit`` bytes.
 
@@ -374,6 +380,7 @@ def build_fitted_run_events(
         "job_name": job_name,
         "event_time": event_time,
         "producer": producer,
+        "event_types": event_types,
     }
     events = build_run_events(inputs=inputs, outputs=outputs, run_id=run_id, **common)
     if all(_fits(event, limit) for event in events):

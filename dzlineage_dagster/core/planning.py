@@ -40,6 +40,7 @@ class DesiredTopicState:
         asset_revision: str,
         asset_type_revision: str,
         lineage_fingerprint: str = "",
+        registry_arn: str = "",
     ) -> MappingRecord:
         """The mapping to store once the topic's asset has this id and revision."""
         return MappingRecord(
@@ -51,6 +52,7 @@ class DesiredTopicState:
             content_fingerprint=self.content_fingerprint,
             asset_type_revision=asset_type_revision,
             lineage_fingerprint=lineage_fingerprint,
+            registry_arn=registry_arn,
         )
 
 

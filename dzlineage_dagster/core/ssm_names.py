@@ -13,8 +13,9 @@ upper-case hex digits of each of its UTF-8 bytes (``:`` is ``_3A``, ``/`` is ``_
 escapes use, so the code is prefix-free: decoding is unambiguous and the encoding injective.
 The whole ARN stays in one hierarchy level.
 
-A third sub-namespace, ``<prefix>/d/<sha256 hex of the registry ARN>``, holds one registry
-digest per registry: what the registry looked like at the last complete headless sync (see
+A third sub-namespace, ``<scoped prefix>/d/<sha256 hex of the registry ARN>`` (the scoped prefix
+of :func:`scoped_prefix`, so one domain's and project's digest is never another's), holds one
+registry digest per registry, never read as a mapping: what the registry looked like at the last complete headless sync (see
 :func:`~dzlineage_dagster.core.discovery.registry_digest`), so an idle sync needs one
 GetParameter instead of reading every mapping.
 
@@ -136,6 +137,10 @@ class MappingRecord:
     settings, when the record was last written: an equal token in a later listing means the
     topic needs no GetSchema, GetSchemaVersion or write (empty: unknown, read it). Records
     written before a field existed lack it and read as its default.
+
+    ``domain_id``, ``project_id`` and ``registry_arn`` are the record's scope: the run that
+    wrote it. Records of the first layout (``<prefix>/s/...``, before scopes) have none; they
+    read with empty scope fields (:attr:`is_legacy`) and are migrated on first sight.
     """
 
     schema_arn: str
@@ -147,6 +152,14 @@ class MappingRecord:
     asset_type_revision: str
     lineage_fingerprint: str = ""
     registry_token: str = ""
+    domain_id: str = ""
+    project_id: str = ""
+    registry_arn: str = ""
+
+    @property
+    def is_legacy(self) -> bool:
+        """Written before mappings had a scope: no domain, project or registry recorded."""
+        return not (self.domain_id or self.project_id or self.registry_arn)
 
     def to_parameter_value(self) -> str:
         """Compact ASCII JSON (so characters equal bytes), within the standard tier's limit."""
@@ -170,6 +183,8 @@ class MappingRecord:
                 f"mapping value must be a JSON object, not {type(data).__name__}"
             )
         expected = {field.name: field.type for field in fields(cls)}
+        # Fields added later (the scope, the registry token) have defaults: records written
+        # before them (the first layout lacks the scope) read with the default.
         optional = {field.name for field in fields(cls) if field.default is not MISSING}
         missing = sorted(set(expected) - set(data) - optional)
         unknown = sorted(set(data) - set(expected))
@@ -187,6 +202,42 @@ class MappingRecord:
 
 
 _JSON_TYPES = {"str": str, "int": int}
+SCOPE_FIELDS = ("domain_id", "project_id", "registry_arn")
+_SCOPE_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+_SCHEMA_ARN = re.compile(
+    r"arn:(?P<partition>[^:]+):glue:(?P<region>[^:]*):(?P<account>[^:]*):schema/(?P<registry>[^/]+)/.+"
+)
+
+
+def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
+    """The SSM path of one domain's and owning project's mappings: ``<prefix>/<domain>/<project>``.
+
+    A run reads, writes and retires only below it, so another domain or project with the same
+    ``DZLINEAGE_SSM_PREFIX`` keeps its own mapping. (A registry needs no level of its own: the
+    schema ARN in every name below names its registry.)
+    """
+    for setting, value in (
+        ("DZLINEAGE_DOMAIN_ID", domain_id),
+        ("DZLINEAGE_PROJECT_ID", project_id),
+    ):
+        if not _SCOPE_ID.fullmatch(value):
+            raise ValueError(
+                f"{setting} {value!r} is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)"
+            )
+    scoped = f"{prefix}/{domain_id}/{project_id}"
+    validate_prefix(scoped)
+    return scoped
+
+
+def registry_arn_of_schema(schema_arn: str) -> str:
+    """``arn:aws:glue:r:a:schema/<registry>/<schema>`` -> ``arn:aws:glue:r:a:registry/<registry>``."""
+    match = _SCHEMA_ARN.fullmatch(schema_arn)
+    if match is None:
+        raise ValueError(f"{schema_arn!r} is not a Glue Schema Registry schema ARN")
+    return (
+        f"arn:{match['partition']}:glue:{match['region']}:{match['account']}:"
+        f"registry/{match['registry']}"
+    )
 
 
 def _escape(text: str) -> str:

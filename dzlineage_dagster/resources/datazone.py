@@ -24,5 +24,41 @@ class DataZoneResource(AwsClientResource):
         items = self.paginate("datazone", "search", "items", page_size=50, **params)
         return [item["assetItem"] for item in items if "assetItem" in item]
 
+    def search_typed_assets(
+        self, domain_id: str, *, owning_project_id: str, type_name: str
+    ) -> tuple[list[dict[str, Any]], int]:
+        """Every asset of one type and owning project with its forms, and the pages it took
+        (Search, 50 a page)."""
+        pages = (
+            self.client()
+            .get_paginator("search")
+            .paginate(
+                domainIdentifier=domain_id,
+                searchScope="ASSET",
+                owningProjectIdentifier=owning_project_id,
+                filters={"filter": {"attribute": "typeName", "value": type_name}},
+                additionalAttributes=["FORMS"],
+                PaginationConfig={"PageSize": 50},
+            )
+        )
+        items, count = [], 0
+        for page in pages:
+            count += 1
+            items.extend(item["assetItem"] for item in page.get("items", []) if "assetItem" in item)
+        return items, count
+
+    def lineage_event_summaries(self, domain_id: str) -> tuple[list[dict[str, Any]], int]:
+        """Every lineage event of the domain (ListLineageEvents, 50 a page), and the pages."""
+        pages = (
+            self.client()
+            .get_paginator("list_lineage_events")
+            .paginate(domainIdentifier=domain_id, PaginationConfig={"PageSize": 50})
+        )
+        items, count = [], 0
+        for page in pages:
+            count += 1
+            items.extend(page.get("items", []))
+        return items, count
+
     def portal_url(self, domain_id: str) -> str | None:
         return self.client().get_domain(identifier=domain_id).get("portalUrl")

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from dzlineage_dagster.resources.base import AwsClientResource
 
@@ -19,3 +19,15 @@ class GlueDataCatalogResource(AwsClientResource):
         except glue.exceptions.EntityNotFoundException:
             return False
         return True
+
+    def tables(self, database: str) -> list[dict[str, Any]]:
+        """Every table of ``database`` (GetTables, all pages); [] when it does not exist."""
+        glue = self.client()
+        try:
+            return self.paginate("glue", "get_tables", "TableList", DatabaseName=database)
+        except glue.exceptions.EntityNotFoundException:
+            return []
+
+    def table_names(self, database: str) -> list[str]:
+        """The names of every table of ``database``; [] when it does not exist."""
+        return [table["Name"] for table in self.tables(database)]

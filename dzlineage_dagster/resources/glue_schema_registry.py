@@ -22,6 +22,9 @@ class GlueSchemaRegistryResource(AwsClientResource):
             RegistryId={"RegistryName": registry_name},
         )
 
+    def registry_arn(self, registry_name: str) -> str:
+        return self.client().get_registry(RegistryId={"RegistryName": registry_name})["RegistryArn"]
+
     def get_schema(self, schema_arn: str) -> dict[str, Any]:
         return self.client().get_schema(SchemaId={"SchemaArn": schema_arn})
 

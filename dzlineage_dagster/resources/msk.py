@@ -20,8 +20,15 @@ class MskResource(AwsClientResource):
         response = self.client("kafka").get_bootstrap_brokers(ClusterArn=cluster_arn)
         return {k: v for k, v in response.items() if k.startswith("BootstrapBroker")}
 
+    def connector_summaries(self) -> list[dict[str, Any]]:
+        """ListConnectors, every page: names, ARNs, `currentVersion`, `creationTime`, but no
+        configuration (the connector sensor's cheap idle check)."""
+        return self.paginate("kafkaconnect", "list_connectors", "connectors", page_size=100)
+
     def connectors(self) -> list[dict[str, Any]]:
         """Every connector with its full description (incl. `connectorConfiguration`)."""
-        summaries = self.paginate("kafkaconnect", "list_connectors", "connectors", page_size=100)
         connect = self.client("kafkaconnect")
-        return [connect.describe_connector(connectorArn=s["connectorArn"]) for s in summaries]
+        return [
+            connect.describe_connector(connectorArn=s["connectorArn"])
+            for s in self.connector_summaries()
+        ]

@@ -17,10 +17,16 @@ class SsmMappingResource(AwsClientResource):
 
     service_names: ClassVar[tuple[str, ...]] = ("ssm",)
 
-    def parameters_under(self, path: str) -> dict[str, str]:
-        """Name -> value of every parameter below `path`, recursively, all pages (10 a page)."""
+    def parameters_under(self, path: str, *, recursive: bool = True) -> dict[str, str]:
+        """Name -> value of every parameter below `path` (all pages, 10 a page); only those
+        directly below it when not `recursive`."""
         parameters = self.paginate(
-            "ssm", "get_parameters_by_path", "Parameters", page_size=10, Path=path, Recursive=True
+            "ssm",
+            "get_parameters_by_path",
+            "Parameters",
+            page_size=10,
+            Path=path,
+            Recursive=recursive,
         )
         return {p["Name"]: p["Value"] for p in parameters}
 

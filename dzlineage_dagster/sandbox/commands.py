@@ -76,6 +76,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="'aws' answers calls over AWS's published per-account rates (DataZone 20 TPS for "
         "CreateAsset, Search, ...) with ThrottlingException; GET /_sandbox/quotas lists them",
     )
+    parser.add_argument(
+        "--lineage-processing-seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long DataZone takes to process an accepted lineage event, as on AWS where "
+        "PostLineageEvent is asynchronous (default 0: nodes appear at once)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -169,7 +177,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     except ValueError as error:
         raise SystemExit(f"dzlineage: {error}") from None
     try:
-        sandbox = Sandbox(args.host, args.port).start()
+        sandbox = Sandbox(args.host, args.port, args.lineage_processing_seconds).start()
     except OSError as error:
         raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None
     environment = sandbox_environment(sandbox.endpoint_url)

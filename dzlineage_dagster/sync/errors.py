@@ -17,8 +17,31 @@ def describe_error(error: Exception) -> str:
     if isinstance(error, ClientError):
         details = error.response.get("Error", {})
         operation = getattr(error, "operation_name", "call")
-        return f"{operation} failed: {details.get('Code')}: {details.get('Message')}"
+        described = f"{operation} failed: {details.get('Code')}: {details.get('Message')}"
+        budget = retry_budget_exhausted(error)
+        return f"{described} ({budget})" if budget else described
     return str(error) or type(error).__name__
+
+
+def retry_budget_exhausted(error: ClientError) -> str | None:
+    """What botocore's retry handler says ran out, or None when it did not give up.
+
+    botocore records it in the error's ``ResponseMetadata``: ``MaxAttemptsReached`` when the
+    call used every attempt of ``DZLINEAGE_MAX_ATTEMPTS``, ``RetryQuotaReached`` when the
+    standard mode's per-client retry quota (shared by every call of the client) was spent, so
+    the call was not retried at all. An operator then knows the service kept failing, and that
+    raising the attempts or slowing the sync down is the lever, not the request itself.
+    """
+    metadata = error.response.get("ResponseMetadata", {})
+    attempts = int(metadata.get("RetryAttempts", 0)) + 1
+    if metadata.get("RetryQuotaReached"):
+        return (
+            f"retry budget exhausted: botocore's retry quota for this client was used up after "
+            f"{attempts} attempt{'s' if attempts > 1 else ''}"
+        )
+    if metadata.get("MaxAttemptsReached"):
+        return f"retry budget exhausted: all {attempts} attempts failed (DZLINEAGE_MAX_ATTEMPTS)"
+    return None
 
 
 def error_code(error: ClientError) -> str:

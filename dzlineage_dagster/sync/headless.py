@@ -18,11 +18,16 @@ from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_platform
+from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
 from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
-from dzlineage_dagster.sync.stages.retire import removed_records, retire_removed_topics
+from dzlineage_dagster.sync.stages.retire import (
+    removed_records,
+    retire_removed_topics,
+    retirement_hold,
+)
 from dzlineage_dagster.sync.stages.schema import read_schema
 
 
@@ -54,18 +59,21 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
             snapshot = read_schema(run, topic)
             asset = plan_topic_asset(run, snapshot, type_revision)
             lineage = plan_topic_lineage(run, snapshot)
-            if lineage.run_id is None:
-                edge = f"no edge: {lineage.mapping.reason}"
+            if lineage.fingerprint is None:
+                edge = f"no edge: {lineage.lineage.ambiguous_reason or lineage.mapping.reason}"
             else:
                 state = "unchanged" if lineage.already_posted else "post"
-                edge = f"{state} -> {lineage.mapping.table} ({lineage.mapping.origin})"
+                if lineage.failed_events:
+                    state = "re-post (its events failed after acceptance)"
+                edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.hops)
             rows.append((topic, asset.action, f"v{snapshot.version}", edge))
         except Exception as error:
             unplannable += 1
             rows.append((topic, "error", "", describe_error(error)))
-    policy = run.settings.deleted_schema_policy
-    for record in removed_records(run):
-        rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
+    if retirement_hold(run) is None:
+        policy = run.settings.deleted_schema_policy
+        for record in removed_records(run):
+            rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
     return rows, unplannable
 
 
@@ -120,30 +128,40 @@ def run_headless_sync(
     dry_run: bool,
     out: TextIO,
     aws_options: dict[str, Any] | None = None,
+    reconcile: bool = False,
 ) -> int:
     """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,
     128 + the signal's number when SIGINT or SIGTERM stopped it.
 
     Idle is nearly free: the registry listing (a call per 100 schemas) is hashed with the
-    sync's settings into a digest; when it equals the digest the last complete sync recorded
-    (one GetParameters), nothing changed and nothing more is called. Otherwise every mapping
-    is read once and only the topics whose registry token moved are read and synced; a sync
-    with no failure then records the new digest.
+    sync's settings, the connectors' signature and the code version into a digest; when it
+    equals the digest the last complete sync of this domain and project recorded (one
+    GetParameters), nothing changed and nothing more is called. Otherwise every mapping is read
+    once and only the topics whose registry token moved are read and synced; a sync with no
+    failure then records the new digest. A hand-edited mapping parameter is not noticed by an
+    idle sync (nothing reads it): ``reconcile`` reads everything and repairs it.
+
+    ``reconcile`` first compares DataZone with the registry and the mapping and repairs what
+    differs (with ``dry_run``: lists the repairs and writes nothing); it never takes the idle
+    shortcut nor trusts the registry tokens.
     """
     log = logging.getLogger("dzlineage.sync")
+    report: ReconcileReport | None = None
     with stop_on_signals() as stop:
         try:
             run = start_run(settings, log, aws_options)
             check_platform(run)
             if dry_run:
-                return _print_plan(run, out)
+                run.mappings.read_only = True
+                return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
             registry_arn = run.registry_arn
             digest = registry_digest(run.registry_topics, run.sync_context)
-            unchanged = (
-                registry_arn is not None and run.mappings.stored_digest(registry_arn) == digest
-            )
+            unchanged = not reconcile and run.mappings.stored_digest(registry_arn) == digest
+            if reconcile:
+                report = inspect_catalog(run)
+                apply_repairs(run, report)
         except (SyncError, ClientError, BotoCoreError, ValueError) as error:
             # Nothing per topic has happened yet: say why, without a traceback (a ValueError is
             # a setting the first client refused, e.g. DZLINEAGE_CLIENT_RATE_LIMITS).
@@ -165,10 +183,13 @@ def run_headless_sync(
             return 0
         log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
         rows: list[tuple[str, ...]] = []
+        reposted: list[str] = []
         failed = done = 0
         try:
-            for outcome in sync_topics(run, topics, trust_registry_tokens=True):
+            for outcome in sync_topics(run, topics, trust_registry_tokens=not reconcile):
                 done += 1
+                if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
+                    reposted.append(outcome.topic)
                 if outcome.ok:
                     asset = outcome.asset.action if outcome.asset else "-"
                     if outcome.unchanged_by_token:
@@ -180,6 +201,8 @@ def run_headless_sync(
                     failed += 1
                     stage = outcome.failed_stage.value if outcome.failed_stage else "?"
                     rows.append((outcome.topic, "FAILED", f"{stage}: {outcome.error}"))
+                if report is not None and outcome.topic in report.topics:
+                    report.results[outcome.topic] = rows[-1][1]
                 if stop:
                     break
             # Threads finish topics in any order; the summary lists them in the registry's.
@@ -189,12 +212,19 @@ def run_headless_sync(
                 for topic, result in retire_removed_topics(run).items():
                     failed += result.startswith("failed")
                     rows.append((topic, result, "schema left the registry"))
-            if not stop and not failed and registry_arn is not None:
+            if not stop and not failed:
                 _record_digest(run, registry_arn, digest, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
             print(_table(rows, ("topic", "asset", "lineage")), file=out)
+        if reposted:
+            print(
+                f"\nlineage re-posted for {len(reposted)} topics whose events DataZone had failed "
+                f"after accepting them: {', '.join(reposted)}",
+                file=out,
+            )
+        _print_scope_notes(run, out, report)
         calls, retries = run.api_calls(), run.api_retries()
         summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
         if retries:
@@ -222,8 +252,35 @@ def _record_digest(run: SyncRun, registry_arn: str, digest: str, log: logging.Lo
         )
 
 
-def _print_plan(run: SyncRun, out: TextIO) -> int:
+def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> None:
+    """What an operator must know beyond the per-topic rows: repairs, migration, a hold."""
+    if report is not None:
+        print(_reconcile_summary(report), file=out)
+    if run.mappings.migrated:
+        print(
+            f"\nmoved {len(run.mappings.migrated)} mappings of the first SSM layout to "
+            f"{run.mappings.prefix}",
+            file=out,
+        )
+    hold = retirement_hold(run)
+    if hold is not None:
+        print(f"\n{hold}", file=out)
+
+
+def _reconcile_summary(report: ReconcileReport) -> str:
+    cost = (
+        f"{report.assets_seen} topic assets read in {report.search_pages} Search pages, "
+        f"lineage in {report.lineage_pages} ListLineageEvents pages"
+    )
+    if not report.repairs:
+        return f"\nreconcile: nothing to repair ({cost})"
+    table = _table(report.rows(), ("topic", "repair", "detail"))
+    return f"\nreconcile: {len(report.repairs)} repairs ({cost})\n{table}"
+
+
+def _print_plan(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> int:
     rows, unplannable = dry_run_plan(run)
     print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
+    _print_scope_notes(run, out, report)
     print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
     return 1 if unplannable else 0

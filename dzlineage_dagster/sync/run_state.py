@@ -3,8 +3,8 @@
 The assets, the jobs, the checks, the sensor, `dzlineage sync` and the benchmarks all start a
 run the same way: ``SyncRun(LineageSyncResource, log)``. Each lookup here is made at most once
 per run however many topics the run covers (one registry listing, one read of the mapping, one
-cluster description), so the API calls of a run grow with the topics it changes, not with the
-topics it merely considers.
+cluster description, one read of the connectors and the topology derived from them), so the
+API calls of a run grow with the topics it changes, not with the topics it merely considers.
 
 A run's topics are synced by several threads (`concurrency` setting); each lookup is made under
 the run's lock, so the first thread to need it makes the call and the others wait for its answer.
@@ -16,18 +16,36 @@ import hashlib
 import json
 import logging
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timezone
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
 from typing import Any
+
+import yaml
 
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics, topic_sync_token
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
+from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, topic_dataset
+from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
+from dzlineage_dagster.core.topology import (
+    ConnectorDefinition,
+    ConnectorTopicMapper,
+    OverrideError,
+    Topology,
+    build_topology,
+)
+from dzlineage_dagster.core.topology_report import connectors_digest
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.resources.kafka_connect_rest import (
+    KafkaConnectRestError,
+    read_kafka_connect_connectors,
+)
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
 from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
@@ -67,21 +85,97 @@ class ClusterInfo:
 class SyncRun:
     resource: LineageSyncResource
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
-    mapper: TopicTableMapper | None = None
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
     _lookup_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    #: When the run started (this machine's clock): a DataZone answer dated before it was
+    #: replayed for a client token, not made by this run.
+    started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
+    #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
+    repost_lineage: set[str] = field(default_factory=set, init=False)
 
     def __post_init__(self) -> None:
         self.log = self.log or logging.getLogger("dzlineage")
         self.mappings = MappingStore(
-            self.resource.mapping_parameters, self.settings.ssm_prefix, self.log
+            self.resource.mapping_parameters,
+            self.settings.ssm_prefix,
+            self.log,
+            domain_id=self.settings.domain_id,
+            project_id=self.settings.project_id,
+            legacy_owner=self._owned_legacy_record,
         )
-        if self.mapper is None:
-            self.mapper = NamingConventionMapper(
-                database=self.settings.glue_database,
-                table_pattern=self.settings.table_name_pattern,
+
+    @run_lookup
+    def convention(self) -> NamingConventionMapper:
+        """The naming-convention guess: the topology's last fallback, and the drift check's
+        comparison."""
+        return NamingConventionMapper(
+            database=self.settings.glue_database, table_pattern=self.settings.table_name_pattern
+        )
+
+    @run_lookup
+    def mapper(self) -> TopicTableMapper:
+        """Topic -> Iceberg table: override, else the connectors, else the convention."""
+        return ConnectorTopicMapper(self.topology)
+
+    @run_lookup
+    def connectors(self) -> tuple[ConnectorDefinition, ...]:
+        """Every connector with its configuration, from the Kafka Connect REST endpoint when
+        one is set, else from MSK Connect (ListConnectors + DescribeConnector)."""
+        url = self.settings.kafka_connect_url
+        if url:
+            try:
+                configs = read_kafka_connect_connectors(url)
+            except KafkaConnectRestError as error:
+                raise SyncError(str(error)) from None
+            return tuple(ConnectorDefinition(name, config) for name, config in configs.items())
+        return tuple(
+            ConnectorDefinition(c["connectorName"], c.get("connectorConfiguration") or {})
+            for c in self.resource.msk.connectors()
+        )
+
+    @run_lookup
+    def override_document(self) -> dict[str, Any]:
+        """The override file's content ({} when the setting is unset); the topology checks its
+        entries (connector references need the parsed connectors)."""
+        path = self.settings.lineage_overrides
+        if not path:
+            return {}
+        where = f"DZLINEAGE_LINEAGE_OVERRIDES={path}"
+        try:
+            document = yaml.safe_load(Path(path).read_text(encoding="utf-8")) or {}
+        except (OSError, yaml.YAMLError) as error:
+            raise SyncError(f"{where}: {error}") from None
+        if not isinstance(document, dict):
+            raise SyncError(f"{where}: the file must hold a mapping with a 'topics' mapping")
+        return document
+
+    @run_lookup
+    def topology(self) -> Topology:
+        """The connectors parsed against the registry's topics, once per run."""
+        try:
+            return build_topology(
+                self.connectors,
+                self.registry_topics,
+                overrides=self.override_document,
+                fallback=self.convention,
             )
+        except OverrideError as error:
+            raise SyncError(
+                f"DZLINEAGE_LINEAGE_OVERRIDES={self.settings.lineage_overrides}: {error}"
+            ) from None
+
+    def topic_dataset(self, topic: str) -> tuple[str, str]:
+        """The topic's OpenLineage (namespace, name): the topic asset's sourceIdentifier and
+        both lineage hops use it, so the topic is one node. The connector's own bootstrap
+        string wins (Debezium's lineage names the topic by it); without one the namespace
+        style setting decides."""
+        source = self.topology.source_connector_of(topic)
+        if self.settings.topic_namespace_style == "cluster" and not (
+            source and source.lineage_bootstrap_servers
+        ):
+            return self.topic_namespace, topic
+        return topic_dataset(topic, self.cluster.bootstrap_brokers, source)
 
     @property
     def settings(self) -> LineageSettings:
@@ -110,12 +204,16 @@ class SyncRun:
     @run_lookup
     def sync_context(self) -> str:
         """What shapes the catalog besides the registry: the settings that name and place
-        things, the topic asset type's revision and this code's version. A change to any of
-        them makes every topic's registry token and the registry digest change."""
+        things (the lineage settings among them), the lineage override file, the connector
+        topology's signature (see :attr:`connectors_digest`), the topic asset type's revision
+        and this code's version. A change to any of them makes every topic's registry token and
+        the registry digest change, so an idle headless sync never skips it."""
         settings = self.settings.model_dump(exclude={"concurrency"})
         context = json.dumps(
             {
                 "settings": settings,
+                "lineage_overrides": self.override_document,
+                "connectors": self.connectors_digest,
                 "asset_type_revision": self.asset_type_revision,
                 "code": _code_version(),
             },
@@ -124,18 +222,55 @@ class SyncRun:
         )
         return hashlib.sha256(context.encode()).hexdigest()
 
+    @run_lookup
+    def connectors_digest(self) -> str:
+        """A digest of every connector's current configuration: with a Kafka Connect REST
+        endpoint, of the configs themselves (one GET returns them all); on MSK Connect, of
+        ListConnectors' names, ARNs, ``currentVersion`` and creation times (a configuration
+        change makes a new version), so no DescribeConnector is needed to notice a change."""
+        if self.settings.kafka_connect_url:
+            return connectors_digest([c.name, dict(c.config)] for c in self.connectors)
+        return connectors_digest(
+            [c["connectorName"], c["connectorArn"], c.get("currentVersion"), c.get("creationTime")]
+            for c in self.resource.msk.connector_summaries()
+        )
+
     def topic_token(self, topic: str) -> str:
         """The topic's registry token under this run's context (see ``MappingRecord``)."""
         return topic_sync_token(self.registry_topics[topic], self.sync_context)
 
-    @property
-    def registry_arn(self) -> str | None:
-        """The registry's ARN, from any of its schemas' (None when it has none)."""
-        first = next(iter(self.registry_topics.values()), None)
-        if first is None:
+    @run_lookup
+    def registry_arn(self) -> str:
+        """The configured registry's ARN: from a listed schema's ARN, else GetRegistry."""
+        for listed in self.registry_topics.values():
+            return registry_arn_of_schema(listed.schema_arn)
+        return self.resource.schema_registry.registry_arn(self.settings.registry_name)
+
+    def in_registry(self, record: MappingRecord) -> bool:
+        """Whether the record's schema belongs to the configured registry."""
+        return registry_arn_of_schema(record.schema_arn) == self.registry_arn
+
+    def _owned_legacy_record(self, record: MappingRecord) -> MappingRecord | None:
+        """A first-layout record with this run's scope, if its asset is this run's."""
+        datazone = self.resource.datazone.client()
+        try:
+            asset = datazone.get_asset(
+                domainIdentifier=self.settings.domain_id, identifier=record.asset_id
+            )
+        except datazone.exceptions.ClientError as error:
+            if error_code(error) in ("ResourceNotFoundException", "AccessDeniedException"):
+                return None
+            raise
+        if asset.get("owningProjectId") != self.settings.project_id:
             return None
-        prefix, _, _ = first.schema_arn.partition(":schema/")
-        return f"{prefix}:registry/{self.settings.registry_name}"
+        if asset.get("externalIdentifier") != record.schema_arn:
+            return None
+        return replace(
+            record,
+            domain_id=self.settings.domain_id,
+            project_id=self.settings.project_id,
+            registry_arn=registry_arn_of_schema(record.schema_arn),
+        )
 
     @property
     def asset_type_revision(self) -> str:
@@ -181,6 +316,12 @@ class SyncRun:
         if self.settings.topic_namespace_style == "cluster":
             return f"kafka://{self.cluster.name}"
         return kafka_dataset_namespace(self.cluster.bootstrap_brokers)
+
+    @run_lookup
+    def lineage_health(self) -> LineageHealth:
+        """The lineage runs DataZone failed after accepting them: looked up once per run, when
+        the lineage stage first plans an edge (one ListLineageEvents page when none failed)."""
+        return check_lineage_health(self)
 
     @run_lookup
     def portal_url(self) -> str | None:

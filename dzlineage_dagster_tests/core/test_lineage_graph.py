@@ -9,9 +9,13 @@ from hypothesis import strategies as st
 from dzlineage_dagster.core.lineage_graph import (
     GraphEdge,
     LineageGraph,
+    choose_dataset,
+    column_pairs,
+    near_matches,
     node_kind,
     render,
     resolve_short_name,
+    source_identifier,
 )
 
 SOURCE = "postgres://shop-db:5432/shop.sales.orders"
@@ -109,3 +113,47 @@ def test_every_topic_resolves_by_its_own_name(names: list[str]) -> None:
     ids = [f"kafka://b-1:9098/{name}" for name in names]
     for node_id, name in zip(ids, names, strict=True):
         assert node_id in resolve_short_name(name, ids)
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "expected"),
+    [
+        # The exact name of a topic whose source table shares it: the topic.
+        ("shop.sales.orders", None, [TOPIC]),
+        ("shop.sales.orders", "source_table", [SOURCE]),
+        # The end of a name: the source table, as topics carry a prefix.
+        ("sales.orders", None, [SOURCE]),
+        ("sales.orders", "topic", [TOPIC]),
+        ("lakehouse.sales_orders", None, [TABLE]),
+        ("lakehouse.sales_orders", "topic", []),
+    ],
+)
+def test_a_name_of_several_kinds_means_the_most_plausible_one(text, kind, expected) -> None:
+    assert choose_dataset(text, demo_graph().nodes, kind) == expected
+
+
+def test_near_matches_suggest_the_names_a_typo_meant() -> None:
+    assert near_matches("lakehouse.sales_order", demo_graph().nodes)[0] == "lakehouse.sales_orders"
+    assert near_matches("zzz", demo_graph().nodes) == []
+
+
+def test_source_identifiers_and_column_pairs_follow_datazone_naming() -> None:
+    glue = ("arn:aws:glue:us-east-1:123456789012", "table/lakehouse/sales_orders")
+    assert source_identifier(*glue) == TABLE
+    assert source_identifier("kafka://b-1.demo:9098", "shop.sales.orders") == TOPIC
+    facet = {
+        "fields": {
+            "id": {
+                "inputFields": [
+                    {
+                        "namespace": "kafka://b-1.demo:9098",
+                        "name": "shop.sales.orders",
+                        "field": "after.id",
+                    }
+                ]
+            },
+            "note": {"inputFields": [{"namespace": "kafka://other:1", "name": "x", "field": "n"}]},
+        }
+    }
+    assert column_pairs(facet, TOPIC) == (("after.id", "id"),)
+    assert column_pairs({}, TOPIC) == ()

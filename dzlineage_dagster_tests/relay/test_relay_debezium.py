@@ -69,10 +69,17 @@ def test_debezium_events_join_the_nodes_the_sync_posts_for_the_same_connector(pl
     assert {n["id"] for n in synced["downstreamNodes"]} <= {
         n["id"] for n in joined["downstreamNodes"]
     }
-    (debezium_run,) = [node(n["id"]) for n in joined["upstreamNodes"]]
-    assert debezium_run["sourceIdentifier"] == f"{prefix}.{prefix}.0/{events[0].run.runId}"
+    # Upstream of the topic: Debezium's own run, and the sync's connector-derived source hop;
+    # both come from the same source table node.
+    upstream_runs = {
+        node(n["id"])["sourceIdentifier"]: node(n["id"]) for n in joined["upstreamNodes"]
+    }
+    debezium_run = upstream_runs[f"{prefix}.{prefix}.0/{events[0].run.runId}"]
+    assert len(upstream_runs) == 2, sorted(upstream_runs)
     (table,) = [node(n["id"]) for n in debezium_run["upstreamNodes"]]
     assert table["sourceIdentifier"] == f"{source[0]}/{source[1]}"
+    (sync_run,) = [run for key, run in upstream_runs.items() if run is not debezium_run]
+    assert [n["id"] for n in sync_run["upstreamNodes"]] == [table["id"]]
     # Downstream of the topic: the sync's run into the Iceberg table, and the topic's asset.
     downstream = {node(n["id"])["sourceIdentifier"] for n in joined["downstreamNodes"]}
     assert any(s.startswith("amazon.datazone.asset/") for s in downstream), downstream

@@ -29,6 +29,9 @@ TABLE_TOPICS = [
     "shop.sales.payments",
 ]
 HEARTBEAT_TOPIC = "__debezium-heartbeat.shop"
+#: Two yearly shards that the source connector's ToLogicalTopicRouter merges into one topic.
+ARCHIVE_SHARDS = ["sales.orders_archive_2025", "sales.orders_archive_2026"]
+ARCHIVE_TOPIC = "shop.archive.orders"
 
 
 def read_platform(sandbox, region: str) -> dict:
@@ -99,9 +102,10 @@ def test_the_environment_names_what_was_created(sandbox, seeded):
 def test_the_registry_holds_a_value_schema_per_topic_with_its_versions(platform):
     schemas = platform["schemas"]
 
-    assert sorted(schemas) == sorted([*TABLE_TOPICS, HEARTBEAT_TOPIC])
+    assert sorted(schemas) == sorted([*TABLE_TOPICS, ARCHIVE_TOPIC, HEARTBEAT_TOPIC])
     assert {topic: len(versions) for topic, versions in schemas.items()} == {
         **dict.fromkeys(TABLE_TOPICS, 1),
+        ARCHIVE_TOPIC: 1,
         HEARTBEAT_TOPIC: 1,
         "shop.inventory.customers": 3,
         "shop.inventory.products": 2,
@@ -152,14 +156,19 @@ def test_the_connectors_carry_their_configs(sandbox, seeded, platform):
     sink = platform["connectors"]["shop-iceberg-sink"]
     source_config, sink_config = source["connectorConfiguration"], sink["connectorConfiguration"]
 
-    assert set(platform["connectors"]) == {"shop-debezium-source", "shop-iceberg-sink"}
+    assert set(platform["connectors"]) == {
+        "shop-debezium-source",
+        "shop-iceberg-sink",
+        "shop-archive-sink",
+    }
     assert source_config["connector.class"] == (
         "io.debezium.connector.postgresql.PostgresConnector"
     )
     assert source_config["topic.prefix"] == "shop"
-    assert source_config["table.include.list"].split(",") == [
-        topic.removeprefix("shop.") for topic in TABLE_TOPICS
-    ]
+    assert (
+        source_config["table.include.list"].split(",")
+        == [topic.removeprefix("shop.") for topic in TABLE_TOPICS] + ARCHIVE_SHARDS
+    )
     assert source_config["value.converter.registry.name"] == "shop-cdc"
     assert source_config["value.converter.region"] == REGION
     assert source_config["heartbeat.interval.ms"] == "10000"
@@ -187,7 +196,7 @@ def test_the_catalog_has_an_iceberg_table_per_topic_and_one_fed_by_none(platform
 
     assert sorted(tables) == sorted(
         [topic.removeprefix("shop.").replace(".", "_") for topic in TABLE_TOPICS]
-        + ["daily_revenue"]
+        + ["orders_history", "daily_revenue"]
     )
     assert customers["Parameters"]["table_type"] == "ICEBERG"
     assert customers["Parameters"]["metadata_location"].endswith(".metadata.json")
@@ -224,7 +233,9 @@ def test_the_same_file_on_a_fresh_region_gives_the_same_platform(sandbox, platfo
 def test_the_bundled_demo_is_a_valid_platform():
     spec = load_platform_spec()
 
-    assert len(spec.source_tables) == 6
+    # Six tables with a topic each, and two yearly shards merged into one topic.
+    assert len(spec.source_tables) == 8
+    assert len({spec.topic(t) for t in spec.source_tables}) == 7
     assert {t.schema for t in spec.source_tables} == {"inventory", "sales"}
     assert any(len(t.column_versions()) > 1 for t in spec.source_tables)
     assert spec.heartbeat_topic == HEARTBEAT_TOPIC

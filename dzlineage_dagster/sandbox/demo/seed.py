@@ -15,12 +15,14 @@ import re
 import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
 import boto3
 import yaml
 
+from dzlineage_dagster.core.debezium import DebeziumSource, parse_debezium_source
 from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS
 
 DEMO_PLATFORM = Path(__file__).with_name("demo_platform.yaml")
@@ -107,8 +109,23 @@ class PlatformSpec:
     def topic_prefix(self) -> str:
         return self.source_connector.config["topic.prefix"]
 
+    @cached_property
+    def _debezium(self) -> DebeziumSource:
+        connector = self.source_connector
+        return parse_debezium_source(connector.name, connector.config)
+
     def topic(self, table: SourceTable) -> str:
-        return f"{self.topic_prefix}.{table.schema}.{table.table}"
+        """The table's topic as the source connector names it: its routers applied, so the
+        tables a logical-table router merges share one topic."""
+        source = self._debezium
+        routed = source.route(
+            source.table(source.default_database or "", table.schema, table.table)
+        )
+        if routed.is_ambiguous:
+            raise PlatformSpecError(
+                f"source_tables.{table.schema}.{table.table}: {routed.ambiguous_reason}"
+            )
+        return routed.topic
 
     @property
     def heartbeat_topic(self) -> str | None:
@@ -568,12 +585,13 @@ def _create_schemas(glue: Any, spec: PlatformSpec) -> None:
         glue.create_registry(
             RegistryName=name, **({"Description": description} if description else {})
         )
-    schemas = {
-        spec.topic(table): [
-            debezium_value_schema(spec.topic(table), columns) for columns in table.column_versions()
-        ]
-        for table in spec.source_tables
-    }
+    schemas: dict[str, list[dict[str, Any]]] = {}
+    for table in spec.source_tables:
+        # Merged shards share their topic's schema: the first shard registers it.
+        topic = spec.topic(table)
+        schemas.setdefault(
+            topic, [debezium_value_schema(topic, columns) for columns in table.column_versions()]
+        )
     if spec.heartbeat_topic:
         schemas[spec.heartbeat_topic] = [heartbeat_value_schema()]
     registry_id = {"RegistryName": spec.registry["name"]}

@@ -17,9 +17,11 @@ import json
 import re
 import sys
 import threading
+import time
 import unicodedata
 import uuid
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Any, TypeVar
 from xml.sax.saxutils import escape as xml_escape
@@ -382,10 +384,18 @@ class RestJsonService:
 
     ``handlers`` maps operation names to functions from the parsed, validated input dict to the
     output dict (or None for an empty output); they raise :class:`AwsServiceError`. Handlers run
-    one at a time, so the emulator's state needs no locking of its own. A successful call that
-    carries an idempotency token (``clientToken``) is answered again, unchanged and without
-    running the handler, when the same operation comes with the same token.
+    one at a time, so the emulator's state needs no locking of its own.
+
+    Idempotency tokens (``clientToken``) behave as AWS's generic pattern (DataZone's API
+    reference does not publish its window; Directory Service, Verified Permissions and DynamoDB
+    do): within :attr:`client_token_window_seconds` (8 hours) of a successful call, the same
+    operation with the same token and the same parameters is answered again, unchanged and
+    without running the handler; with different parameters it is refused with a 409
+    ``ConflictException``. After the window the token is forgotten and the call runs anew.
     """
+
+    #: How long a successful call's token is honoured (AWS's generic pattern: 8 hours).
+    DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS = 8 * 3600.0
 
     def __init__(self, service_name: str, handlers: Mapping[str, Handler]) -> None:
         self.service_name = service_name
@@ -397,7 +407,8 @@ class RestJsonService:
             raise ValueError(f"{service_name} has no operations {sorted(unknown)}")
         self._handlers = dict(handlers)
         self._lock = threading.Lock()
-        self._answered: dict[tuple[str, str], Response] = {}
+        self._answered: dict[tuple[str, str], _TokenAnswer] = {}
+        self.client_token_window_seconds = self.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
         shapes = self.model.shape_names
         self.validation_error_code = (
             "ValidationException" if "ValidationException" in shapes else "BadRequestException"
@@ -455,14 +466,24 @@ class RestJsonService:
     def _answer(
         self, operation: OperationModel, handler: Handler, params: dict[str, Any]
     ) -> Response:
-        tokens = [params[name] for name in operation.idempotent_members if params.get(name)]
-        key = (operation.name, tokens[0]) if tokens else None
+        token_members = [name for name in operation.idempotent_members if params.get(name)]
+        key = (operation.name, params[token_members[0]]) if token_members else None
+        asked = _canonical({k: v for k, v in params.items() if k not in token_members})
         with self._lock:
-            if key in self._answered:
-                return self._answered[key]
+            earlier = self._answered.get(key) if key is not None else None
+            moment = time.monotonic()
+            if earlier is not None and moment - earlier.at <= self.client_token_window_seconds:
+                if earlier.asked != asked:
+                    raise AwsServiceError(
+                        "ConflictException",
+                        f"The client token {key[1]} was already used for a {operation.name} "
+                        "request with different parameters",
+                        409,
+                    )
+                return earlier.response
             response = self._serialize(operation, handler(params) or {})
             if key is not None:
-                self._answered[key] = response
+                self._answered[key] = _TokenAnswer(asked, response, moment)
             return response
 
     def _serialize(self, operation: OperationModel, result: dict[str, Any]) -> Response:
@@ -500,6 +521,20 @@ class RestJsonService:
         return aws_error_response(self.service_name, error.code, error.message, status)
 
 
+@dataclass(frozen=True)
+class _TokenAnswer:
+    """A successful call's answer, kept for the idempotency token it carried."""
+
+    asked: str
+    response: Response
+    at: float
+
+
+def _canonical(params: Mapping[str, Any]) -> str:
+    """The parameters as one comparable text (bytes and timestamps included)."""
+    return json.dumps(params, sort_keys=True, default=repr)
+
+
 class RestJsonEmulator:
     """The face of an emulator whose wire work is one :class:`RestJsonService` (``_service``):
     what the sandbox server routes requests to and asks for its operation table."""
@@ -512,3 +547,11 @@ class RestJsonEmulator:
 
     def handle(self, request: Request) -> Response:
         return self._service.handle(request)
+
+    @property
+    def client_token_window_seconds(self) -> float:
+        return self._service.client_token_window_seconds
+
+    @client_token_window_seconds.setter
+    def client_token_window_seconds(self, seconds: float) -> None:
+        self._service.client_token_window_seconds = seconds

@@ -9,7 +9,8 @@ request is routed by the service in its SigV4 credential scope
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
 
-Every call is logged and may be failed by a fault rule first. The admin paths under
+Every call is logged and may be failed by a fault rule first (or, for a deferred fault such as
+``fail-after-accept``, succeed and have its work fail later in the emulator). The admin paths under
 ``/_sandbox/`` (see :mod:`dzlineage_dagster.sandbox.server.control`) read the log, set fault rules and
 reset the state.
 """
@@ -33,10 +34,15 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
-from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, resolve_operation_name
+from dzlineage_dagster.sandbox.protocol.aws import (
+    RestJsonService,
+    aws_error_response,
+    resolve_operation_name,
+)
 from dzlineage_dagster.sandbox.server import operations
 from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
 from dzlineage_dagster.sandbox.server.faults import (
@@ -63,6 +69,8 @@ class Emulator(Protocol):
 
     def handle(self, request: Request) -> Response: ...
 
+    client_token_window_seconds: float
+
 
 EMULATOR_FACTORIES: dict[str, Callable[..., Emulator]] = {
     "datazone": DataZoneEmulator,
@@ -79,8 +87,15 @@ def credential_scope(authorization: str | None) -> tuple[str, str] | None:
 class SandboxApp:
     """The WSGI application: routing, the call log, fault injection, quotas and latency."""
 
-    def __init__(self, latency: Latency | None = None, quotas: Quotas | None = None) -> None:
+    def __init__(
+        self,
+        latency: Latency | None = None,
+        quotas: Quotas | None = None,
+        lineage_processing_seconds: float = 0.0,
+    ) -> None:
         apply_moto_patches()
+        #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
+        self.lineage_processing_seconds = lineage_processing_seconds
         self.calls = CallLog()
         self.faults = FaultPlan()
         self.latency = latency or Latency()
@@ -88,6 +103,7 @@ class SandboxApp:
         self._moto = DomainDispatcherApplication(create_backend_app)
         self._emulators: dict[tuple[str, str], Emulator] = {}
         self._emulators_lock = threading.Lock()
+        self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
 
     def pace(self, latency: Latency, quotas: Quotas) -> None:
         """Change the service time and the quotas from the next call on."""
@@ -98,6 +114,7 @@ class SandboxApp:
         moto_api_backend.reset()
         with self._emulators_lock:
             self._emulators.clear()
+        self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
         self.calls.clear()
         self.faults.replace([])
 
@@ -146,7 +163,10 @@ class SandboxApp:
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
             response = aws_error_response(service, code, message, status)
         elif service in EMULATOR_FACTORIES:
-            response = self._emulator(service, region).handle(fresh_request())
+            request = fresh_request()
+            if rule is not None and rule.deferred:
+                request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
+            response = self._emulator(service, region).handle(request)
         else:
             response = answer_moto_gap(service, operation or "", fresh_request())
         if response is None:
@@ -163,7 +183,13 @@ class SandboxApp:
             key = (service, region)
             if key not in self._emulators:
                 factory = EMULATOR_FACTORIES[service]
-                self._emulators[key] = factory(region=region, account_id=SANDBOX_ACCOUNT_ID)
+                options = {}
+                if service == "datazone":
+                    options["lineage_processing_seconds"] = self.lineage_processing_seconds
+                self._emulators[key] = factory(
+                    region=region, account_id=SANDBOX_ACCOUNT_ID, **options
+                )
+                self._emulators[key].client_token_window_seconds = self.client_token_window_seconds
             return self._emulators[key]
 
     def _moto_response(self, environ: dict[str, Any], body: bytes) -> Response:
@@ -208,12 +234,30 @@ class SandboxApp:
             except (ValueError, AttributeError) as error:
                 return _json({"error": f"invalid pacing: {error}"}, status=400)
             return _json({"latency": self.latency.describe(), "quotas": self.quotas.describe()})
+        if route == ("GET", "client-token-window"):
+            return _json({"seconds": self.client_token_window_seconds})
+        if route == ("PUT", "client-token-window"):
+            return self._set_client_token_window(request)
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):
             self.reset()
             return _json({"status": "reset"})
         return _json({"error": f"no admin route {route[0]} {request.path}"}, status=404)
+
+    def _set_client_token_window(self, request: Request) -> Response:
+        """How long the emulators honour a clientToken (tests shorten AWS's 8 hours)."""
+        try:
+            seconds = float(json.loads(request.get_data() or b"{}")["seconds"])
+        except (KeyError, TypeError, ValueError) as error:
+            return _json({"error": f'expected {{"seconds": <number>}}: {error}'}, status=400)
+        if seconds < 0:
+            return _json({"error": "seconds must not be negative"}, status=400)
+        with self._emulators_lock:
+            self.client_token_window_seconds = seconds
+            for emulator in self._emulators.values():
+                emulator.client_token_window_seconds = seconds
+        return _json({"seconds": seconds})
 
     def _operations(self, service: str | None) -> Response:
         """Who answers what: the project's services, or the one ``?service=`` names."""
@@ -276,6 +320,7 @@ class Sandbox:
         self,
         host: str = "127.0.0.1",
         port: int = 0,
+        lineage_processing_seconds: float = 0.0,
         *,
         latency: Latency | str | None = None,
         quotas: Quotas | str | None = None,
@@ -285,6 +330,7 @@ class Sandbox:
         self.app = SandboxApp(
             Latency.parse(latency) if isinstance(latency, str) else latency,
             Quotas.parse(quotas) if isinstance(quotas, str) else quotas,
+            lineage_processing_seconds,
         )
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler

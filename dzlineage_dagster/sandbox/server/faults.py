@@ -1,8 +1,8 @@
 """Fault injection and the call log of the sandbox endpoint.
 
 Tests and benchmarks need two things from the local AWS stand-in that AWS itself cannot give:
-faults on demand (throttling, server errors, a crash between two calls) and an exact count of
-every API call a run made. Both live here, independent of HTTP, so the server only asks "does a
+faults on demand (throttling, server errors, a crash between two calls, work that fails after
+AWS accepted it) and an exact count of every API call a run made. Both live here, independent of HTTP, so the server only asks "does a
 rule fire for this call?" and "record this call".
 """
 
@@ -30,6 +30,12 @@ FAULT_KINDS: dict[str, tuple[str, int]] = {
 #: the calling process at exactly that call. A released ``hold`` drops the request (the
 #: connection is reset: AWS never saw it); a released ``hold-after`` sends the answer.
 CONNECTION_KINDS = ("reset", "hold", "hold-after")
+#: Faults whose call succeeds and whose failure comes later, by name: the calls they apply to.
+#: ``fail-after-accept``: PostLineageEvent answers with the event's id as usual, and DataZone's
+#: asynchronous processing then ends FAILED (no nodes; ListLineageEvents shows it FAILED).
+DEFERRED_FAULT_KINDS: dict[str, tuple[str, str]] = {
+    "fail-after-accept": ("datazone", "PostLineageEvent"),
+}
 
 
 @dataclass
@@ -37,7 +43,9 @@ class FaultRule:
     """Make matching calls fail.
 
     A call matches when its service equals ``service`` and its operation equals ``operation``
-    (``"*"`` matches any). A matching call fails with probability ``rate`` (drawn from a random
+    (``"*"`` matches any). ``kind`` is one of :data:`FAULT_KINDS` (the call fails with that
+    error) or :data:`DEFERRED_FAULT_KINDS` (the call succeeds and its work fails later; such a
+    rule must name its one service and operation). A matching call fails with probability ``rate`` (drawn from a random
     generator seeded by ``seed``, so a test run is reproducible), and at most ``count`` times in
     all when ``count`` is set; ``skip`` first lets that many matching calls through untouched.
     """
@@ -53,10 +61,14 @@ class FaultRule:
     seen: int = field(default=0, compare=False)
 
     def __post_init__(self) -> None:
-        if self.kind not in FAULT_KINDS and self.kind not in CONNECTION_KINDS:
+        known = [*FAULT_KINDS, *CONNECTION_KINDS, *DEFERRED_FAULT_KINDS]
+        if self.kind not in known:
+            raise ValueError(f"unknown fault kind {self.kind!r}; choose one of {sorted(known)}")
+        if self.deferred and (self.service, self.operation) != DEFERRED_FAULT_KINDS[self.kind]:
+            service, operation = DEFERRED_FAULT_KINDS[self.kind]
             raise ValueError(
-                f"unknown fault kind {self.kind!r}; choose one of "
-                f"{sorted([*FAULT_KINDS, *CONNECTION_KINDS])}"
+                f"fault kind {self.kind!r} applies to service {service!r} operation "
+                f"{operation!r} only, not {self.service!r} {self.operation!r}"
             )
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")
@@ -76,6 +88,11 @@ class FaultRule:
             return False
         self.fired += 1
         return True
+
+    @property
+    def deferred(self) -> bool:
+        """Whether the call succeeds and the fault strikes after it (see DEFERRED_FAULT_KINDS)."""
+        return self.kind in DEFERRED_FAULT_KINDS
 
     @property
     def error(self) -> tuple[str, int]:

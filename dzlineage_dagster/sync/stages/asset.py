@@ -4,6 +4,7 @@ left alone; its mapping record is staged for the runner to write."""
 from __future__ import annotations
 
 import hashlib
+import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,7 +30,9 @@ from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
-AssetAction = Literal["created", "revised", "unchanged", "adopted"]
+#: ``adopted``: an existing asset of the schema became the topic's (a lost or wrong mapping);
+#: ``replayed``: DataZone answered a client token it had already seen, nothing new was made.
+AssetAction = Literal["created", "revised", "unchanged", "adopted", "replayed"]
 
 
 @dataclass(frozen=True)
@@ -40,8 +43,9 @@ class AssetOutcome:
 
 
 def topic_source_identifier(run: SyncRun, topic: str) -> str:
-    """What DataZone links the topic's lineage node to the asset by."""
-    return dataset_source_identifier(run.topic_namespace, topic)
+    """What DataZone links the topic's lineage node to the asset by: the lineage stage's topic
+    dataset (:meth:`SyncRun.topic_dataset`), so the node and the asset are the same topic."""
+    return dataset_source_identifier(*run.topic_dataset(topic))
 
 
 def topic_forms_input(run: SyncRun, snapshot: SchemaSnapshot) -> list[dict[str, str]]:
@@ -134,8 +138,7 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
     )
     action: AssetAction
     if stored is not None:
-        response = write.revise_or_recreate(stored.asset_id)
-        action = "revised" if response.get("id") == stored.asset_id else "created"
+        response, action = write.revise_or_recreate(stored.asset_id, stored.asset_revision)
     else:
         response, action = write.create_or_adopt()
     record = plan.desired.to_record(
@@ -143,6 +146,7 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
         asset_revision=str(response["revision"]),
         asset_type_revision=type_revision,
         lineage_fingerprint=stored.lineage_fingerprint if stored else "",
+        registry_arn=snapshot.registry_arn,
     )
     run.mappings.stage(record)
     return AssetOutcome(action, record, run.asset_url(record.asset_id))
@@ -172,59 +176,139 @@ class AssetWrite:
             "formsInput": self.forms,
         }
 
-    def create(self) -> dict[str, Any]:
-        return self.run.resource.datazone.client().create_asset(
+    def create(self, replacing: str = "") -> tuple[dict[str, Any], AssetAction]:
+        """CreateAsset; its token covers the scope, the schema's generation and the content.
+
+        The schema's creation time is its generation: a schema deleted and re-created under
+        the same name (same ARN) gets a new token, so DataZone never replays the first
+        generation's asset. ``replacing`` names an asset the same token made and that is gone.
+        """
+        settings = self.run.settings
+        token = client_token(
+            "create", settings.domain_id, settings.project_id, self.snapshot.schema_arn,
+            self.snapshot.created_time, self.content_key, replacing,
+        )  # fmt: skip
+        response = self.run.resource.datazone.client().create_asset(
             **self._common,
-            owningProjectIdentifier=self.run.settings.project_id,
+            owningProjectIdentifier=settings.project_id,
             typeIdentifier=KAFKA_TOPIC_ASSET_TYPE.name,
             externalIdentifier=self.snapshot.schema_arn,
-            # Same content, same token: a rerun after a crash gets the asset it created.
-            clientToken=client_token("create", self.snapshot.schema_arn, self.content_key),
+            clientToken=token,
         )
+        self._check_answer("CreateAsset", response)
+        if not self._replayed(response):
+            return response, "created"
+        now = self._current(response["id"])
+        if now is None:
+            # The replayed asset was deleted since: this is a new creation, with its own token.
+            return self.create(replacing=response["id"])
+        if str(now["revision"]) != str(response["revision"]):
+            # Revised since (renamed in the portal, say): bring it back to this content.
+            revised, _ = self.revise(response["id"], str(now["revision"]))
+            return revised, "adopted"
+        return response, "replayed"
 
-    def revise(self, asset_id: str) -> dict[str, Any]:
-        return self.run.resource.datazone.client().create_asset_revision(
+    def revise(self, asset_id: str, revises: str) -> tuple[dict[str, Any], AssetAction]:
+        """CreateAssetRevision; its token covers the asset and the revision it revises."""
+        response = self.run.resource.datazone.client().create_asset_revision(
             **self._common,
             identifier=asset_id,
-            clientToken=client_token("revise", asset_id, self.content_key),
+            clientToken=client_token("revise", asset_id, revises, self.content_key),
         )
+        self._check_answer("CreateAssetRevision", response, asset_id)
+        return response, "replayed" if self._replayed(response) else "revised"
+
+    def _check_answer(self, operation: str, response: dict[str, Any], asset_id: str = "") -> None:
+        """Trust an answer only if it is the write that was asked for.
+
+        A client token DataZone already saw returns the first answer unchanged; if that answer
+        is not about this schema, name and content, the token replayed another write.
+        """
+        asked = {form["formName"]: json.loads(form["content"]) for form in self.forms}
+        got = {
+            form["formName"]: json.loads(form.get("content") or "{}")
+            for form in response.get("formsOutput", [])
+        }
+        differences = [
+            what
+            for what, wrong in (
+                ("asset id", bool(asset_id) and response.get("id") != asset_id),
+                (
+                    "externalIdentifier",
+                    not asset_id and response.get("externalIdentifier") != self.snapshot.schema_arn,
+                ),
+                ("name", response.get("name") != self.name),
+                ("type revision", str(response.get("typeRevision")) != self.type_revision),
+                ("forms", any(got.get(name) != content for name, content in asked.items())),
+            )
+            if wrong
+        ]
+        if differences:
+            raise SyncError(
+                f"{operation} for {self.snapshot.topic} answered with asset "
+                f"{response.get('id')} whose {', '.join(differences)} differ from the request: "
+                "its client token replayed another write; the answer is not trusted"
+            )
+
+    def _replayed(self, response: dict[str, Any]) -> bool:
+        """Made before this run started: DataZone answered a token it had already seen."""
+        created_at = response.get("createdAt")
+        return created_at is not None and created_at < self.run.started_at
+
+    def _current(self, asset_id: str) -> dict[str, Any] | None:
+        """The asset as it is now (GetAsset), or None when it was deleted."""
+        datazone = self.run.resource.datazone.client()
+        try:
+            return datazone.get_asset(
+                domainIdentifier=self.run.settings.domain_id, identifier=asset_id
+            )
+        except ClientError as error:
+            if error_code(error) != "ResourceNotFoundException":
+                raise
+            return None
 
     def create_or_adopt(self) -> tuple[dict[str, Any], AssetAction]:
         try:
-            return self.create(), "created"
+            return self.create()
         except ClientError as error:
             if error_code(error) != "ConflictException":
                 raise
-        # The asset exists but SSM forgot it (a crash before PutParameter, or a lost
-        # parameter): adopt it by its externalIdentifier instead of creating a duplicate.
-        existing = find_asset_by_external_identifier(self.run, self.name, self.snapshot.schema_arn)
+        # The asset exists but SSM forgot it (a crash before PutParameter, a lost parameter, a
+        # schema re-created after its asset was deprecated): adopt it by its externalIdentifier
+        # instead of creating a duplicate, and bring it to the registry's current content.
+        existing = find_asset_by_external_identifier(self.run, self.snapshot.schema_arn)
         if existing is None:
             raise SyncError(
-                f"DataZone reports an asset for {self.snapshot.schema_arn} exists, but search "
-                "cannot find it"
+                f"DataZone refused to create an asset for {self.snapshot.schema_arn} (an asset "
+                "with that externalIdentifier exists), but Search finds no asset of project "
+                f"{self.run.settings.project_id} with it: is it owned by another project?"
             )
         self.run.log.warning(
-            f"{self.snapshot.topic}: SSM had no mapping for asset {existing['identifier']}; "
-            "repaired"
+            f"{self.snapshot.topic}: SSM had no mapping for asset {existing['id']}; adopted"
         )
-        return self.revise(existing["identifier"]), "adopted"
+        response, _ = self.revise(existing["id"], str(existing["revision"]))
+        return response, "adopted"
 
-    def revise_or_recreate(self, asset_id: str) -> dict[str, Any]:
+    def revise_or_recreate(self, asset_id: str, revises: str) -> tuple[dict[str, Any], AssetAction]:
         try:
-            return self.revise(asset_id)
+            return self.revise(asset_id, revises)
         except ClientError as error:
             if error_code(error) != "ResourceNotFoundException":
                 raise
         self.run.log.warning(
             f"{self.snapshot.topic}: asset {asset_id} was deleted in DataZone; recreating it"
         )
-        return self.create()
+        return self.create_or_adopt()
 
 
-def find_asset_by_external_identifier(
-    run: SyncRun, name: str, external_identifier: str
-) -> dict[str, Any] | None:
-    for item in run.resource.datazone.search_assets(run.settings.domain_id, text=name):
-        if item.get("externalIdentifier") == external_identifier:
-            return item
+def find_asset_by_external_identifier(run: SyncRun, schema_arn: str) -> dict[str, Any] | None:
+    """The asset of this run's project whose ``externalIdentifier`` is the schema ARN (GetAsset
+    output: id and revision), found whatever it was renamed to; None when there is none."""
+    for item in run.resource.datazone.search_assets(
+        run.settings.domain_id, text=schema_arn, owning_project_id=run.settings.project_id
+    ):
+        if item.get("externalIdentifier") == schema_arn:
+            return run.resource.datazone.client().get_asset(
+                domainIdentifier=run.settings.domain_id, identifier=item["identifier"]
+            )
     return None

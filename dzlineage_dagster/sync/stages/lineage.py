@@ -1,132 +1,375 @@
-"""The lineage stage: OpenLineage START and COMPLETE events for the edge topic -> Iceberg table,
-posted once per content (the content's run id is kept in the topic's mapping record)."""
+"""The lineage stage: the topic's two hops, derived from the connectors, posted to DataZone.
+
+Per topic, the source hop (the captured source tables -> the Debezium connector's job -> the
+topic) and the sink hop (the topic -> each Iceberg sink connector's job -> its tables), one job
+per connector (:func:`~dzlineage_dagster.core.openlineage.connector_job`), with
+``columnLineage`` on every output. Edges come from :class:`~dzlineage_dagster.core.topology.
+Topology`: override > connector > convention, each hop says which; what the configs leave
+undecided is not posted but reported (``ambiguous_reason``).
+
+One COMPLETE event per hop, no START: DataZone's PostLineageEvent takes any OpenLineage run
+event and builds the job, run and dataset nodes from its inputs and outputs (the API reference
+lists START | RUNNING | COMPLETE | ABORT | FAIL | OTHER as equally valid event types, and the
+sandbox's emulator builds the graph from any of them); OpenLineage itself lets a producer send
+only the final state of a run. A START carrying the same datasets would add nothing to the
+graph but a second write per hop. An event over 300,000 bytes is split into several runs or
+trimmed of its facets (flagged in the outcome), never dropped.
+
+All of the topic's hops share one fingerprint (a uuid5 of their content) from which each hop's
+run id derives; the topic's mapping record keeps those run ids: an unchanged topic posts
+nothing, a changed one reposts its hops with new run ids (and so new client tokens), and a
+reconcile finds each run among DataZone's lineage events.
+"""
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
+from typing import Literal
 
-from dzlineage_dagster.core.avro import Column
+from botocore.exceptions import ClientError
+from openlineage.client.event_v2 import RunState
+
 from dzlineage_dagster.core.openlineage import (
     DatasetSpec,
-    build_run_events,
+    build_fitted_run_events,
+    connector_job,
     deterministic_run_id,
     event_json,
-    event_size_ok,
     glue_dataset,
     glue_source_identifier,
     lineage_client_token,
+    sink_hop_column_lineage,
+    source_hop_column_lineage,
+    source_table_dataset,
 )
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
+from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster"
 LINEAGE_EVENT_LIMIT = 300_000
+#: See the module doc: DataZone builds the same graph from the COMPLETE event alone.
+EVENT_TYPES = (RunState.COMPLETE,)
+#: Prefix of the field names of a topic whose records keep Debezium's change-event envelope.
+ENVELOPE_PREFIX = "after."
 
 
 @dataclass(frozen=True)
-class LineageOutcome:
-    mapping: TopicTableMapping
-    posted: bool
-    run_id: str | None = None
-    output_source_identifier: str | None = None
-    columns_dropped: bool = False
+class Hop:
+    """One job run of a topic's lineage: the connector's job, its inputs and outputs."""
+
+    side: Literal["source", "sink"]
+    connector: str | None
+    job: tuple[str, str]
+    inputs: tuple[DatasetSpec, ...]
+    outputs: tuple[DatasetSpec, ...]
+    origin: EdgeOrigin
+    reason: str
 
     @property
-    def summary(self) -> str:
-        if self.mapping.table is None:
-            return f"no edge: {self.mapping.reason}"
-        state = "posted" if self.posted else "unchanged"
-        return f"{self.mapping.topic} -> {self.mapping.table} ({state}, {self.mapping.origin})"
+    def job_label(self) -> str:
+        return f"{self.job[0]}/{self.job[1]}"
+
+    def describe(self) -> str:
+        ins = ", ".join(d.name for d in self.inputs)
+        outs = ", ".join(d.name for d in self.outputs)
+        return f"{ins} -> [{self.job_label}] -> {outs} ({self.origin})"
 
 
 @dataclass(frozen=True)
 class LineagePlan:
-    """The edge a topic should have; ``run_id`` identifies its content (None: no edge)."""
+    """The hops a topic should have; ``fingerprint`` identifies their content (None: none)."""
 
+    lineage: TopicLineage
     mapping: TopicTableMapping
-    job_name: str = ""
-    run_id: str | None = None
-    output_dataset: tuple[str, str] | None = None
+    hops: tuple[Hop, ...] = ()
+    fingerprint: str | None = None
+    #: What the topic's mapping record keeps once posted: the hops' run ids, comma-separated,
+    #: so a reconcile can look each run up among DataZone's lineage events.
+    posted_runs: str = ""
     output_source_identifier: str | None = None
     already_posted: bool = False
+    #: Events of these hops' runs that DataZone failed after accepting them: posted again.
+    failed_events: tuple[str, ...] = ()
+
+    @property
+    def run_id(self) -> str | None:
+        return self.fingerprint
+
+
+@dataclass(frozen=True)
+class LineageOutcome:
+    plan: LineagePlan
+    posted: bool
+    events_posted: int = 0
+    split: bool = False
+    trimmed: bool = False
+    #: The ids of the events DataZone failed after accepting them that this post replaces.
+    reposted_failed_events: tuple[str, ...] = ()
+    #: DataZone already had the events (their client tokens were used): nothing new posted.
+    replayed: bool = False
+
+    @property
+    def mapping(self) -> TopicTableMapping:
+        return self.plan.mapping
+
+    @property
+    def lineage(self) -> TopicLineage:
+        return self.plan.lineage
+
+    @property
+    def run_id(self) -> str | None:
+        return self.plan.fingerprint
+
+    @property
+    def output_source_identifier(self) -> str | None:
+        return self.plan.output_source_identifier
+
+    @property
+    def columns_dropped(self) -> bool:
+        return self.trimmed
+
+    @property
+    def summary(self) -> str:
+        if not self.plan.hops:
+            return f"no edge: {self.lineage.ambiguous_reason or self.mapping.reason}"
+        state = "already posted" if self.replayed else "posted" if self.posted else "unchanged"
+        if self.reposted_failed_events:
+            count = len(self.reposted_failed_events)
+            state = f"re-posted: {count} events had failed after acceptance"
+        tables = ", ".join(str(t.ref) for t in self.lineage.tables) or "no table"
+        sources = ", ".join(t.qualified for t in self.lineage.source_tables) or "no source"
+        return f"{sources} -> {self.mapping.topic} -> {tables} ({state}, {self.lineage.origin})"
+
+
+def hop_run_id(fingerprint: str, hop: Hop) -> str:
+    """The run id of one hop of a topic's lineage content (a split event's runs derive from it)."""
+    return deterministic_run_id(fingerprint, hop.side, *hop.job)
 
 
 def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
+    """The topic's hops and whether DataZone already has them (reads only)."""
+    lineage = run.topology.lineage_for(snapshot.topic)
     mapping = run.mapper.map_topic(snapshot.topic)
-    if mapping.table is None:
-        return LineagePlan(mapping)
-    where = (snapshot.region, snapshot.account_id, mapping.table.database, mapping.table.table)
-    table_namespace, table_name = glue_dataset(*where)
-    job_name = f"iceberg-sink.{snapshot.topic}"
-    run_id = deterministic_run_id(
-        run.settings.job_namespace, job_name, snapshot.schema_arn, str(snapshot.version),
-        run.topic_namespace, table_namespace, table_name,
-    )  # fmt: skip
+    hops = (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
+    if not hops:
+        return LineagePlan(lineage, mapping)
+    fingerprint = deterministic_run_id(
+        snapshot.schema_arn, str(snapshot.version), json.dumps([_hop_key(h) for h in hops])
+    )
+    posted_runs = ",".join(hop_run_id(fingerprint, hop) for hop in hops)
+    failed_events = tuple(
+        event
+        for hop in hops
+        for event in run.lineage_health.failed_runs.get(hop_run_id(fingerprint, hop), ())
+    )
     stored = run.mappings.get(snapshot.schema_arn)
+    first_table = lineage.tables[0] if lineage.tables else None
+    identifier = (
+        glue_source_identifier(
+            snapshot.region, snapshot.account_id, first_table.database, first_table.table
+        )
+        if first_table
+        else None
+    )
     return LineagePlan(
+        lineage,
         mapping,
-        job_name,
-        run_id,
-        (table_namespace, table_name),
-        glue_source_identifier(*where),
-        already_posted=stored is not None and stored.lineage_fingerprint == run_id,
+        hops,
+        fingerprint,
+        posted_runs,
+        identifier,
+        already_posted=stored is not None
+        and stored.lineage_fingerprint == posted_runs
+        and not failed_events,
+        failed_events=failed_events,
     )
 
 
 def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome:
-    """Post START and COMPLETE events for the edge topic -> Iceberg table, once per content."""
+    """Post one COMPLETE event per hop (split when too big), once per content."""
     plan = plan_topic_lineage(run, snapshot)
-    outcome = LineageOutcome(
-        plan.mapping, False, plan.run_id, plan.output_source_identifier, columns_dropped=False
-    )
-    if plan.run_id is None or plan.already_posted:
-        return outcome
-
-    columns = list(snapshot.columns)
-    payloads = _event_payloads(run, plan, snapshot, columns)
-    if not all(event_size_ok(p, LINEAGE_EVENT_LIMIT) for _, p in payloads):
-        run.log.warning(
-            f"{snapshot.topic}: lineage events exceed DataZone's {LINEAGE_EVENT_LIMIT} bytes with "
-            f"{len(columns)} columns in the schema facets; posting them without column facets"
-        )
-        payloads = _event_payloads(run, plan, snapshot, None)
-        outcome = replace(outcome, columns_dropped=True)
-        if not all(event_size_ok(p, LINEAGE_EVENT_LIMIT) for _, p in payloads):
-            raise SyncError(
-                f"lineage event for {snapshot.topic} exceeds {LINEAGE_EVENT_LIMIT} bytes"
-            )
+    if plan.fingerprint is None or plan.already_posted:
+        return LineageOutcome(plan, posted=False)
     datazone = run.resource.datazone.client()
-    for event_type, payload in payloads:
-        datazone.post_lineage_event(
-            domainIdentifier=run.settings.domain_id,
-            event=payload.encode(),
-            clientToken=lineage_client_token(plan.run_id, event_type),
-        )
-    # The asset stage of this run may have staged the record: it gets the run id on top.
+    # A reconcile re-post is a new delivery of the same logical run: a token of its own, or
+    # DataZone would replay the missing or failed delivery.
+    delivery = (
+        f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
+    )
+    posted, refused, split, trimmed = 0, 0, False, False
+    now = datetime.now(timezone.utc)
+    for hop in plan.hops:
+        run_id = hop_run_id(plan.fingerprint, hop)
+        try:
+            fitted = build_fitted_run_events(
+                job_namespace=hop.job[0],
+                job_name=hop.job[1],
+                inputs=hop.inputs,
+                outputs=hop.outputs,
+                run_id=run_id,
+                event_time=now,
+                producer=PRODUCER,
+                limit=LINEAGE_EVENT_LIMIT,
+                event_types=EVENT_TYPES,
+            )
+        except ValueError as error:
+            raise SyncError(f"{snapshot.topic}: {error}") from None
+        if fitted.split or fitted.trimmed:
+            run.log.warning(
+                f"{snapshot.topic}: the {hop.side} hop's event passes DataZone's "
+                f"{LINEAGE_EVENT_LIMIT} bytes: "
+                + ("its facets were left out" if fitted.trimmed else "split over several runs")
+            )
+        split, trimmed = split or fitted.split, trimmed or fitted.trimmed
+        for event in fitted.events:
+            try:
+                datazone.post_lineage_event(
+                    domainIdentifier=run.settings.domain_id,
+                    event=event_json(event).encode(),
+                    clientToken=lineage_client_token(
+                        str(event.run.runId),
+                        f"{event.eventType.value}{delivery}",
+                        run.lineage_health.retry_of(str(event.run.runId)),
+                    ),
+                )
+            except ClientError as error:
+                # The token already posted this run's event (a rerun after a crash, within
+                # DataZone's token window); only its eventTime differs, so DataZone refuses the
+                # reuse instead of replaying: the event is there.
+                if error_code(error) != "ConflictException":
+                    raise
+                refused += 1
+            posted += 1
+    # The asset stage of this run may have staged the record: it gets the fingerprint on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
-        run.mappings.stage(replace(current, lineage_fingerprint=plan.run_id))
-    return replace(outcome, posted=True)
-
-
-def _event_payloads(
-    run: SyncRun,
-    plan: LineagePlan,
-    snapshot: SchemaSnapshot,
-    columns: list[Column] | None,
-) -> list[tuple[str, str]]:
-    """``(eventType, JSON)`` of the START and COMPLETE events of the edge."""
-    table_namespace, table_name = plan.output_dataset
-    events = build_run_events(
-        job_namespace=run.settings.job_namespace,
-        job_name=plan.job_name,
-        inputs=[DatasetSpec(run.topic_namespace, snapshot.topic, columns)],
-        outputs=[DatasetSpec(table_namespace, table_name, columns)],
-        run_id=plan.run_id,
-        event_time=datetime.now(timezone.utc),
-        producer=PRODUCER,
+        run.mappings.stage(replace(current, lineage_fingerprint=plan.posted_runs))
+    return LineageOutcome(
+        plan,
+        posted=True,
+        events_posted=posted,
+        split=split,
+        trimmed=trimmed,
+        reposted_failed_events=plan.failed_events,
+        replayed=refused == posted,
     )
-    return [(str(e.eventType.value), event_json(e)) for e in events]
+
+
+def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
+    """``after.`` while the records keep Debezium's envelope, ``""`` once a transform of the
+    source connector unwrapped it (or the schema has no envelope)."""
+    source = run.topology.source_connector_of(topic)
+    if (source is not None and source.chain.reshapes_value) or not snapshot.debezium_envelope:
+        return ""
+    return ENVELOPE_PREFIX
+
+
+def _topic_spec(run: SyncRun, snapshot: SchemaSnapshot, column_lineage=None) -> DatasetSpec:
+    namespace, name = run.topic_dataset(snapshot.topic)
+    return DatasetSpec(namespace, name, list(snapshot.columns), column_lineage)
+
+
+def _source_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> list[Hop]:
+    by_connector: dict[str, list] = {}
+    for edge in lineage.sources:
+        by_connector.setdefault(edge.table.connector, []).append(edge)
+    hops = []
+    prefix = _field_prefix(run, snapshot.topic, snapshot)
+    for connector, edges in by_connector.items():
+        try:
+            inputs = tuple(
+                DatasetSpec(
+                    *source_table_dataset(
+                        edge.table, sqlserver_scheme=run.settings.sqlserver_scheme
+                    )
+                )
+                for edge in edges
+            )
+        except ValueError as error:
+            raise SyncError(f"{snapshot.topic}: {error}") from None
+        column_lineage = source_hop_column_lineage(
+            list(snapshot.columns), inputs, field_prefix=prefix
+        )
+        job = (
+            connector_job(connector)
+            if connector
+            else (run.settings.job_namespace, f"debezium-source.{snapshot.topic}")
+        )
+        hops.append(
+            Hop(
+                "source",
+                connector or None,
+                job,
+                inputs,
+                (_topic_spec(run, snapshot, column_lineage),),
+                _weakest(edges),
+                "; ".join(dict.fromkeys(e.reason for e in edges)),
+            )
+        )
+    return hops
+
+
+def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> list[Hop]:
+    by_connector: dict[str, list] = {}
+    for edge in lineage.sinks:
+        by_connector.setdefault(edge.table.connector, []).append(edge)
+    topic = _topic_spec(run, snapshot)
+    prefix = _field_prefix(run, snapshot.topic, snapshot)
+    hops = []
+    for connector, edges in by_connector.items():
+        outputs = []
+        for edge in edges:
+            namespace, name = glue_dataset(
+                snapshot.region, snapshot.account_id, edge.table.database, edge.table.table
+            )
+            # The sink creates and evolves its tables from the record's columns (plus the
+            # `_cdc` struct the DebeziumTransform adds, which no topic field feeds).
+            outputs.append(
+                DatasetSpec(
+                    namespace,
+                    name,
+                    list(snapshot.columns),
+                    sink_hop_column_lineage(list(snapshot.columns), topic, field_prefix=prefix),
+                )
+            )
+        job = (
+            connector_job(connector)
+            if connector
+            else (run.settings.job_namespace, f"iceberg-sink.{snapshot.topic}")
+        )
+        hops.append(
+            Hop(
+                "sink",
+                connector or None,
+                job,
+                (topic,),
+                tuple(outputs),
+                _weakest(edges),
+                "; ".join(dict.fromkeys(e.reason for e in edges)),
+            )
+        )
+    return hops
+
+
+def _weakest(edges: Sequence) -> EdgeOrigin:
+    return min((e.origin for e in edges), key=_ORIGIN_STRENGTH.__getitem__)
+
+
+def _hop_key(hop: Hop) -> list:
+    """What identifies a hop's content: jobs, datasets and their columns."""
+
+    def dataset(spec: DatasetSpec) -> list:
+        return [spec.namespace, spec.name, [c.name for c in spec.columns or ()]]
+
+    return [
+        hop.side,
+        list(hop.job),
+        [dataset(d) for d in hop.inputs],
+        [dataset(d) for d in hop.outputs],
+    ]

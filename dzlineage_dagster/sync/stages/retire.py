@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.reconcile import DEPRECATED_MARK
 from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -15,21 +16,58 @@ from dzlineage_dagster.sync.stages.asset import client_token
 
 
 def removed_records(run: SyncRun, topics: Collection[str] | None = None) -> list[MappingRecord]:
-    """Stored mappings whose schema is no longer in the registry (of `topics`, if given)."""
+    """This scope's mappings whose schema left the configured registry (of `topics`, if given).
+
+    Only schemas of the configured registry count: a mapping of another registry (another
+    sync's, sharing the domain, project and SSM prefix) is not "gone" because this registry
+    does not list it.
+    """
     live_arns = {info.schema_arn for info in run.registry_topics.values()}
     return [
         record
         for record in run.mappings.all().values()
-        if record.schema_arn not in live_arns and (topics is None or record.topic in topics)
+        if run.in_registry(record)
+        and record.schema_arn not in live_arns
+        and (topics is None or record.topic in topics)
     ]
+
+
+def retirement_hold(run: SyncRun, topics: Collection[str] | None = None) -> str | None:
+    """Why retirement must not run now (one line), or None when it may.
+
+    A registry that cannot be read, or that lists no schema at all, looks exactly like one
+    whose schemas were all deleted: retiring then would empty the catalog. It takes the
+    explicit `retire_when_registry_empty` setting to retire from an empty registry.
+    """
+    registry = run.settings.registry_name
+    try:
+        listed = run.registry_topics
+        records = removed_records(run, topics)
+    except (ClientError, BotoCoreError) as error:
+        return (
+            f"retirement held back: registry {registry} could not be read "
+            f"({describe_error(error)}); no asset was retired"
+        )
+    if not listed and records and not run.settings.retire_when_registry_empty:
+        return (
+            f"retirement held back: registry {registry} lists no schemas, so all "
+            f"{len(records)} mapped assets would be retired; set "
+            "DZLINEAGE_RETIRE_WHEN_REGISTRY_EMPTY=true to confirm"
+        )
+    return None
 
 
 def retire_removed_topics(run: SyncRun, topics: Collection[str] | None = None) -> dict[str, str]:
     """Topic -> what happened, for stored mappings whose schema left the registry.
 
     ``topics`` narrows it to those topics (the sensor's deleted partitions); the registry is
-    listed again first, so a schema that came back in between is left alone.
+    listed again first, so a schema that came back in between is left alone. Nothing is
+    retired while :func:`retirement_hold` says so (it is logged as a warning).
     """
+    hold = retirement_hold(run, topics)
+    if hold is not None:
+        run.log.warning(hold)
+        return {}
     results = {}
     for record in removed_records(run, topics):
         try:
@@ -54,8 +92,8 @@ def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
             action = "deleted"
         else:
             asset = datazone.get_asset(domainIdentifier=domain, identifier=record.asset_id)
-            note = f"DEPRECATED: schema {record.schema_arn} was deleted from the registry"
-            if not (asset.get("description") or "").startswith("DEPRECATED"):
+            note = f"{DEPRECATED_MARK}: schema {record.schema_arn} was deleted from the registry"
+            if not (asset.get("description") or "").startswith(DEPRECATED_MARK):
                 datazone.create_asset_revision(
                     domainIdentifier=domain,
                     identifier=record.asset_id,

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
 from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
-from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -19,6 +19,9 @@ class SchemaSnapshot:
     schema_arn: str
     registry_name: str
     registry_arn: str
+    #: When the schema was created: a schema deleted and re-created under the same name (the
+    #: same ARN) is a new generation.
+    created_time: str
     version: int
     compatibility: str
     data_format: str
@@ -67,11 +70,14 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
         )
     return SchemaSnapshot(
         topic=topic,
-        kind=classify_topic(topic),
+        # From the connectors' configs where they name the topic (heartbeat, transaction,
+        # schema change, history), else from its shape with the connectors' prefixes.
+        kind=run.topology.lineage_for(topic).kind,
         schema_name=listed.schema_name,
         schema_arn=listed.schema_arn,
         registry_name=schema["RegistryName"],
         registry_arn=schema["RegistryArn"],
+        created_time=str(schema.get("CreatedTime", "")),
         version=int(version["VersionNumber"]),
         compatibility=schema.get("Compatibility", "NONE"),
         data_format=data_format,

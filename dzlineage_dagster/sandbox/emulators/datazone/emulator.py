@@ -3,7 +3,11 @@ with its output, on the state of :mod:`~dzlineage_dagster.sandbox.emulators.data
 
 from __future__ import annotations
 
+import threading
+from datetime import timedelta
 from typing import Any
+
+from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
@@ -20,7 +24,11 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id, not_found, now
 from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
-from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageEventRecord, RunEvent
+from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
+    LineageEventRecord,
+    LineageGraph,
+    RunEvent,
+)
 from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
@@ -28,6 +36,10 @@ from dzlineage_dagster.sandbox.protocol.aws import (
     RestJsonEmulator,
     RestJsonService,
 )
+
+#: The request environ key through which the sandbox server hands a deferred fault (one whose
+#: effect comes after the call succeeded, e.g. ``fail-after-accept``) to the emulator.
+DEFERRED_FAULT_ENVIRON_KEY = "dzlineage.sandbox.deferred_fault"
 
 #: Where the emulated domains' portals "are": ``.invalid`` never resolves (RFC 2606), so a
 #: portal link from the sandbox says plainly that it points at no real DataZone portal.
@@ -37,10 +49,16 @@ SANDBOX_PORTAL_DOMAIN = "portal.sandbox.invalid"
 class DataZoneEmulator(RestJsonEmulator):
     """DataZone for one region and account, all state in the instance."""
 
-    def __init__(self, *, region: str, account_id: str) -> None:
+    def __init__(
+        self, *, region: str, account_id: str, lineage_processing_seconds: float = 0.0
+    ) -> None:
         self.region = region
         self.account_id = account_id
         self.user_id = new_id()
+        #: How long DataZone takes to process an accepted lineage event (AWS: asynchronous).
+        self.lineage_processing = timedelta(seconds=lineage_processing_seconds)
+        #: The deferred fault of the request this thread is answering (see handle()).
+        self._request = threading.local()
         self._domains: dict[str, Domain] = {}
         self._service = RestJsonService(
             "datazone",
@@ -66,6 +84,14 @@ class DataZoneEmulator(RestJsonEmulator):
                 "GetLineageEvent": self._get_lineage_event,
             },
         )
+
+    def handle(self, request: Request) -> Response:
+        # The handler runs on this thread: it reads the fault from here, not from its params.
+        self._request.deferred_fault = request.environ.get(DEFERRED_FAULT_ENVIRON_KEY)
+        try:
+            return super().handle(request)
+        finally:
+            self._request.deferred_fault = None
 
     def _domain(self, params: dict[str, Any], key: str = "domainIdentifier") -> Domain:
         domain = self._domains.get(params[key])
@@ -304,8 +330,14 @@ class DataZoneEmulator(RestJsonEmulator):
 
     # lineage
 
-    def _post_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
+    def _lineage(self, params: dict[str, Any]) -> tuple[Domain, LineageGraph]:
+        """The domain and its lineage graph, processed up to now."""
         domain = self._domain(params)
+        domain.lineage.advance(now())
+        return domain, domain.lineage
+
+    def _post_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain, lineage = self._lineage(params)
         record = LineageEventRecord(
             id=new_id(),
             payload=params["event"],
@@ -313,11 +345,12 @@ class DataZoneEmulator(RestJsonEmulator):
             created_at=now(),
             created_by=self.user_id,
         )
-        domain.lineage.record(record)
+        fails = getattr(self._request, "deferred_fault", None) == "fail-after-accept"
+        lineage.accept(record, self.lineage_processing, fails=fails)
         return {"id": record.id, "domainId": domain.id}
 
     def _get_lineage_node(self, params: dict[str, Any]) -> dict[str, Any]:
-        domain = self._domain(params)
+        domain, _ = self._lineage(params)
         when = params.get("eventTimestamp")
         views = domain.lineage.node_views(params["identifier"], when, domain.assets)
         if not views:
@@ -325,7 +358,7 @@ class DataZoneEmulator(RestJsonEmulator):
         return views[-1].output(domain.id)
 
     def _list_lineage_node_history(self, params: dict[str, Any]) -> dict[str, Any]:
-        domain = self._domain(params)
+        domain, _ = self._lineage(params)
         views = domain.lineage.node_views(
             params["identifier"], None, domain.assets, every_version=True
         )
@@ -347,15 +380,16 @@ class DataZoneEmulator(RestJsonEmulator):
         return {"nodes": [view.summary(domain.id) for view in page], "nextToken": next_token}
 
     def _list_lineage_events(self, params: dict[str, Any]) -> dict[str, Any]:
-        domain = self._domain(params)
+        domain, lineage = self._lineage(params)
+        at = now()
         after, before = params.get("timestampAfter"), params.get("timestampBefore")
         status = params.get("processingStatus")
         records = [
             r
-            for r in domain.lineage.events.values()
+            for r in lineage.events.values()
             if (after is None or r.event.event_time >= after)
             and (before is None or r.event.event_time <= before)
-            and status in (None, "SUCCESS")
+            and status in (None, r.processing_status(at))
         ]
         records.sort(
             key=lambda r: r.event.event_time, reverse=params.get("sortOrder") != "ASCENDING"
@@ -365,7 +399,7 @@ class DataZoneEmulator(RestJsonEmulator):
             {
                 "id": r.id,
                 "domainId": domain.id,
-                "processingStatus": "SUCCESS",
+                "processingStatus": r.processing_status(at),
                 "eventTime": r.event.event_time,
                 "eventSummary": r.event.summary(),
                 "createdBy": r.created_by,
@@ -376,8 +410,8 @@ class DataZoneEmulator(RestJsonEmulator):
         return {"items": items, "nextToken": next_token}
 
     def _get_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
-        domain = self._domain(params)
-        record = domain.lineage.events.get(params["identifier"])
+        domain, lineage = self._lineage(params)
+        record = lineage.events.get(params["identifier"])
         if record is None:
             raise not_found(f"Lineage event {params['identifier']} not found")
         return {
@@ -385,7 +419,7 @@ class DataZoneEmulator(RestJsonEmulator):
             "id": record.id,
             "event": record.payload,
             "createdBy": record.created_by,
-            "processingStatus": "SUCCESS",
+            "processingStatus": record.processing_status(now()),
             "eventTime": record.event.event_time,
             "createdAt": record.created_at,
         }

@@ -1,5 +1,13 @@
 """DataZone's lineage graph, fed by OpenLineage RunEvents.
 
+PostLineageEvent is asynchronous on AWS: it answers with the event's id once the event is
+accepted, and DataZone processes it later (GetLineageEvent/ListLineageEvents report its
+``processingStatus``: REQUESTED, PROCESSING, then SUCCESS or FAILED). The graph models that
+lazily: an accepted event is *pending* until its processing time has come, and the nodes it
+makes appear only when it succeeds; one that is made to fail after acceptance (the sandbox's
+``fail-after-accept`` fault) leaves the graph untouched. Every read first advances the
+processing to the current time, so a delay of 0 (the default) behaves synchronously.
+
 ``PostLineageEvent`` takes RunEvents only; each builds (or adds a version to) a node for the
 job, the run and each dataset, with edges input -> run -> output. A dataset node's
 ``sourceIdentifier`` is ``<namespace>/<name>`` (a Glue table's is its ARN) and links it to the
@@ -13,12 +21,17 @@ import json
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from botocore.utils import parse_timestamp
 
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import Asset, AssetRevision, Form
+from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
+    Asset,
+    AssetRevision,
+    Form,
+    TypeRef,
+)
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id
 
 JOB_NODE_TYPE = "amazon.datazone.JobLineageNodeType"
@@ -27,9 +40,13 @@ DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
 NODE_TYPE_REVISION = "1"
 ASSET_SOURCE_IDENTIFIER_PREFIX = "amazon.datazone.asset/"
 RUN_EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "OTHER"})
+#: ListLineageEvents' and GetLineageEvent's processingStatus values (botocore's model).
+REQUESTED, PROCESSING, SUCCESS, FAILED = "REQUESTED", "PROCESSING", "SUCCESS", "FAILED"
 _GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
 
 Edges = tuple[tuple[str, datetime], ...]
+#: The type the sandbox gives the facet forms of dataset nodes (AWS does not document one).
+FACET_FORM_TYPE = TypeRef("amazon.datazone.OpenLineageFacetFormType", "1")
 
 
 @dataclass(frozen=True)
@@ -55,6 +72,8 @@ class RunEvent:
     job: DatasetRef
     inputs: tuple[DatasetRef, ...]
     outputs: tuple[DatasetRef, ...]
+    #: The facets each dataset of the event carries (``schema``, ``columnLineage``, ...).
+    dataset_facets: tuple[tuple[DatasetRef, dict[str, Any]], ...] = ()
 
     @classmethod
     def parse(cls, payload: bytes) -> RunEvent:
@@ -76,14 +95,28 @@ class RunEvent:
             event_time = parse_timestamp(event["eventTime"]).astimezone(timezone.utc)
         except (KeyError, TypeError, ValueError) as error:
             raise invalid("eventTime is required and must be an ISO 8601 date-time") from error
+        inputs, outputs = _list(event, "inputs"), _list(event, "outputs")
         return cls(
             event_type=event_type,
             event_time=event_time,
             run_id=run["runId"],
             job=_named(job, "job"),
-            inputs=tuple(_named(d, "inputs[]") for d in _list(event, "inputs")),
-            outputs=tuple(_named(d, "outputs[]") for d in _list(event, "outputs")),
+            inputs=tuple(_named(d, "inputs[]") for d in inputs),
+            outputs=tuple(_named(d, "outputs[]") for d in outputs),
+            dataset_facets=tuple(
+                (_named(d, "dataset"), d["facets"])
+                for d in (*inputs, *outputs)
+                if isinstance(d.get("facets"), dict) and d["facets"]
+            ),
         )
+
+    def facets_of(self, ref: DatasetRef) -> dict[str, Any]:
+        """The facets the event gives ``ref`` (a dataset both read and written: merged)."""
+        merged: dict[str, Any] = {}
+        for dataset, facets in self.dataset_facets:
+            if dataset == ref:
+                merged.update(facets)
+        return merged
 
     def summary(self) -> dict[str, Any]:
         def name_identifier(ref: DatasetRef) -> dict[str, str]:
@@ -115,21 +148,37 @@ def _named(value: Any, where: str) -> DatasetRef:
     return DatasetRef(value["namespace"], value["name"])
 
 
-@dataclass(frozen=True)
+@dataclass
 class LineageEventRecord:
+    """An accepted event. ``processed_at`` is when its processing ends; ``fails`` makes it
+    end FAILED (and build nothing) instead of SUCCESS."""
+
     id: str
     payload: bytes
     event: RunEvent
     created_at: datetime
     created_by: str
+    processed_at: datetime | None = None
+    fails: bool = False
+    #: SUCCESS or FAILED once processed; None while pending.
+    outcome: str | None = None
+
+    def processing_status(self, at: datetime) -> str:
+        """REQUESTED for the first half of the processing delay, PROCESSING for the second."""
+        if self.outcome is not None:
+            return self.outcome
+        done = self.processed_at or self.created_at
+        halfway = self.created_at + (done - self.created_at) / 2
+        return REQUESTED if at < halfway else PROCESSING
 
 
 @dataclass(frozen=True)
 class NodeVersion:
-    """When one event said something about a node."""
+    """When one event said something about a node, and the facets it gave a dataset node."""
 
     event_time: datetime
     recorded_at: datetime
+    facets: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -200,6 +249,29 @@ class LineageGraph:
         self.events: dict[str, LineageEventRecord] = {}
         self.nodes: dict[str, LineageNode] = {}
         self._by_source: dict[str, str] = {}
+        #: Accepted events whose processing has not ended, in the order they were accepted.
+        self._pending: list[LineageEventRecord] = []
+
+    def accept(
+        self, record: LineageEventRecord, delay: timedelta = timedelta(0), fails: bool = False
+    ) -> None:
+        """Take an event for processing ``delay`` from now (its acceptance time)."""
+        record.processed_at = record.created_at + delay
+        record.fails = fails
+        self.events[record.id] = record
+        self._pending.append(record)
+        self.advance(record.created_at)
+
+    def advance(self, at: datetime) -> None:
+        """End the processing of every pending event whose time has come, in acceptance order
+        (DataZone's order is its own; acceptance order keeps a run's START before its COMPLETE)."""
+        while self._pending and self._pending[0].processed_at <= at:
+            record = self._pending.pop(0)
+            if record.fails:
+                record.outcome = FAILED
+            else:
+                self.record(record)
+                record.outcome = SUCCESS
 
     def find(self, identifier: str) -> LineageNode | None:
         """The node with this id or sourceIdentifier, as GetLineageNode accepts either."""
@@ -211,6 +283,7 @@ class LineageGraph:
         return self.nodes[node_id] if node_id else None
 
     def record(self, record: LineageEventRecord) -> None:
+        """Build the nodes and edges of a successfully processed event."""
         event = record.event
         self.events[record.id] = record
         job = event.job
@@ -223,9 +296,16 @@ class LineageGraph:
             _link(node, run_node, event.event_time)
         for node in outputs:
             _link(run_node, node, event.event_time)
-        touched = {node.id: node for node in (job_node, run_node, *inputs, *outputs)}
-        for node in touched.values():
+        touched = {node.id: node for node in (job_node, run_node)}
+        for node in (job_node, run_node):
             node.versions.append(NodeVersion(event.event_time, record.created_at))
+        for ref in (*event.inputs, *event.outputs):
+            node = self.by_source(ref.source_identifier)
+            if node.id in touched:
+                continue
+            touched[node.id] = node
+            facets = event.facets_of(ref)
+            node.versions.append(NodeVersion(event.event_time, record.created_at, facets))
 
     def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
         return self._node(DATASET_NODE_TYPE, ref.name, ref.source_identifier, record)
@@ -328,6 +408,25 @@ def _event_node_view(
         created_at=node.versions[0].recorded_at,
         created_by=node.created_by,
         updated_at=version.recorded_at,
+        forms=_facet_forms(node, when),
         upstream=_edges_at(node.upstream, when),
         downstream=downstream,
+    )
+
+
+def _facet_forms(node: LineageNode, when: datetime) -> tuple[Form, ...]:
+    """A dataset node's facets as forms, each facet as the latest event (up to ``when``) gave it.
+
+    AWS documents that dataset nodes carry ``formsOutput`` but not their names; the sandbox
+    keeps one form per OpenLineage facet, named after the facet (``schema``,
+    ``columnLineage``), its content the facet's JSON, so a reader can get the columns and the
+    column lineage back.
+    """
+    latest: dict[str, Any] = {}
+    for version in sorted(node.versions, key=lambda v: v.event_time):
+        if version.event_time <= when:
+            latest.update(version.facets)
+    return tuple(
+        Form(name, FACET_FORM_TYPE, json.dumps(facet, sort_keys=True))
+        for name, facet in sorted(latest.items())
     )

@@ -1,0 +1,64 @@
+"""The connector topology: every connector the platform runs, and the lineage it decides."""
+
+from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+
+from dzlineage_dagster.assets.common import GROUP, OWNERS
+from dzlineage_dagster.core.topology_report import (
+    ambiguous_edges,
+    edge_rows,
+    markdown_table,
+    unknown_connectors,
+)
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.run_state import SyncRun
+
+
+@asset(
+    name="connector_topology",
+    group_name=GROUP,
+    owners=OWNERS,
+    kinds={"kafka", "debezium", "iceberg"},
+    description=(
+        "Every connector from MSK Connect (ListConnectors + DescribeConnector) or, with "
+        "DZLINEAGE_KAFKA_CONNECT_URL, a Kafka Connect REST endpoint, parsed into source table "
+        "-> topic -> Iceberg table edges (override > connector > naming convention). Shows "
+        "the Debezium sources, the Iceberg sinks, the resolved edges with their origin, and "
+        "what could not be resolved, with the reason."
+    ),
+)
+def connector_topology(
+    context: AssetExecutionContext, lineage_sync: LineageSyncResource
+) -> MaterializeResult:
+    run = SyncRun(lineage_sync, context.log)
+    topology = run.topology
+    kinds = {s.name: f"Debezium {s.engine.value} source" for s in topology.sources}
+    kinds.update({s.name: f"Iceberg sink ({s.catalog} catalog)" for s in topology.sinks})
+    connectors = markdown_table(
+        ("connector", "class", "understood as"),
+        (
+            (c.name, c.connector_class, kinds.get(c.name, "not understood"))
+            for c in topology.connectors
+        ),
+    )
+    edges = edge_rows(topology)
+    unresolved = ambiguous_edges(topology)
+    unknown = unknown_connectors(topology)
+    return MaterializeResult(
+        metadata={
+            "connectors": MetadataValue.md(connectors),
+            "connector_count": len(topology.connectors),
+            "sources": [s.name for s in topology.sources],
+            "sinks": [s.name for s in topology.sinks],
+            "edges": MetadataValue.md(
+                markdown_table(("source tables", "topic", "tables", "origin", "connectors"), edges)
+            ),
+            "edge_count": len(edges),
+            "special_topics": MetadataValue.json(
+                {topic: kind.value for topic, kind in sorted(topology.special_topics().items())}
+            ),
+            "unresolved": MetadataValue.md("\n".join(f"- {u}" for u in unresolved) or "none"),
+            "unresolved_count": len(unresolved),
+            "unknown_connectors": MetadataValue.md("\n".join(f"- {u}" for u in unknown) or "none"),
+            "api_calls": MetadataValue.json(run.api_calls()),
+        }
+    )

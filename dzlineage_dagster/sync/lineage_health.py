@@ -1,0 +1,81 @@
+"""Lineage events DataZone accepted and then failed: find them, so their topics re-post.
+
+One ListLineageEvents(processingStatus=FAILED, timestampAfter=now - lookback) per run, paged;
+only when it finds failures, one more listing of the events since the earliest of them tells
+which were re-posted since (see :mod:`dzlineage_dagster.core.lineage_health`). The lineage
+stage asks :meth:`LineageHealth.must_repost` before it calls an edge "already posted", and
+posts a failed run's events again under a new client token (the old one would only replay the
+failed acceptance).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
+from typing import TYPE_CHECKING
+
+from dzlineage_dagster.core.lineage_health import (
+    FAILED,
+    LineageEventStatus,
+    unresolved_failures,
+)
+
+if TYPE_CHECKING:
+    from dzlineage_dagster.sync.run_state import SyncRun
+
+LIST_PAGE_SIZE = 50
+CLOCK_SKEW_MARGIN = timedelta(minutes=10)
+
+
+@dataclass(frozen=True)
+class LineageHealth:
+    #: Run id -> the ids of its events that failed after acceptance and were not re-posted.
+    failed_runs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: The start of the window the check looked at.
+    since: datetime | None = None
+
+    def must_repost(self, run_id: str | None) -> bool:
+        return run_id is not None and run_id in self.failed_runs
+
+    def retry_of(self, run_id: str | None) -> str | None:
+        """What makes a re-post's client token new: the failed events it replaces."""
+        if not self.must_repost(run_id):
+            return None
+        return ",".join(self.failed_runs[run_id])
+
+
+def check_lineage_health(run: SyncRun) -> LineageHealth:
+    """The runs whose lineage events failed after acceptance within the lookback window."""
+    since = datetime.now(timezone.utc) - timedelta(
+        hours=run.settings.lineage_failure_lookback_hours
+    )
+    failed = _events(run, timestampAfter=since, processingStatus=FAILED)
+    if not failed:
+        return LineageHealth(since=since)
+    # A re-post's eventTime is after the failure's acceptance; the margin absorbs clock skew
+    # between the producer (eventTime) and DataZone (createdAt).
+    earliest = min(event.created_at for event in failed) - CLOCK_SKEW_MARGIN
+    later = _events(run, timestampAfter=earliest)
+    failed_runs = unresolved_failures(failed, later)
+    if failed_runs:
+        events = sum(len(ids) for ids in failed_runs.values())
+        run.log.warning(
+            f"{events} lineage events of {len(failed_runs)} runs failed after DataZone accepted "
+            f"them (since {since:%Y-%m-%d %H:%M} UTC); the topics whose lineage they carry "
+            "post it again (events of other producers are theirs to re-send)"
+        )
+    return LineageHealth(failed_runs, since)
+
+
+def _events(run: SyncRun, **filters: object) -> list[LineageEventStatus]:
+    items = run.resource.datazone.paginate(
+        "datazone",
+        "list_lineage_events",
+        "items",
+        page_size=LIST_PAGE_SIZE,
+        domainIdentifier=run.settings.domain_id,
+        **filters,
+    )
+    statuses = (LineageEventStatus.from_item(item) for item in items)
+    return [status for status in statuses if status is not None]

@@ -1,0 +1,138 @@
+"""Reconcile: compare what DataZone holds with the registry and the mapping, and repair.
+
+The sync trusts the mapping (that is what makes an unchanged topic cost nothing); a person in
+the portal or an edited SSM parameter can make it wrong. Reconcile reads DataZone itself:
+Search by the topic asset type with its forms (this domain and owning project, 50 assets a
+page) and the lineage events, plans the repairs (:func:`~dzlineage_dagster.core.reconcile.
+plan_repairs`), and applies them through the ordinary stages: a repaired topic's mapping is
+staged (or forgotten, for a recreation) and the topic is synced, so the asset ends with the
+registry's current content and the mapping is written once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.reconcile import (
+    CatalogAsset,
+    LineageRuns,
+    Repair,
+    RepairKind,
+    plan_repairs,
+)
+from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
+from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.sync.run_state import SyncRun
+
+#: Lineage processing states that mean DataZone has, or will have, the event.
+_HEALTHY_LINEAGE = {"REQUESTED", "PROCESSING", "SUCCESS"}
+
+
+@dataclass
+class ReconcileReport:
+    repairs: list[Repair]
+    #: Topic assets of this domain and project that DataZone's Search listed.
+    assets_seen: int
+    search_pages: int
+    lineage_pages: int
+    #: Topic -> what the repair's sync did (filled when the repairs are applied).
+    results: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def topics(self) -> list[str]:
+        return list(dict.fromkeys(repair.topic for repair in self.repairs))
+
+    def rows(self) -> list[tuple[str, str, str]]:
+        """(topic, repair, detail [-> result]) for the CLI summary and the run's metadata."""
+        return [
+            (
+                repair.topic,
+                repair.kind.value,
+                repair.detail
+                + (f" -> {self.results[repair.topic]}" if repair.topic in self.results else ""),
+            )
+            for repair in self.repairs
+        ]
+
+
+def inspect_catalog(run: SyncRun) -> ReconcileReport:
+    """The repairs the catalog needs; reads only (registry, SSM, Search, lineage events)."""
+    registry = {
+        topic: listed.schema_arn
+        for topic, listed in run.registry_topics.items()
+        if classify_topic(topic) is TopicKind.TABLE
+    }
+    mappings = run.mappings.all()
+    datazone = run.resource.datazone
+    items, search_pages = datazone.search_typed_assets(
+        run.settings.domain_id,
+        owning_project_id=run.settings.project_id,
+        type_name=KAFKA_TOPIC_ASSET_TYPE.name,
+    )
+    assets = [
+        CatalogAsset(
+            id=item["identifier"],
+            name=item.get("name", ""),
+            external_identifier=item.get("externalIdentifier"),
+            description=item.get("description") or "",
+        )
+        for item in items
+    ]
+    events, lineage_pages = datazone.lineage_event_summaries(run.settings.domain_id)
+    repairs = plan_repairs(
+        registry, mappings, dict(run.mappings.foreign), assets, _lineage_runs(events)
+    )
+    return ReconcileReport(repairs, len(assets), search_pages, lineage_pages)
+
+
+def apply_repairs(run: SyncRun, report: ReconcileReport) -> None:
+    """Put each repair into the run's mapping store; syncing the repaired topics does it."""
+    datazone = run.resource.datazone.client()
+    for repair in report.repairs:
+        current = run.mappings.get(repair.schema_arn)
+        if repair.kind is RepairKind.RECREATE:
+            run.mappings.forget(repair.schema_arn)
+            continue
+        if repair.kind is RepairKind.REPOST_LINEAGE:
+            run.repost_lineage.add(repair.schema_arn)
+            run.mappings.stage(replace(current, lineage_fingerprint=""))
+            continue
+        # The others revise the schema's own asset to the registry's current content, from
+        # the revision it has now (the revision token covers it).
+        asset = datazone.get_asset(
+            domainIdentifier=run.settings.domain_id, identifier=repair.asset_id
+        )
+        if repair.kind is RepairKind.RESTORE:
+            run.mappings.stage(
+                replace(current, asset_revision=str(asset["revision"]), content_fingerprint="")
+            )
+        else:  # adopt, remap, rescope
+            run.mappings.stage(
+                MappingRecord(
+                    schema_arn=repair.schema_arn,
+                    topic=repair.topic,
+                    asset_id=repair.asset_id,
+                    asset_revision=str(asset["revision"]),
+                    schema_version=0,
+                    content_fingerprint="",
+                    asset_type_revision=str(asset.get("typeRevision", "")),
+                    # The lineage does not name the asset: a kept edge stays posted.
+                    lineage_fingerprint=current.lineage_fingerprint if current else "",
+                    registry_arn=registry_arn_of_schema(repair.schema_arn),
+                )
+            )
+
+
+def _lineage_runs(events: list[dict]) -> LineageRuns:
+    healthy: set[str] = set()
+    failed: set[str] = set()
+    for event in events:
+        run_id = event.get("eventSummary", {}).get("openLineageRunEventSummary", {}).get("runId")
+        if not run_id:
+            continue
+        if event.get("processingStatus") in _HEALTHY_LINEAGE:
+            healthy.add(run_id)
+        else:
+            failed.add(run_id)
+    return LineageRuns(frozenset(healthy), frozenset(failed - healthy))

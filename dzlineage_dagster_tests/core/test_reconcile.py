@@ -1,0 +1,103 @@
+"""Reconcile planning: which repair each disagreement between registry, mapping and DataZone
+gets, and none when they agree."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.reconcile import (
+    CatalogAsset,
+    LineageRuns,
+    RepairKind,
+    plan_repairs,
+)
+from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
+
+REGISTRY_ARN = "arn:aws:glue:us-east-1:123456789012:registry/shop"
+
+
+def arn(topic: str) -> str:
+    return f"arn:aws:glue:us-east-1:123456789012:schema/shop/{topic}"
+
+
+def record(topic: str, asset_id: str, run_id: str = "") -> MappingRecord:
+    return MappingRecord(
+        schema_arn=arn(topic),
+        topic=topic,
+        asset_id=asset_id,
+        asset_revision="1",
+        schema_version=1,
+        content_fingerprint="c",
+        asset_type_revision="1",
+        lineage_fingerprint=run_id,
+        domain_id="dzd_a",
+        project_id="p",
+        registry_arn=REGISTRY_ARN,
+    )
+
+
+def healthy(*run_ids: str) -> LineageRuns:
+    return LineageRuns(frozenset(run_ids), frozenset())
+
+
+@given(st.lists(st.from_regex(r"[a-z]{1,8}\.[a-z]{1,8}", fullmatch=True), unique=True))
+def test_a_catalog_that_agrees_needs_no_repair(topics):
+    registry = {topic: arn(topic) for topic in topics}
+    mappings = {arn(t): record(t, f"asset-{t}", f"run-{t}") for t in topics}
+    assets = [CatalogAsset(f"asset-{t}", t, arn(t), "Kafka topic") for t in topics]
+    lineage = healthy(*(f"run-{t}" for t in topics))
+    assert plan_repairs(registry, mappings, {}, assets, lineage) == []
+
+
+def test_each_disagreement_gets_its_repair():
+    topics = ["a.gone", "b.gone_own", "c.swapped", "d.lost", "e.deprecated", "f.lineage", "g.new"]
+    registry = {topic: arn(topic) for topic in topics}
+    mappings = {
+        arn("a.gone"): record("a.gone", "deleted-1"),
+        arn("b.gone_own"): record("b.gone_own", "deleted-2"),
+        arn("c.swapped"): record("c.swapped", "asset-e"),
+        arn("e.deprecated"): record("e.deprecated", "asset-e"),
+        arn("f.lineage"): record("f.lineage", "asset-f", "run-f"),
+    }
+    assets = [
+        CatalogAsset("asset-b", "b", arn("b.gone_own")),
+        CatalogAsset("asset-c", "c", arn("c.swapped")),
+        CatalogAsset("asset-d", "renamed in the portal", arn("d.lost")),
+        CatalogAsset("asset-e", "e", arn("e.deprecated"), "DEPRECATED: schema was deleted"),
+        CatalogAsset("asset-f", "f", arn("f.lineage")),
+    ]
+    lineage = LineageRuns(frozenset(), frozenset({"run-f"}))
+    repairs = {r.topic: r for r in plan_repairs(registry, mappings, {}, assets, lineage)}
+    assert {topic: (r.kind, r.asset_id) for topic, r in repairs.items()} == {
+        "a.gone": (RepairKind.RECREATE, None),
+        "b.gone_own": (RepairKind.REMAP, "asset-b"),
+        "c.swapped": (RepairKind.REMAP, "asset-c"),
+        "d.lost": (RepairKind.ADOPT, "asset-d"),
+        "e.deprecated": (RepairKind.RESTORE, "asset-e"),
+        "f.lineage": (RepairKind.REPOST_LINEAGE, "asset-f"),
+    }
+    assert "FAILED" in repairs["f.lineage"].detail
+    assert "g.new" not in repairs  # a new topic is the sync's to create, not a repair
+
+
+def test_a_mapping_of_another_domain_is_rescoped_to_this_domains_asset():
+    foreign = replace(record("a.t", "asset-elsewhere"), domain_id="dzd_other")
+    assets = [CatalogAsset("asset-here", "a", arn("a.t"))]
+    [repair] = plan_repairs({"a.t": arn("a.t")}, {}, {arn("a.t"): foreign}, assets, None)
+    assert (repair.kind, repair.asset_id) == (RepairKind.RESCOPE, "asset-here")
+    assert "dzd_other" in repair.detail
+
+
+def test_missing_lineage_is_reposted_and_unknown_lineage_state_is_not_checked():
+    mappings = {arn("a.t"): record("a.t", "asset-a", "run-a")}
+    assets = [CatalogAsset("asset-a", "a", arn("a.t"))]
+    [repair] = plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, healthy())
+    assert repair.kind is RepairKind.REPOST_LINEAGE and "missing" in repair.detail
+    assert plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, None) == []
+
+
+def test_the_registry_of_a_schema_arn():
+    assert registry_arn_of_schema(arn("x.y")) == REGISTRY_ARN

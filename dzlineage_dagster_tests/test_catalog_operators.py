@@ -1,0 +1,413 @@
+"""What operators do to a synced catalog, and that it ends true (issue 8's seven cases).
+
+Each test first reproduces the operator's action on the seeded sandbox, then shows the fixed
+behaviour through the same entry points an operator uses (`dzlineage sync`, `--reconcile`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import pytest
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.runner import sync_topics
+from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
+from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+
+TOPIC = "shop.sales.payments"
+
+
+def sync_output(capsys, *args: str) -> str:
+    code = dzlineage(["sync", *args])
+    out = capsys.readouterr().out
+    assert code == 0, out
+    return out
+
+
+def action_of(out: str, topic: str) -> str:
+    match = re.search(rf"^{re.escape(topic)}\s+(\S+)", out, re.M)
+    assert match, out
+    return match.group(1)
+
+
+def mapped_records(platform) -> dict[str, MappingRecord]:
+    """Schema ARN -> record, of every mapping parameter under the prefix (every scope)."""
+    return {
+        record.schema_arn: record
+        for record in map(MappingRecord.from_parameter_value, mapping_parameters(platform).values())
+        if record.domain_id == platform.settings.domain_id
+    }
+
+
+def asset(platform, asset_id: str, domain_id: str | None = None) -> dict:
+    return platform.client("datazone").get_asset(
+        domainIdentifier=domain_id or platform.settings.domain_id, identifier=asset_id
+    )
+
+
+def kafka_form(asset_output: dict) -> dict:
+    form = next(f for f in asset_output["formsOutput"] if f["formName"] == "KafkaSchemaForm")
+    return json.loads(form["content"])
+
+
+def column_names(asset_output: dict) -> list[str]:
+    form = next(f for f in asset_output["formsOutput"] if f["formName"] == "RelationalTableForm")
+    return [c["columnName"] for c in json.loads(form["content"])["columns"]]
+
+
+def test_a_second_registry_leaves_the_first_registrys_assets_alone(platform, monkeypatch, capsys):
+    sync_output(capsys)
+    first = topic_assets(platform)
+    glue = platform.client("glue")
+    glue.create_registry(RegistryName="other-registry")
+    glue.create_schema(
+        RegistryId={"RegistryName": "other-registry"},
+        SchemaName="crm.public.leads",
+        DataFormat="AVRO",
+        Compatibility="BACKWARD",
+        SchemaDefinition=json.dumps(
+            debezium_value_schema("crm.public.leads", [Column("id", "bigint", nullable=False)])
+        ),
+    )
+    monkeypatch.setenv("DZLINEAGE_REGISTRY_NAME", "other-registry")
+    monkeypatch.setenv("DZLINEAGE_DELETED_SCHEMA_POLICY", "delete")
+
+    out = sync_output(capsys)
+    assert action_of(out, "crm.public.leads") == "created"
+    assert not re.search(r"\b(deleted|deprecated)\b", out), out
+    for ids in first.values():
+        assert asset(platform, ids[0])["description"].startswith("Kafka topic")
+
+    monkeypatch.setenv("DZLINEAGE_REGISTRY_NAME", platform.settings.registry_name)
+    again = sync_output(capsys)
+    for topic in table_topics(platform):
+        assert action_of(again, topic) == "unchanged"
+
+
+def test_a_new_domain_gets_its_own_assets_and_mappings(platform, monkeypatch, capsys):
+    sync_output(capsys)
+    first = topic_assets(platform)
+    datazone = platform.client("datazone")
+    domain_id = datazone.create_domain(
+        name="second-domain",
+        domainExecutionRole="arn:aws:iam::123456789012:role/AmazonDataZoneDomainExecution",
+    )["id"]
+    project_id = datazone.create_project(domainIdentifier=domain_id, name="second")["id"]
+    monkeypatch.setenv("DZLINEAGE_DOMAIN_ID", domain_id)
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", project_id)
+
+    out = sync_output(capsys)
+    topics = table_topics(platform)
+    assert all(action_of(out, topic) == "created" for topic in topics)
+    records = [
+        MappingRecord.from_parameter_value(value) for value in mapping_parameters(platform).values()
+    ]
+    in_new = [r for r in records if r.domain_id == domain_id]
+    assert len(in_new) == len(topics)
+    for record in in_new:
+        assert asset(platform, record.asset_id, domain_id)["owningProjectId"] == project_id
+    # The first domain's assets and mappings are untouched.
+    assert len([r for r in records if r.domain_id == platform.settings.domain_id]) == len(topics)
+    assert topic_assets(platform) == first
+
+
+def recreate_schema(platform, topic: str, definition: str) -> None:
+    glue = platform.client("glue")
+    glue.delete_schema(SchemaId={"SchemaArn": platform.schema_arn(topic)})
+    platform.create_schema(topic, json.loads(definition))
+
+
+def definition_of(platform, topic: str) -> str:
+    return platform.client("glue").get_schema_version(
+        SchemaId={"SchemaArn": platform.schema_arn(topic)},
+        SchemaVersionNumber={"LatestVersion": True},
+    )["SchemaDefinition"]
+
+
+def test_a_recreated_schema_ends_with_a_current_undeprecated_asset(platform, capsys):
+    sync_output(capsys)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    original = definition_of(platform, TOPIC)
+    platform.client("glue").delete_schema(SchemaId={"SchemaArn": arn})
+    assert action_of(sync_output(capsys), TOPIC) == "deprecated"
+    platform.create_schema(TOPIC, json.loads(original))  # same name, same ARN
+
+    out = sync_output(capsys)
+    # The re-created schema's creation token differs (a new generation): DataZone refuses the
+    # duplicate externalIdentifier and the deprecated asset is adopted and made current.
+    assert action_of(out, TOPIC) == "adopted"
+    current = asset(platform, asset_id)
+    assert not current["description"].startswith("DEPRECATED")
+    assert mapped_records(platform)[arn].asset_id == asset_id
+    assert topic_assets(platform)[arn] == [asset_id]
+
+
+def test_a_rolled_back_schema_ends_with_the_registrys_current_content(platform):
+    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
+    ensure_custom_types(run)
+
+    def sync_once() -> str:
+        [outcome] = sync_topics(
+            SyncRun(LineageSyncResource.with_settings(platform.settings)), [TOPIC]
+        )
+        assert outcome.ok, outcome.error
+        return outcome.asset.action
+
+    assert sync_once() == "created"
+    original = definition_of(platform, TOPIC)
+    platform.register_new_version(TOPIC, "added_later")
+    assert sync_once() == "revised"
+    # Rolled back: deleted and re-created at the older definition (same ARN, version 1).
+    recreate_schema(platform, TOPIC, original)
+    assert sync_once() == "revised"
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    rolled_back = asset(platform, asset_id)
+    assert "added_later" not in column_names(rolled_back)
+    assert kafka_form(rolled_back)["schema_version"] == 1
+    # The column comes back: the same content as the first revision, from another revision,
+    # so a token of its own (one covering only the content would replay the first revision).
+    platform.register_new_version(TOPIC, "added_later")
+    assert sync_once() == "revised"
+    again = asset(platform, asset_id)
+    assert "added_later" in column_names(again)
+    assert int(again["revision"]) == int(rolled_back["revision"]) + 1
+
+
+def test_a_hand_deleted_asset_is_recreated_and_remapped_by_reconcile(platform, capsys):
+    sync_output(capsys)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    platform.client("datazone").delete_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    )
+    # The plain sync trusts the mapping (that is what keeps it cheap).
+    assert action_of(sync_output(capsys), TOPIC) == "unchanged"
+
+    platform.control.clear_calls()
+    plan = sync_output(capsys, "--dry-run", "--reconcile")
+    assert re.search(
+        rf"^{re.escape(TOPIC)}\s+recreate\s+mapped asset {asset_id} is gone", plan, re.M
+    )
+    assert "nothing was written" in plan
+    writes = [
+        c for c in platform.control.calls()
+        if c.service in ("datazone", "ssm") and not c.operation.startswith(("Get", "List", "Search"))
+    ]  # fmt: skip
+    assert writes == []
+
+    out = sync_output(capsys, "--reconcile")
+    assert re.search(rf"^{re.escape(TOPIC)}\s+recreate\s.*-> created$", out, re.M), out
+    [new_id] = topic_assets(platform)[arn]
+    assert new_id != asset_id
+    assert mapped_records(platform)[arn].asset_id == new_id
+    assert "reconcile: nothing to repair" in sync_output(capsys, "--reconcile")
+
+
+def test_a_swapped_mapping_is_repaired_by_reconcile(platform, capsys):
+    sync_output(capsys)
+    first, second = table_topics(platform)[:2]
+    arns = {topic: platform.schema_arn(topic) for topic in (first, second)}
+    assets = topic_assets(platform)
+    records = mapped_records(platform)
+    ssm = platform.client("ssm")
+    name = next(
+        n
+        for n, v in mapping_parameters(platform).items()
+        if json.loads(v)["schema_arn"] == arns[first]
+    )
+    swapped = json.loads(ssm.get_parameter(Name=name)["Parameter"]["Value"])
+    swapped["asset_id"] = records[arns[second]].asset_id
+    ssm.put_parameter(Name=name, Value=json.dumps(swapped), Type="String", Overwrite=True)
+
+    out = sync_output(capsys, "--reconcile")
+    assert re.search(rf"^{re.escape(first)}\s+remap\s+mapped asset \S+ belongs to", out, re.M), out
+    repaired = mapped_records(platform)
+    assert repaired[arns[first]].asset_id == assets[arns[first]][0]
+    assert repaired[arns[second]].asset_id == assets[arns[second]][0]
+    assert topic_assets(platform) == assets  # nothing created
+
+
+@pytest.mark.parametrize(
+    "token_window", [8 * 3600, 0], ids=["within-token-window", "after-token-window"]
+)
+def test_a_renamed_asset_whose_mapping_was_lost_is_adopted_by_external_identifier(
+    platform, capsys, token_window
+):
+    sync_output(capsys)
+    # Within DataZone's window the rerun's CreateAsset replays the first answer, which is then
+    # checked against the asset as it is now; after it, DataZone refuses the duplicate
+    # externalIdentifier and the asset is found by it (not by its name, which changed).
+    platform.control.set_client_token_window(token_window)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    current = asset(platform, asset_id)
+    platform.client("datazone").create_asset_revision(
+        domainIdentifier=platform.settings.domain_id,
+        identifier=asset_id,
+        name="Payments (renamed in the portal)",
+        typeRevision=current["typeRevision"],
+        formsInput=[
+            {"formName": f["formName"], "typeIdentifier": f["typeName"],
+             "typeRevision": f["typeRevision"], "content": f["content"]}
+            for f in current["formsOutput"]
+        ],
+    )  # fmt: skip
+    for name, value in mapping_parameters(platform).items():
+        if json.loads(value)["schema_arn"] == arn:
+            platform.client("ssm").delete_parameter(Name=name)
+
+    assert "adopt" in sync_output(capsys, "--dry-run", "--reconcile")
+    try:
+        assert action_of(sync_output(capsys), TOPIC) == "adopted"
+    finally:
+        platform.control.set_client_token_window(8 * 3600)
+    assert mapped_records(platform)[arn].asset_id == asset_id
+    assert topic_assets(platform)[arn] == [asset_id]
+
+
+def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys):
+    sync_output(capsys)
+    before = topic_assets(platform)
+    ssm = platform.client("ssm")
+    prefix = platform.settings.ssm_prefix
+    for name, value in mapping_parameters(platform).items():
+        record = json.loads(value)
+        for key in ("domain_id", "project_id", "registry_arn"):
+            del record[key]
+        ssm.delete_parameter(Name=name)
+        ssm.put_parameter(
+            Name=parameter_name(prefix, record["schema_arn"]),
+            Value=json.dumps(record),
+            Type="String",
+        )
+    platform.control.clear_calls()
+
+    out = sync_output(capsys)
+    assert f"moved {len(before)} mappings of the first SSM layout" in out
+    assert all(action_of(out, topic) == "unchanged" for topic in table_topics(platform))
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == 0
+    assert counts[("datazone", "CreateAssetRevision")] == 0
+    assert topic_assets(platform) == before
+    names = list(mapping_parameters(platform))
+    scoped = f"{prefix}/{platform.settings.domain_id}/{platform.settings.project_id}/s/"
+    assert len(names) == len(before) and all(n.startswith(scoped) for n in names)
+
+
+def test_an_empty_registry_retires_nothing_without_confirmation(platform, monkeypatch, capsys):
+    sync_output(capsys)
+    before = topic_assets(platform)
+    glue = platform.client("glue")
+    for topic in platform.registry_topics():
+        glue.delete_schema(SchemaId={"SchemaArn": platform.schema_arn(topic)})
+    monkeypatch.setenv("DZLINEAGE_DELETED_SCHEMA_POLICY", "delete")
+
+    out = sync_output(capsys)
+    assert (
+        f"retirement held back: registry {platform.settings.registry_name} lists no schemas, "
+        f"so all {len(before)} mapped assets would be retired; set "
+        "DZLINEAGE_RETIRE_WHEN_REGISTRY_EMPTY=true to confirm"
+    ) in out
+    assert topic_assets(platform) == before
+
+    monkeypatch.setenv("DZLINEAGE_RETIRE_WHEN_REGISTRY_EMPTY", "true")
+    out = sync_output(capsys)
+    assert out.count(" deleted ") == len(before)
+    assert topic_assets(platform) == {}
+
+
+def test_an_exhausted_retry_budget_is_named_with_operation_and_topic(platform, monkeypatch, capsys):
+    monkeypatch.setenv("DZLINEAGE_MAX_ATTEMPTS", "2")
+    platform.control.set_faults(
+        FaultRule(service="datazone", operation="CreateAsset", kind="server-error")
+    )
+    assert dzlineage(["sync"]) == 1
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith(TOPIC))
+    assert "FAILED" in line and "CreateAsset failed" in line
+    assert "retry budget exhausted: all 2 attempts failed (DZLINEAGE_MAX_ATTEMPTS)" in line
+
+
+def test_the_sandbox_honours_a_client_token_within_its_window_only(platform):
+    datazone = platform.client("datazone")
+    settings = platform.settings
+    project = {"domainIdentifier": settings.domain_id}
+    first = datazone.post_lineage_event(
+        **project, event=lineage_event("run-a"), clientToken="token-window-test"
+    )
+    replay = datazone.post_lineage_event(
+        **project, event=lineage_event("run-a"), clientToken="token-window-test"
+    )
+    assert replay["id"] == first["id"]
+    with pytest.raises(datazone.exceptions.ConflictException, match="different parameters"):
+        datazone.post_lineage_event(
+            **project, event=lineage_event("run-b"), clientToken="token-window-test"
+        )
+    try:
+        platform.control.set_client_token_window(0.2)
+        time.sleep(0.3)
+        later = datazone.post_lineage_event(
+            **project, event=lineage_event("run-b"), clientToken="token-window-test"
+        )
+        assert later["id"] != first["id"]
+    finally:
+        platform.control.set_client_token_window(8 * 3600)
+
+
+def lineage_event(run_name: str) -> bytes:
+    return json.dumps(
+        {
+            "eventType": "COMPLETE",
+            "eventTime": "2026-01-01T00:00:00Z",
+            "run": {"runId": "01890000-0000-7000-8000-00000000000" + str(len(run_name) % 10)},
+            "job": {"namespace": "test", "name": run_name},
+            "inputs": [],
+            "outputs": [],
+            "producer": "https://example.invalid/test",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+        }
+    ).encode()
+
+
+def test_the_reconcile_job_lists_its_repairs_in_the_runs_metadata(platform, capsys):
+    from dzlineage_dagster.definitions import defs
+
+    sync_output(capsys)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    platform.client("datazone").delete_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    )
+    job = defs.resolve_job_def("catalog_reconcile")
+
+    def reconcile(dry_run: bool) -> dict:
+        result = job.execute_in_process(
+            instance=platform.instance,
+            run_config={"ops": {"reconcile_catalog": {"config": {"dry_run": dry_run}}}},
+        )
+        assert result.success
+        [output] = [e for e in result.all_node_events if e.event_type_value == "STEP_OUTPUT"]
+        return {k: v.value for k, v in output.event_specific_data.metadata.items()}
+
+    planned = reconcile(dry_run=True)
+    assert planned["repair_count"] == 1
+    assert planned["repairs"][0]["topic"] == TOPIC
+    assert planned["repairs"][0]["repair"] == "recreate"
+    assert topic_assets(platform).get(arn) is None, "a dry run writes nothing"
+
+    done = reconcile(dry_run=False)
+    assert done["repairs"][0]["detail"].endswith("-> created")
+    assert done["search_pages"] == 1
+    [new_id] = topic_assets(platform)[arn]
+    assert mapped_records(platform)[arn].asset_id == new_id

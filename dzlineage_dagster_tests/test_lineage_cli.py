@@ -1,0 +1,128 @@
+"""`dzlineage trace` and `dzlineage orphans` on the seeded demo, its lineage posted as the product
+posts it: `dzlineage sync` for topic -> table, and source table -> topic events built with
+core/openlineage (as a Debezium source connector's lineage)."""
+
+from __future__ import annotations
+
+import json
+import logging
+from datetime import datetime, timezone
+
+import pytest
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.avro import Column
+from dzlineage_dagster.core.openlineage import (
+    DatasetSpec,
+    build_run_events,
+    connector_job,
+    event_json,
+    source_hop_column_lineage,
+)
+from dzlineage_dagster.sandbox.demo.seed import Column as SeedColumn
+from dzlineage_dagster.sync.headless import start_run
+from dzlineage_dagster_tests.test_catalog_sync import table_topics
+
+SOURCE_NAMESPACE = "postgres://shop-db.cluster-c8a1b2c3d4e5.us-east-1.rds.amazonaws.com:5432"
+TOPIC = "shop.sales.orders"
+TABLE = "lakehouse.sales_orders"
+ORDER_COLUMNS = ("id", "customer_id", "order_date", "status", "total")
+
+
+def post_source_hops(platform) -> None:
+    """source table shop.<schema>.<table> -> topic, for every table topic of the demo."""
+    run = start_run(platform.settings, logging.getLogger("test"))
+    datazone = platform.client("datazone")
+    for topic in table_topics(platform):
+        schema_table = topic.split(".", 1)[1]
+        columns = [Column(name, "string", True, None) for name in ORDER_COLUMNS]
+        source = DatasetSpec(SOURCE_NAMESPACE, f"shop.{schema_table}", columns)
+        topic_spec = DatasetSpec(run.topic_namespace, topic, columns)
+        topic_out = DatasetSpec(
+            topic_spec.namespace,
+            topic,
+            columns,
+            source_hop_column_lineage(columns, [source]),
+        )
+        for event in build_run_events(
+            job_namespace=connector_job("shop-postgres-source")[0],
+            job_name=connector_job("shop-postgres-source")[1],
+            inputs=[source],
+            outputs=[topic_out],
+            run_id=f"00000000-0000-4000-8000-{abs(hash(topic)) % 10**12:012d}",
+            event_time=datetime.now(timezone.utc),
+            producer="https://github.com/dzlineage/dzlineage-dagster",
+        ):
+            datazone.post_lineage_event(
+                domainIdentifier=platform.settings.domain_id, event=event_json(event).encode()
+            )
+
+
+@pytest.fixture
+def demo(platform, capsys):
+    assert dzlineage(["sync"]) == 0
+    post_source_hops(platform)
+    capsys.readouterr()
+    return platform
+
+
+def trace(capsys, *args: str) -> tuple[int, str, str]:
+    code = dzlineage(["trace", *args])
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, capsys):
+    # what feeds this table
+    code, out, _ = trace(capsys, TABLE, "--columns")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith(f"{TABLE}  [glue_table] arn:aws:glue:us-east-1:")
+    assert lines[1] == f"└─<- {TOPIC}  [topic] via dzlineage.iceberg-sink.{TOPIC}"
+    assert (
+        "   └─<- shop.sales.orders  [source_table] via kafka-connect.shop-postgres-source" in lines
+    )
+    assert "         after.total <- total" in lines
+
+    # what breaks if i drop this topic
+    code, out, _ = trace(capsys, TOPIC, "--downstream", "--format", "json")
+    assert code == 0
+    graph = json.loads(out)
+    assert graph["root"].endswith(f"/{TOPIC}") and graph["root"].startswith("kafka://")
+    assert {(n["label"], n["kind"]) for n in graph["nodes"]} == {
+        (TOPIC, "topic"),
+        (TABLE, "glue_table"),
+    }
+
+    # a source table name traces from the source table
+    code, out, _ = trace(capsys, "sales.orders", "--downstream", "--depth", "1")
+    assert code == 0
+    assert out.splitlines()[0].startswith(f"shop.sales.orders  [source_table] {SOURCE_NAMESPACE}/")
+    assert out.count("[topic]") == 1 and "[glue_table]" not in out
+    code, mermaid, _ = trace(capsys, "sales.orders", "--downstream", "--format", "mermaid")
+    assert mermaid.startswith("graph LR") and mermaid.count("-->") == 2
+    code, dot, _ = trace(capsys, TOPIC, "--kind", "source_table", "--format", "dot")
+    assert code == 0 and "source_table" in dot
+
+    # unknown names are refused with near matches
+    code, out, err = trace(capsys, "lakehouse.sales_order")
+    assert code == 2 and out == ""
+    assert "no dataset named 'lakehouse.sales_order'" in err
+    assert "did you mean lakehouse.sales_orders" in err
+
+
+def test_orphans_lists_topics_that_feed_no_table_and_tables_nothing_feeds(demo, capsys):
+    demo.create_table_topic("shop.sales.refunds", [SeedColumn("id", "bigint", nullable=False)])
+    demo.client("glue").create_table(
+        DatabaseName=demo.settings.glue_database, TableInput={"Name": "manual_upload"}
+    )
+    assert dzlineage(["orphans", "--format", "json"]) == 0
+    found = json.loads(capsys.readouterr().out)
+    assert found["topics_without_downstream_table"] == ["shop.sales.refunds"]
+    # The demo's daily_revenue is an aggregate no connector writes: nothing feeds it either.
+    unfed = {t.rsplit("/", 1)[-1] for t in found["tables_without_upstream"]}
+    assert unfed == {"daily_revenue", "manual_upload"}
+
+    assert dzlineage(["orphans"]) == 0
+    text = capsys.readouterr().out
+    assert "feed no table (1):\n  shop.sales.refunds\n" in text

@@ -1,0 +1,120 @@
+"""Lineage events DataZone fails after accepting them are noticed and re-posted by the next
+sync, exactly those, and the run says so (CLI summary, Dagster metadata)."""
+
+from __future__ import annotations
+
+import re
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
+
+#: The first table topic's START and COMPLETE: the first two events a first sync posts.
+FIRST_TOPIC_EVENTS = 2
+
+
+def fail_after_accept(platform, count: int) -> None:
+    platform.control.set_faults(
+        FaultRule(
+            service="datazone",
+            operation="PostLineageEvent",
+            kind="fail-after-accept",
+            count=count,
+        )
+    )
+
+
+def lineage_events(platform, **filters) -> list[dict]:
+    pages = (
+        platform.client("datazone")
+        .get_paginator("list_lineage_events")
+        .paginate(domainIdentifier=platform.settings.domain_id, **filters)
+    )
+    return [item for page in pages for item in page["items"]]
+
+
+def summaries(items: list[dict]) -> list[dict]:
+    return [item["eventSummary"]["openLineageRunEventSummary"] for item in items]
+
+
+def glue_arn(dataset: dict) -> str:
+    return f"{dataset['namespace']}:{dataset['name']}"
+
+
+def topic_of(summary: dict) -> str:
+    return summary["inputs"][0]["name"]
+
+
+def upstream_of_table(platform, table_arn: str) -> list[dict]:
+    datazone = platform.client("datazone")
+    try:
+        node = datazone.get_lineage_node(
+            domainIdentifier=platform.settings.domain_id, identifier=table_arn
+        )
+    except datazone.exceptions.ResourceNotFoundException:
+        return []
+    return node["upstreamNodes"]
+
+
+def posts(platform) -> int:
+    return platform.control.call_counts()[("datazone", "PostLineageEvent")]
+
+
+def assert_every_edge_in_the_graph(platform) -> None:
+    successes = summaries(lineage_events(platform, processingStatus="SUCCESS"))
+    posted_topics = {topic_of(s) for s in successes}
+    assert set(table_topics(platform)) <= posted_topics
+    for summary in successes:
+        assert upstream_of_table(platform, glue_arn(summary["outputs"][0])), summary
+
+
+def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(platform, capsys):
+    fail_after_accept(platform, FIRST_TOPIC_EVENTS)
+    assert dzlineage(["sync"]) == 0  # DataZone accepted every event: nothing failed yet
+    capsys.readouterr()
+
+    failed = summaries(lineage_events(platform, processingStatus="FAILED"))
+    assert len(failed) == FIRST_TOPIC_EVENTS
+    [broken_topic] = {topic_of(s) for s in failed}
+    broken_table = glue_arn(failed[0]["outputs"][0])
+    assert upstream_of_table(platform, broken_table) == []
+
+    platform.control.clear_faults()
+    assert dzlineage(["sync", "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    assert re.search(rf"^{re.escape(broken_topic)}\s.*re-post \(its events failed", plan, re.M)
+    assert plan.count("re-post (") == 1
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    out = capsys.readouterr().out
+    assert re.search(rf"^{re.escape(broken_topic)}\s.*re-posted: 2 events had failed", out, re.M)
+    assert (
+        f"lineage re-posted for 1 topics whose events DataZone had failed after accepting them: {broken_topic}"
+        in out
+    )
+    # Exactly the failed run again (START and COMPLETE), nothing else.
+    assert posts(platform) == FIRST_TOPIC_EVENTS
+    succeeded = summaries(lineage_events(platform, processingStatus="SUCCESS"))
+    reposted = [s for s in succeeded if s["runId"] == failed[0]["runId"]]
+    assert sorted(s["eventType"] for s in reposted) == ["COMPLETE", "START"]
+    assert upstream_of_table(platform, broken_table)
+    assert_every_edge_in_the_graph(platform)
+
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    assert "re-posted" not in capsys.readouterr().out
+    assert posts(platform) == 0
+
+
+def test_the_dagster_run_says_which_topic_re_posted_its_lineage(platform):
+    fail_after_accept(platform, FIRST_TOPIC_EVENTS)
+    assert platform.sync().success
+    [failed] = {topic_of(s) for s in summaries(lineage_events(platform, processingStatus="FAILED"))}
+    platform.control.clear_faults()
+
+    assert platform.sync().success
+    edge = latest_metadata(platform, "topic_lineage", failed)["edge"]
+    assert "re-posted: 2 events had failed after acceptance" in edge
+    others = [t for t in table_topics(platform) if t != failed]
+    assert "re-posted" not in latest_metadata(platform, "topic_lineage", others[0])["edge"]
+    assert_every_edge_in_the_graph(platform)
