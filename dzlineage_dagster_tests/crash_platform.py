@@ -51,10 +51,12 @@ def seed_small(sandbox: Any, spec_path: Path, monkeypatch: Any) -> dict[str, str
     return environment
 
 
-def headless_sync(environment: dict[str, str]) -> tuple[int, str]:
-    """`dzlineage sync` in this process: its exit code and what it printed."""
+def headless_sync(environment: dict[str, str], *, reconcile: bool = False) -> tuple[int, str]:
+    """`dzlineage sync` (``--reconcile``) in this process: its exit code and what it printed."""
     out = io.StringIO()
-    code = run_headless_sync(LineageSettings.from_env(environment), dry_run=False, out=out)
+    code = run_headless_sync(
+        LineageSettings.from_env(environment), dry_run=False, out=out, reconcile=reconcile
+    )
     return code, out.getvalue()
 
 

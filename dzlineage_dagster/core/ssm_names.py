@@ -48,6 +48,7 @@ DIGEST_NAMESPACE = "d"
 _UNESCAPED = re.compile(r"[A-Za-z0-9.\-]")
 _ESCAPE = re.compile(rb"_([0-9A-F]{2})")
 _ESCAPED_TEXT = re.compile(r"(?:[A-Za-z0-9.\-]|_[0-9A-F]{2})+")
+_DIGEST_RELATIVE_NAME = re.compile(rf"(?:[^/]+/[^/]+/)?{DIGEST_NAMESPACE}/[0-9a-f]{{64}}")
 _PREFIX_LEVEL = re.compile(r"[A-Za-z0-9_.\-]+")
 _RESERVED_PREFIXES = ("aws", "ssm")
 _SHA256_HEX_LENGTH = 64
@@ -105,7 +106,10 @@ def digest_parameter_name(prefix: str, registry_arn: str) -> str:
 
 
 def is_digest_parameter(prefix: str, name: str) -> bool:
-    return name.startswith(f"{prefix}/{DIGEST_NAMESPACE}/")
+    """Whether ``name`` is a registry digest under ``prefix``: directly, or under the scoped
+    path of any domain and project below it (``prefix`` may be either)."""
+    relative = name.removeprefix(f"{prefix}/")
+    return relative != name and bool(_DIGEST_RELATIVE_NAME.fullmatch(relative))
 
 
 def schema_arn_from_parameter_name(prefix: str, name: str) -> str | None:
