@@ -1,8 +1,10 @@
 """Measured speed, side by side: ``python -m benchmarks.bench_sync [--topics 100 1000]``.
 
 First the probe of the reference's own SSM delimiter; then, for each size, each system runs the
-three scenarios on its own freshly seeded sandbox state (see :mod:`benchmarks.scenarios`); last
-the fault scenarios, a few at a time in worker processes. Every sandbox runs in a child process
+three scenarios on its own freshly seeded sandbox state (see :mod:`benchmarks.scenarios`), with
+a ratio line (our calls / the reference's); then the quota-bound scenario (the first sync at
+AWS's latency and quotas, against its floor: :mod:`benchmarks.quota_bound`); last the fault
+scenarios, a few at a time in worker processes. Every sandbox runs in a child process
 on a free port. ``--json PATH`` keeps every number, ``--profile PATH`` a cProfile of this
 process (the sandbox's own work is not in it).
 """
@@ -22,7 +24,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from benchmarks.report import delimiter_report, fault_table, size_table, verdicts
+from benchmarks.quota_bound import bench_quota_bound, peak_rss_mb, quota_table
+from benchmarks.report import calls_ratio_lines, delimiter_report, fault_table, size_table, verdicts
 from benchmarks.sandbox_process import SandboxProcess
 from benchmarks.scenarios import (
     Cell,
@@ -42,6 +45,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--topics", type=int, nargs="+", default=[100, 1000], metavar="N")
     parser.add_argument("--repeat", type=int, default=1, help="fresh runs per size (median time)")
     parser.add_argument("--systems", nargs="+", default=list(SYSTEM_NAMES), choices=SYSTEM_NAMES)
+    parser.add_argument(
+        "--quota-topics",
+        type=int,
+        nargs="+",
+        default=[1000],
+        metavar="N",
+        help="sizes of the quota-bound scenario (default 1000; each takes ~2 min a system)",
+    )
+    parser.add_argument(
+        "--quota-systems",
+        nargs="+",
+        default=["sensor+job", "sync"],
+        choices=SYSTEM_NAMES,
+        help="systems of the quota-bound scenario (the baseline, one call after the other, "
+        "takes ~10x its floor)",
+    )
+    parser.add_argument("--no-quota", action="store_true", help="skip the quota-bound scenario")
     parser.add_argument("--fault-topics", type=int, default=100, metavar="N")
     parser.add_argument("--fault-rate", type=float, default=0.3)
     parser.add_argument("--no-faults", action="store_true", help="skip the fault scenario")
@@ -120,9 +140,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         raw["literal_delimiter"] = probe.to_json()
         for topics in args.topics:
             cells, seeding = bench_size(endpoint, topics, args, progress)
-            print(size_table(cells), *verdicts(cells), sep="\n", end="\n\n")
+            print(size_table(cells), *verdicts(cells), *calls_ratio_lines(cells), sep="\n")
+            print(f"peak memory of the benchmark process so far: {peak_rss_mb():.0f} MB\n")
             raw["cells"] += [cell.to_json() for cell in cells]
             raw["seeding"] += seeding
+            raw.setdefault("peak_rss_mb", {})[topics] = round(peak_rss_mb(), 1)
+        quota_cells = []
+        for topics in [] if args.no_quota else args.quota_topics:
+            for system in args.quota_systems:
+                progress(f"quota-bound N={topics:,} {system}")
+                quota_cells.append(bench_quota_bound(endpoint, system, topics))
+        if quota_cells:
+            print(quota_table(quota_cells), end="\n\n")
+        raw["quota_bound"] = [cell.to_json() for cell in quota_cells]
     variants = [] if args.no_faults else bench_all_faults(args, progress)
     print(*(fault_table(results) for results in variants), sep="\n\n")
     raw["faults"] = [result.to_json() for results in variants for result in results]
@@ -144,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
         profiler.dump_stats(args.profile)
     if args.json:
         args.json.write_text(json.dumps(raw, indent=2, default=str))
+        print(f"every number: {args.json}")
     return 0
 
 

@@ -30,9 +30,14 @@ def free_port() -> int:
 
 
 def relay_environment(platform_environment: dict[str, str], **settings: str) -> dict[str, str]:
-    """The process environment: nothing of ours from outside, the platform's, and ``settings``."""
+    """The process environment: nothing of ours from outside, the platform's, and ``settings``.
+
+    The client-side rate limits are off unless ``settings`` turn them on: the sandbox has no
+    quotas unless asked, and paced at 20 posts a second the load would measure the pacing.
+    """
     base = {k: v for k, v in os.environ.items() if not k.startswith(("DZLINEAGE_", "AWS_"))}
-    return {**base, **platform_environment, **settings}
+    unpaced = {"DZLINEAGE_CLIENT_RATE_LIMITS": "off"}
+    return {**base, **unpaced, **platform_environment, **settings}
 
 
 @dataclass

@@ -97,6 +97,24 @@ def verdicts(cells: Sequence[Cell]) -> list[str]:
     return lines
 
 
+def calls_ratio_lines(cells: Sequence[Cell], reference: str = "baseline") -> list[str]:
+    """Per scenario, each system's calls as a multiple of the reference design's."""
+    lines = []
+    for scenario in SCENARIOS:
+        grouped = _by_system(cells, scenario)
+        if reference not in grouped:
+            continue
+        base = grouped[reference][0].measurement.calls.total
+        parts = [
+            f"{system} {runs[0].measurement.calls.total / base:.3f}x"
+            for system, runs in grouped.items()
+            if system != reference and base
+        ]
+        if parts:
+            lines.append(f"calls / reference design's, {scenario}: " + ", ".join(parts))
+    return lines
+
+
 def fault_table(results: Sequence[FaultResult]) -> str:
     if not results:
         return ""

@@ -57,12 +57,20 @@ DEFAULT_MAX_ATTEMPTS = 5
 
 @contextmanager
 def pointed_at(
-    platform: SeededPlatform, max_attempts: int = DEFAULT_MAX_ATTEMPTS
+    platform: SeededPlatform,
+    max_attempts: int = DEFAULT_MAX_ATTEMPTS,
+    client_rate_limits: str = "off",
 ) -> Iterator[None]:
-    """The process environment pointing boto3 and the project at ``platform``, then restored."""
+    """The process environment pointing boto3 and the project at ``platform``, then restored.
+
+    The project's client-side rate limits are off unless asked for: against a sandbox without
+    quotas they would only make it wait where the baseline does not (the quota-bound scenario
+    turns both on).
+    """
     variables = {
         **sandbox_environment(platform.endpoint_url),
         **platform.environment,
+        "DZLINEAGE_CLIENT_RATE_LIMITS": client_rate_limits,
         "DZLINEAGE_MAX_ATTEMPTS": str(max_attempts),
         "AWS_RETRY_MODE": "standard",
         "AWS_MAX_ATTEMPTS": str(max_attempts),

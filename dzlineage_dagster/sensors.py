@@ -3,6 +3,7 @@ changed connector configurations re-derive the lineage of the topics whose mappi
 
 import hashlib
 import json
+from datetime import datetime, timezone
 
 from dagster import (
     DefaultSensorStatus,
@@ -13,13 +14,10 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.discovery import diff_against_cursor
+from dzlineage_dagster.core.discovery import SensorCursor, changed_topics
 from dzlineage_dagster.core.partition_ranges import changed_ranges
-from dzlineage_dagster.core.topology_report import (
-    changed_topics,
-    connectors_digest,
-    lineage_signatures,
-)
+from dzlineage_dagster.core.topology_report import changed_topics as changed_lineage_topics
+from dzlineage_dagster.core.topology_report import lineage_signatures
 from dzlineage_dagster.jobs import (
     CATALOG_SYNC_JOB,
     CONNECTOR_TOPOLOGY_JOB,
@@ -54,15 +52,14 @@ def registry_schema_sensor(
     context: SensorEvaluationContext, lineage_sync: LineageSyncResource
 ) -> SensorResult:
     current = SyncRun(lineage_sync, context.log).registry_topics
-    seen: dict[str, str] = json.loads(context.cursor) if context.cursor else {}
-    changes = diff_against_cursor(current, seen)
+    changed = changed_topics(current, context.cursor)
 
     existing = context.instance.get_dynamic_partitions(kafka_topics.name)
     existing_set = set(existing)
     added = [topic for topic in current if topic not in existing_set]
     removed = [topic for topic in existing if topic not in current]
     order = [topic for topic in existing if topic in current] + added
-    to_sync = set(changes.added) | set(changes.changed) | set(added)
+    to_sync = set(changed) | set(added)
 
     run_requests = [
         RunRequest(
@@ -91,13 +88,14 @@ def registry_schema_sensor(
         partition_requests.append(kafka_topics.build_add_request(added))
     if removed:
         partition_requests.append(kafka_topics.build_delete_request(removed))
-    cursor = json.dumps({topic: info.change_token for topic, info in current.items()})
+    cursor = SensorCursor.after(current, datetime.now(timezone.utc)).to_json()
     if not run_requests and not partition_requests:
         return SensorResult(
             skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor
         )
     context.log.info(
-        f"{len(added)} new, {len(changes.changed)} changed, {len(removed)} removed topics; "
+        f"{len(added)} new, {len(set(changed) - set(added))} changed, {len(removed)} removed "
+        f"topics; "
         f"{len(run_requests)} runs requested"
     )
     return SensorResult(
@@ -128,7 +126,7 @@ def connector_config_sensor(
 ) -> SensorResult:
     run = SyncRun(lineage_sync, context.log)
     seen = json.loads(context.cursor) if context.cursor else {}
-    digest = _connectors_digest(run)
+    digest = run.connectors_digest
     if seen.get("digest") == digest:
         return SensorResult(skip_reason="no connector configuration changed", cursor=context.cursor)
     signatures = lineage_signatures(run.topology)
@@ -137,7 +135,7 @@ def connector_config_sensor(
         # The first tick only learns the topology; the registry sensor's first sync posts it.
         return SensorResult(skip_reason="recorded the connector topology", cursor=cursor)
     partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
-    changed = set(changed_topics(seen.get("topics", {}), signatures)) & set(partitions)
+    changed = set(changed_lineage_topics(seen.get("topics", {}), signatures)) & set(partitions)
     run_requests = [
         RunRequest(
             run_key=f"topology@{digest[:16]}",
@@ -163,14 +161,3 @@ def connector_config_sensor(
         f"{', '.join(sorted(changed)) or 'none'}"
     )
     return SensorResult(run_requests=run_requests, cursor=cursor)
-
-
-def _connectors_digest(run: SyncRun) -> str:
-    url = run.settings.kafka_connect_url
-    if url:
-        # One GET returns every config; the digest is of the configs themselves.
-        return connectors_digest([c.name, dict(c.config)] for c in run.connectors)
-    return connectors_digest(
-        [c["connectorName"], c["connectorArn"], c.get("currentVersion"), c.get("creationTime")]
-        for c in run.resource.msk.connector_summaries()
-    )

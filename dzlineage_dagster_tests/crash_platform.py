@@ -15,7 +15,7 @@ from typing import Any
 
 import yaml
 
-from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.ssm_names import MappingRecord, is_digest_parameter
 from dzlineage_dagster.sandbox.demo.seed import DEMO_PLATFORM, seed_platform
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
@@ -51,10 +51,12 @@ def seed_small(sandbox: Any, spec_path: Path, monkeypatch: Any) -> dict[str, str
     return environment
 
 
-def headless_sync(environment: dict[str, str]) -> tuple[int, str]:
-    """`dzlineage sync` in this process: its exit code and what it printed."""
+def headless_sync(environment: dict[str, str], *, reconcile: bool = False) -> tuple[int, str]:
+    """`dzlineage sync` (``--reconcile``) in this process: its exit code and what it printed."""
     out = io.StringIO()
-    code = run_headless_sync(LineageSettings.from_env(environment), dry_run=False, out=out)
+    code = run_headless_sync(
+        LineageSettings.from_env(environment), dry_run=False, out=out, reconcile=reconcile
+    )
     return code, out.getvalue()
 
 
@@ -91,6 +93,8 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
         Path=settings.ssm_prefix, Recursive=True
     ):
         for parameter in page["Parameters"]:
+            if is_digest_parameter(settings.ssm_prefix, parameter["Name"]):
+                continue  # the registry digest `dzlineage sync` keeps, not a mapping
             record = MappingRecord.from_parameter_value(parameter["Value"])
             mappings[record.schema_arn] = (
                 record.topic,

@@ -23,6 +23,7 @@ from benchmarks.scenarios import (
 )
 from benchmarks.synthetic_platform import platform_document, synthetic_topics, write_platform_file
 from benchmarks.systems import SYSTEM_NAMES
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
 
 TOPICS = 5
 
@@ -138,8 +139,20 @@ def test_the_platform_file_is_one_the_seeder_accepts(tmp_path):
 def test_the_command_saves_raw_numbers(tmp_path, capsys):
     saved = tmp_path / "raw.json"
     arguments = ["--topics", "2", "--systems", "baseline", "sync", "--no-faults"]
-    assert bench_sync.main([*arguments, "--json", str(saved)]) == 0
+    quota = ["--quota-topics", "2", "--quota-systems", "sync"]
+    assert bench_sync.main([*arguments, *quota, "--json", str(saved)]) == 0
     raw = json.loads(saved.read_text())
     assert len(raw["cells"]) == 2 * len(SCENARIOS)
     assert {cell["system"] for cell in raw["cells"]} == {"baseline", "sync"}
-    assert "N = 2 topics" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "N = 2 topics" in out
+    assert "calls / reference design's, first sync: sync" in out
+    [paced] = raw["quota_bound"]
+    first = paced["first_sync"]
+    # The busiest bucket of two topics' first sync: at this N the connectors' reads (a
+    # constant per run, at the assumed 10 TPS of MSK Connect) can outweigh the DataZone writes.
+    rates = {quota.bucket: quota.rate for quota in AWS_QUOTAS.values()}
+    assert first["floor_bucket"].split(".")[0] in ("datazone", "kafkaconnect")
+    assert first["floor_seconds"] == first["floor_calls"] / rates[first["floor_bucket"]]
+    assert paced["catalog"]["schemas_with_one_asset"] == 2
+    assert paced["idle_rerun"]["calls"] < first["calls"]

@@ -13,6 +13,7 @@ from dzlineage_dagster.checks import (
     ssm_mappings_point_at_existing_assets,
 )
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.ssm_names import is_digest_parameter
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
 from dzlineage_dagster.resources import LineageSyncResource
@@ -27,11 +28,14 @@ GONE = "shop.sales.payments"
 
 
 def mapping_parameters(platform) -> dict[str, str]:
+    """The schema mappings under the prefix (not the registry digest `dzlineage sync` keeps)."""
+    prefix = platform.settings.ssm_prefix
     pages = platform.client("ssm").get_paginator("get_parameters_by_path")
     return {
         p["Name"]: p["Value"]
-        for page in pages.paginate(Path=platform.settings.ssm_prefix, Recursive=True)
+        for page in pages.paginate(Path=prefix, Recursive=True)
         for p in page["Parameters"]
+        if not is_digest_parameter(prefix, p["Name"])
     }
 
 

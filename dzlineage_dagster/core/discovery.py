@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from dzlineage_dagster.core.topics import topic_for_schema_name
@@ -58,6 +59,24 @@ def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str,
     return topics
 
 
+def topic_sync_token(topic: RegistryTopic, sync_context: str) -> str:
+    """The topic's registry change token under these settings (a mapping record keeps it)."""
+    return hashlib.sha256(f"{topic.change_token}\n{sync_context}".encode()).hexdigest()[:16]
+
+
+def registry_digest(topics: Mapping[str, RegistryTopic], sync_context: str) -> str:
+    """One hash of the whole listing under these settings: equal digests, nothing to sync.
+
+    It covers every topic's schema ARN and ``UpdatedTime`` (a new version, a new schema and a
+    deleted one all change it) and ``sync_context``, which names what else shapes the catalog
+    (the settings, the asset type revision, the code's version).
+    """
+    digest = hashlib.sha256(sync_context.encode())
+    for name in sorted(topics):
+        digest.update(f"\n{name}\t{topics[name].change_token}".encode())
+    return digest.hexdigest()
+
+
 @dataclass(frozen=True)
 class RegistryChanges:
     added: list[str]
@@ -75,3 +94,72 @@ def diff_against_cursor(
     )
     removed = sorted(t for t in seen_tokens if t not in current)
     return RegistryChanges(added, changed, removed)
+
+
+#: How long after its ``UpdatedTime`` a schema's token stays in the sensor's cursor. It covers
+#: a listing that shows a change later than the change's own timestamp (the registry is
+#: eventually consistent over seconds) and a clock difference between AWS and the sensor's host
+#: (minutes at worst); older changes were seen by an earlier tick.
+SETTLING_SECONDS = 600
+
+
+def _moment(text: str) -> datetime | None:
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        return None
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
+
+
+@dataclass(frozen=True)
+class SensorCursor:
+    """What the registry sensor remembers between ticks, small at any registry size.
+
+    ``horizon`` is the tick's time less :data:`SETTLING_SECONDS`; ``recent`` holds the change
+    tokens of the topics updated after it. At the next tick, a topic whose ``UpdatedTime`` is
+    at or before the horizon is unchanged (its change was listed, and synced, by a tick that
+    still had it in its window); one after it is compared by token. New and deleted topics come
+    from the partitions, not from the cursor. So the cursor grows with the topics changed in
+    the last minutes, not with the registry.
+    """
+
+    horizon: str
+    recent: dict[str, str]
+
+    def to_json(self) -> str:
+        return json.dumps({"horizon": self.horizon, "recent": self.recent}, sort_keys=True)
+
+    @classmethod
+    def after(cls, current: Mapping[str, RegistryTopic], now: datetime) -> SensorCursor:
+        horizon = now - timedelta(seconds=SETTLING_SECONDS)
+        recent = {
+            topic: info.change_token
+            for topic, info in current.items()
+            if not _settled(info, horizon)
+        }
+        return cls(horizon.isoformat(), recent)
+
+
+def _settled(info: RegistryTopic, horizon: datetime | None) -> bool:
+    moment = _moment(info.updated_time)
+    return moment is not None and horizon is not None and moment <= horizon
+
+
+def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None) -> list[str]:
+    """Topics of ``current`` whose schema changed since the cursor (sorted); no cursor: all.
+
+    Reads both the horizon cursor and the older one (a JSON object of topic -> token).
+    """
+    if not cursor_text:
+        return sorted(current)
+    saved = json.loads(cursor_text)
+    if "horizon" not in saved:
+        changes = diff_against_cursor(current, saved)
+        return sorted(changes.added + changes.changed)
+    horizon = _moment(saved["horizon"])
+    recent: dict[str, str] = saved["recent"]
+    return sorted(
+        topic
+        for topic, info in current.items()
+        if not _settled(info, horizon) and recent.get(topic) != info.change_token
+    )

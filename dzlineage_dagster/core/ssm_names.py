@@ -13,7 +13,13 @@ upper-case hex digits of each of its UTF-8 bytes (``:`` is ``_3A``, ``/`` is ``_
 escapes use, so the code is prefix-free: decoding is unambiguous and the encoding injective.
 The whole ARN stays in one hierarchy level.
 
-The two forms live under different sub-namespaces (``s`` and ``h``), so a hash name can never
+A third sub-namespace, ``<scoped prefix>/d/<sha256 hex of the registry ARN>`` (the scoped prefix
+of :func:`scoped_prefix`, so one domain's and project's digest is never another's), holds one
+registry digest per registry, never read as a mapping: what the registry looked like at the last complete headless sync (see
+:func:`~dzlineage_dagster.core.discovery.registry_digest`), so an idle sync needs one
+GetParameter instead of reading every mapping.
+
+The two mapping forms live under different sub-namespaces (``s`` and ``h``), so a hash name can never
 equal a readable one. A hash name cannot be decoded; its parameter value (a
 :class:`MappingRecord`) carries the ARN, as every value does.
 """
@@ -23,7 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from dataclasses import asdict, dataclass, fields
+from dataclasses import MISSING, asdict, dataclass, fields
 
 #: AWS counts the whole parameter ARN against 1011 characters, not only the name.
 MAX_PARAMETER_ARN_LENGTH = 1011
@@ -37,10 +43,12 @@ MAX_PARAMETER_VALUE_LENGTH = 4096
 
 READABLE_NAMESPACE = "s"
 HASH_NAMESPACE = "h"
+DIGEST_NAMESPACE = "d"
 
 _UNESCAPED = re.compile(r"[A-Za-z0-9.\-]")
 _ESCAPE = re.compile(rb"_([0-9A-F]{2})")
 _ESCAPED_TEXT = re.compile(r"(?:[A-Za-z0-9.\-]|_[0-9A-F]{2})+")
+_DIGEST_RELATIVE_NAME = re.compile(rf"(?:[^/]+/[^/]+/)?{DIGEST_NAMESPACE}/[0-9a-f]{{64}}")
 _PREFIX_LEVEL = re.compile(r"[A-Za-z0-9_.\-]+")
 _RESERVED_PREFIXES = ("aws", "ssm")
 _SHA256_HEX_LENGTH = 64
@@ -91,6 +99,19 @@ def parameter_name(prefix: str, schema_arn: str) -> str:
     return f"{prefix}/{HASH_NAMESPACE}/{hashlib.sha256(_utf8(schema_arn)).hexdigest()}"
 
 
+def digest_parameter_name(prefix: str, registry_arn: str) -> str:
+    """Where the registry's digest lives: one parameter per registry under the prefix."""
+    validate_prefix(prefix)
+    return f"{prefix}/{DIGEST_NAMESPACE}/{hashlib.sha256(_utf8(registry_arn)).hexdigest()}"
+
+
+def is_digest_parameter(prefix: str, name: str) -> bool:
+    """Whether ``name`` is a registry digest under ``prefix``: directly, or under the scoped
+    path of any domain and project below it (``prefix`` may be either)."""
+    relative = name.removeprefix(f"{prefix}/")
+    return relative != name and bool(_DIGEST_RELATIVE_NAME.fullmatch(relative))
+
+
 def schema_arn_from_parameter_name(prefix: str, name: str) -> str | None:
     """The schema ARN that :func:`parameter_name` encoded as ``name``, or None.
 
@@ -115,7 +136,11 @@ class MappingRecord:
     """What the store remembers about one schema's DataZone asset (the parameter value).
 
     ``lineage_fingerprint`` identifies the lineage last posted for the topic (empty before
-    the first), so an unchanged edge is not posted again.
+    the first), so an unchanged edge is not posted again. ``registry_token`` is the schema's
+    change token in the registry listing (its ARN and ``UpdatedTime``) combined with the sync's
+    settings, when the record was last written: an equal token in a later listing means the
+    topic needs no GetSchema, GetSchemaVersion or write (empty: unknown, read it). Records
+    written before a field existed lack it and read as its default.
 
     ``domain_id``, ``project_id`` and ``registry_arn`` are the record's scope: the run that
     wrote it. Records of the first layout (``<prefix>/s/...``, before scopes) have none; they
@@ -130,6 +155,7 @@ class MappingRecord:
     content_fingerprint: str
     asset_type_revision: str
     lineage_fingerprint: str = ""
+    registry_token: str = ""
     domain_id: str = ""
     project_id: str = ""
     registry_arn: str = ""
@@ -161,8 +187,10 @@ class MappingRecord:
                 f"mapping value must be a JSON object, not {type(data).__name__}"
             )
         expected = {field.name: field.type for field in fields(cls)}
-        # The first layout's records lack the scope: they read with empty scope fields.
-        missing = sorted(set(expected) - set(data) - set(SCOPE_FIELDS))
+        # Fields added later (the scope, the registry token) have defaults: records written
+        # before them (the first layout lacks the scope) read with the default.
+        optional = {field.name for field in fields(cls) if field.default is not MISSING}
+        missing = sorted(set(expected) - set(data) - optional)
         unknown = sorted(set(data) - set(expected))
         if missing or unknown:
             raise CorruptMappingValue(

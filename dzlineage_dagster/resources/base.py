@@ -4,10 +4,17 @@ It extends dagster_aws's boto3 configuration (region, endpoint, profile, keys, r
 retry mode and an optional role to assume, for a governance account that is not the one the
 code runs in. Assumed-role credentials refresh themselves: credentials fetched once at load
 time expire after an hour on a long-lived code server.
+
+Every client paces itself to the account's API quotas (:mod:`~dzlineage_dagster.core.aws_quotas`,
+the ``rate_limits`` option): a call waits for its operation's token first, so a sync with many
+threads runs at the quota instead of into it, and botocore's retries are only the net. The
+buckets are shared by every client of the process, as the quotas are shared by the account.
 """
 
 from __future__ import annotations
 
+import threading
+import time
 from collections import Counter
 from typing import Any, ClassVar, Literal
 
@@ -18,7 +25,24 @@ from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshabl
 from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field, PrivateAttr
 
+from dzlineage_dagster.core.aws_quotas import Quota, parse_rate_limits
+from dzlineage_dagster.core.rate_limit import TokenBucket
+
 RetryMode = Literal["standard", "adaptive", "legacy"]
+
+
+#: The process's client-side buckets, by (bucket name, rate): the quotas are per account.
+_CLIENT_BUCKETS: dict[tuple[str, float], TokenBucket] = {}
+_CLIENT_BUCKETS_LOCK = threading.Lock()
+
+
+def client_bucket(quota: Quota) -> TokenBucket:
+    """The process-wide bucket of ``quota``; a burst of one keeps calls evenly spaced."""
+    key = (quota.bucket, quota.rate)
+    with _CLIENT_BUCKETS_LOCK:
+        if key not in _CLIENT_BUCKETS:
+            _CLIENT_BUCKETS[key] = TokenBucket(quota.rate, capacity=1)
+        return _CLIENT_BUCKETS[key]
 
 
 class AwsClientResource(ResourceWithBoto3Configuration):
@@ -27,10 +51,12 @@ class AwsClientResource(ResourceWithBoto3Configuration):
     service_names: ClassVar[tuple[str, ...]] = ()
 
     retry_mode: RetryMode = Field(
-        default="standard",
+        # Adaptive: when a throttle gets through the client's own rate limits anyway (another
+        # process of the account using the same quota), botocore slows the client down too.
+        default="adaptive",
         description=(
             "botocore retry mode: `standard` (exponential backoff with jitter, retries "
-            "throttling and 5xx) or `adaptive` (standard plus client-side rate limiting)."
+            "throttling and 5xx) or `adaptive` (standard plus slowing down after throttling)."
         ),
     )
     role_arn: str | None = Field(
@@ -44,9 +70,21 @@ class AwsClientResource(ResourceWithBoto3Configuration):
         default=None, description="External id required by the trust policy of `role_arn`."
     )
 
+    rate_limits: str = Field(
+        default="aws",
+        description=(
+            "Client-side rate limits: `aws` (the published per-account quotas, see the README), "
+            "`aws,<service.Operation>=<TPS>,...` to change some, or `off`."
+        ),
+    )
+
     _clients: dict[str, Any] = PrivateAttr(default_factory=dict)
     _api_calls: Counter = PrivateAttr(default_factory=Counter)
     _api_attempts: Counter = PrivateAttr(default_factory=Counter)
+    #: Clients are shared by the sync's threads (boto3 clients are thread-safe; building one,
+    #: with its session, is not) and so are the call counters.
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
+    _limits: dict[str, Quota] | None = PrivateAttr(default=None)
 
     def _session(self) -> boto3.session.Session:
         base = boto3.session.Session(
@@ -80,42 +118,62 @@ class AwsClientResource(ResourceWithBoto3Configuration):
         (see :attr:`api_calls`), so a run can report exactly what it cost against real AWS too.
         """
         name = service_name or self.service_names[0]
-        if name not in self._clients:
-            client = self._session().client(
-                name,
-                endpoint_url=self.endpoint_url,
-                use_ssl=self.use_ssl,
-                verify=self.verify,
-                config=Config(
-                    retries={"mode": self.retry_mode, "total_max_attempts": self.max_attempts}
-                ),
-            )
-            client.meta.events.register("before-call", self._count_call)
-            client.meta.events.register("before-send", self._count_attempt)
-            self._clients[name] = client
-        return self._clients[name]
+        with self._lock:
+            if name not in self._clients:
+                self._clients[name] = self._build_client(name)
+            return self._clients[name]
 
-    def _count_call(self, model: Any, context: Any = None, **_: Any) -> None:
+    def _build_client(self, name: str) -> Any:
+        if self._limits is None:
+            try:
+                self._limits = parse_rate_limits(self.rate_limits)
+            except ValueError as error:
+                raise ValueError(f"DZLINEAGE_CLIENT_RATE_LIMITS: {error}") from None
+        client = self._session().client(
+            name,
+            endpoint_url=self.endpoint_url,
+            use_ssl=self.use_ssl,
+            verify=self.verify,
+            config=Config(
+                retries={"mode": self.retry_mode, "total_max_attempts": self.max_attempts},
+                # One connection per sync thread, at the default concurrency and above.
+                max_pool_connections=64,
+            ),
+        )
+        client.meta.events.register("before-call", self._before_call)
+        client.meta.events.register("before-send", self._count_attempt)
+        return client
+
+    def _before_call(self, model: Any, context: Any = None, **_: Any) -> None:
         operation = f"{model.service_model.service_name}.{model.name}"
-        self._api_calls[operation] += 1
+        with self._lock:
+            self._api_calls[operation] += 1
         if context is not None:
             context["dzlineage_operation"] = operation
+        quota = self._limits.get(operation) if self._limits else None
+        if quota is not None:
+            wait = client_bucket(quota).reserve(time.monotonic())
+            if wait > 0:
+                time.sleep(wait)
 
     def _count_attempt(self, request: Any = None, **_: Any) -> None:
         # Every HTTP attempt, the retries botocore decided on included.
         context = getattr(request, "context", None) or {}
-        self._api_attempts[context.get("dzlineage_operation", "?")] += 1
+        with self._lock:
+            self._api_attempts[context.get("dzlineage_operation", "?")] += 1
 
     @property
     def api_retries(self) -> Counter:
         """Attempts botocore retried (throttling, a 5xx, a dropped connection), by operation."""
-        retries = self._api_attempts - self._api_calls
+        with self._lock:
+            retries = self._api_attempts - self._api_calls
         return +retries
 
     @property
     def api_calls(self) -> Counter:
         """Operations called through this resource's clients so far (attempts, not retries)."""
-        return self._api_calls
+        with self._lock:
+            return Counter(self._api_calls)
 
     def paginate(
         self,

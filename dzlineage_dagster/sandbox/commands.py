@@ -63,6 +63,20 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "--port", type=int, default=default_port, help=f"port to listen on (default {default_port})"
     )
     parser.add_argument(
+        "--latency",
+        default="0",
+        metavar="MS|aws",
+        help="service time of every call: milliseconds, or 'aws' for a per-operation model "
+        "(reads tens of ms, writes more; see README). Default 0",
+    )
+    parser.add_argument(
+        "--quotas",
+        choices=("off", "aws"),
+        default="off",
+        help="'aws' answers calls over AWS's published per-account rates (DataZone 20 TPS for "
+        "CreateAsset, Search, ...) with ThrottlingException; GET /_sandbox/quotas lists them",
+    )
+    parser.add_argument(
         "--lineage-processing-seconds",
         type=float,
         default=0.0,
@@ -156,7 +170,12 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     from dzlineage_dagster.sandbox.demo.seed import seed_platform
     from dzlineage_dagster.sandbox.server.app import Sandbox
     from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
+    from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas
 
+    try:
+        pacing = (Latency.parse(args.latency), Quotas.parse(args.quotas))
+    except ValueError as error:
+        raise SystemExit(f"dzlineage: {error}") from None
     try:
         sandbox = Sandbox(args.host, args.port, args.lineage_processing_seconds).start()
     except OSError as error:
@@ -166,6 +185,8 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         environment.update(seed_platform(sandbox.endpoint_url, args.seed))
         # The seeding calls are set-up, not the project's: start the call log afresh.
         SandboxControl(sandbox.endpoint_url).clear_calls()
+    # Seeding is set-up: it runs at full speed, the pacing applies from the first real call.
+    sandbox.app.pace(*pacing)
     if args.env_file:
         Path(args.env_file).write_text(export_lines(environment))
     return sandbox, environment

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.discovery import registry_digest
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
@@ -132,8 +133,17 @@ def run_headless_sync(
     """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,
     128 + the signal's number when SIGINT or SIGTERM stopped it.
 
+    Idle is nearly free: the registry listing (a call per 100 schemas) is hashed with the
+    sync's settings, the connectors' signature and the code version into a digest; when it
+    equals the digest the last complete sync of this domain and project recorded (one
+    GetParameters), nothing changed and nothing more is called. Otherwise every mapping is read
+    once and only the topics whose registry token moved are read and synced; a sync with no
+    failure then records the new digest. A hand-edited mapping parameter is not noticed by an
+    idle sync (nothing reads it): ``reconcile`` reads everything and repairs it.
+
     ``reconcile`` first compares DataZone with the registry and the mapping and repairs what
-    differs (with ``dry_run``: lists the repairs and writes nothing).
+    differs (with ``dry_run``: lists the repairs and writes nothing); it never takes the idle
+    shortcut nor trusts the registry tokens.
     """
     log = logging.getLogger("dzlineage.sync")
     report: ReconcileReport | None = None
@@ -146,11 +156,15 @@ def run_headless_sync(
                 return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
+            registry_arn = run.registry_arn
+            digest = registry_digest(run.registry_topics, run.sync_context)
+            unchanged = not reconcile and run.mappings.stored_digest(registry_arn) == digest
             if reconcile:
                 report = inspect_catalog(run)
                 apply_repairs(run, report)
-        except (SyncError, ClientError, BotoCoreError) as error:
-            # Nothing per topic has happened yet: say why, without a traceback.
+        except (SyncError, ClientError, BotoCoreError, ValueError) as error:
+            # Nothing per topic has happened yet: say why, without a traceback (a ValueError is
+            # a setting the first client refused, e.g. DZLINEAGE_CLIENT_RATE_LIMITS).
             print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
             return 1
         except KeyboardInterrupt:
@@ -158,18 +172,30 @@ def run_headless_sync(
             return _stopped_status(stop.signal_name or "SIGINT")
         for created in types.created:
             log.info(f"created {created}")
+        if unchanged:
+            calls = run.api_calls()
+            print(
+                f"registry {settings.registry_name} unchanged since the last complete sync "
+                f"(digest {digest[:12]}): nothing to do\n\n{len(topics)} topics, 0 failed, "
+                f"{sum(calls.values())} AWS API calls",
+                file=out,
+            )
+            return 0
         log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
         rows: list[tuple[str, ...]] = []
         reposted: list[str] = []
         failed = done = 0
         try:
-            for outcome in sync_topics(run, topics):
+            for outcome in sync_topics(run, topics, trust_registry_tokens=not reconcile):
                 done += 1
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
                 if outcome.ok:
                     asset = outcome.asset.action if outcome.asset else "-"
-                    lineage = outcome.lineage.summary if outcome.lineage else "-"
+                    if outcome.unchanged_by_token:
+                        lineage = "unchanged (registry token)"
+                    else:
+                        lineage = outcome.lineage.summary if outcome.lineage else "-"
                     rows.append((outcome.topic, asset, lineage))
                 else:
                     failed += 1
@@ -179,10 +205,15 @@ def run_headless_sync(
                     report.results[outcome.topic] = rows[-1][1]
                 if stop:
                     break
+            # Threads finish topics in any order; the summary lists them in the registry's.
+            listing_order = {topic: index for index, topic in enumerate(topics)}
+            rows.sort(key=lambda row: listing_order.get(row[0], len(topics)))
             if not stop:
                 for topic, result in retire_removed_topics(run).items():
                     failed += result.startswith("failed")
                     rows.append((topic, result, "schema left the registry"))
+            if not stop and not failed:
+                _record_digest(run, registry_arn, digest, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
@@ -209,6 +240,16 @@ def run_headless_sync(
         if stop:
             return _stopped_status(stop.signal_name)
         return 1 if failed else 0
+
+
+def _record_digest(run: SyncRun, registry_arn: str, digest: str, log: logging.Logger) -> None:
+    try:
+        run.mappings.record_digest(registry_arn, digest)
+    except (ClientError, BotoCoreError) as error:
+        log.warning(
+            f"registry digest not recorded (the next sync reads every mapping): "
+            f"{describe_error(error)}"
+        )
 
 
 def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> None:

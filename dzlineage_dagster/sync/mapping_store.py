@@ -16,11 +16,24 @@ plus one call for each first-layout folder), or, for a run over a few topics, on
 schemas' parameters by name (GetParameters, 10 names a call; a first-layout name rides along).
 Writes: the stages *stage* a topic's new record, and the runner *commits* it once when the
 topic's stages are done, so a topic whose asset and lineage both change costs one PutParameter.
+
+The scoped path also holds one registry digest per registry (``<scoped path>/d/<sha256>``, see
+:meth:`MappingStore.stored_digest`): under the scope, so another domain's or project's sync never
+trusts this one's digest, and never read as a mapping.
+
+The run's threads share one store: every method holds its lock, so a topic's read and its
+commit see whole records (the calls they make are per topic, so holding the lock costs little
+against the whole-prefix read, which every thread would otherwise repeat).
+
+A crash between a DataZone write and the commit loses no mapping: CreateAsset's client token
+derives from the content, so a rerun gets the asset it created; and a changed content meets
+DataZone's ConflictException on the schema ARN, after which the asset is adopted by search.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable, Collection
 from dataclasses import replace
 from typing import Any
@@ -29,6 +42,8 @@ from dzlineage_dagster.core.ssm_names import (
     HASH_NAMESPACE,
     READABLE_NAMESPACE,
     MappingRecord,
+    digest_parameter_name,
+    is_digest_parameter,
     parameter_name,
     scoped_prefix,
     validate_prefix,
@@ -72,6 +87,7 @@ class MappingStore:
         self._read_all = False
         #: Records the stages made this run that are not in SSM yet, by schema ARN.
         self._staged: dict[str, MappingRecord] = {}
+        self._lock = threading.RLock()
         #: Records under this scope's path whose own scope names another domain or project
         #: (hand-copied): not trusted by the sync, repaired by reconcile.
         self.foreign: dict[str, MappingRecord] = {}
@@ -93,8 +109,14 @@ class MappingStore:
 
     def all(self) -> dict[str, MappingRecord]:
         """Schema ARN -> record, every schema of this scope the mapping knows (read once a run)."""
+        with self._lock:
+            return self._all()
+
+    def _all(self) -> dict[str, MappingRecord]:
         if not self._read_all:
             for name, value in self._parameters.parameters_under(self._prefix).items():
+                if is_digest_parameter(self._prefix, name):
+                    continue  # the registry digest, not a mapping
                 record = self._readable(name, value, self.parameter_name)
                 if record is not None:
                     self._stored[record.schema_arn] = record
@@ -109,6 +131,10 @@ class MappingStore:
 
     def read(self, schema_arns: Collection[str]) -> None:
         """Read these schemas' records by name, so that :meth:`get` needs no whole listing."""
+        with self._lock:
+            self._read(schema_arns)
+
+    def _read(self, schema_arns: Collection[str]) -> None:
         if self._read_all:
             return
         wanted = [arn for arn in schema_arns if arn not in self._stored]
@@ -129,22 +155,25 @@ class MappingStore:
 
     def get(self, schema_arn: str) -> MappingRecord | None:
         """The schema's record as this run sees it: staged this run, else as stored in SSM."""
-        if schema_arn in self._staged:
-            return self._staged[schema_arn]
-        if schema_arn not in self._stored and not self._read_all:
-            self.all()
-        return self._stored.get(schema_arn)
+        with self._lock:
+            if schema_arn in self._staged:
+                return self._staged[schema_arn]
+            if schema_arn not in self._stored and not self._read_all:
+                self._all()
+            return self._stored.get(schema_arn)
 
     def stage(self, record: MappingRecord) -> None:
         """Make ``record`` the schema's mapping for the rest of the run; :meth:`commit` writes it."""
-        self._staged[record.schema_arn] = self.scoped(record)
+        with self._lock:
+            self._staged[record.schema_arn] = self.scoped(record)
 
     def scoped(self, record: MappingRecord) -> MappingRecord:
         """``record`` stamped with this store's domain and project."""
         return replace(record, domain_id=self.domain_id, project_id=self.project_id)
 
     def is_staged(self, schema_arn: str) -> bool:
-        return schema_arn in self._staged
+        with self._lock:
+            return schema_arn in self._staged
 
     def commit(self, schema_arn: str) -> None:
         """Write the schema's staged record to SSM (nothing staged: no call).
@@ -152,25 +181,43 @@ class MappingStore:
         The record leaves the stage first: when the write fails, the next run finds the asset
         by its client token or adopts it, instead of this run retrying with a stale view.
         """
-        record = self._staged.pop(schema_arn, None)
+        with self._lock:
+            record = self._staged.pop(schema_arn, None)
         if record is None:
             return
+        # Outside the lock: the other threads' puts go on meanwhile (each topic writes its own).
         self._put(record)
-        self.foreign.pop(schema_arn, None)
-        self._stored[schema_arn] = record
+        with self._lock:
+            self.foreign.pop(schema_arn, None)
+            self._stored[schema_arn] = record
 
     def forget(self, schema_arn: str) -> None:
         """Treat the schema as unmapped for the rest of the run (SSM keeps the record until a
         new one is committed over it)."""
-        self._staged.pop(schema_arn, None)
-        self.foreign.pop(schema_arn, None)
-        self._stored[schema_arn] = None
+        with self._lock:
+            self._staged.pop(schema_arn, None)
+            self.foreign.pop(schema_arn, None)
+            self._stored[schema_arn] = None
 
     def delete(self, schema_arn: str) -> None:
         self._parameters.delete(self.parameter_name(schema_arn))
-        self._staged.pop(schema_arn, None)
-        self.foreign.pop(schema_arn, None)
-        self._stored[schema_arn] = None
+        with self._lock:
+            self._staged.pop(schema_arn, None)
+            self.foreign.pop(schema_arn, None)
+            self._stored[schema_arn] = None
+
+    def stored_digest(self, registry_arn: str) -> str | None:
+        """The registry digest the last complete headless sync of this scope recorded (one
+        GetParameters)."""
+        name = digest_parameter_name(self._prefix, registry_arn)
+        return self._parameters.parameters_named([name]).get(name)
+
+    def record_digest(self, registry_arn: str, digest: str) -> None:
+        self._parameters.put(
+            digest_parameter_name(self._prefix, registry_arn),
+            digest,
+            description=f"Registry {registry_arn} as of the last complete dzlineage sync"[:1024],
+        )
 
     def _put(self, record: MappingRecord) -> None:
         self._parameters.put(

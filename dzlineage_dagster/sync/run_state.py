@@ -5,20 +5,27 @@ run the same way: ``SyncRun(LineageSyncResource, log)``. Each lookup here is mad
 per run however many topics the run covers (one registry listing, one read of the mapping, one
 cluster description, one read of the connectors and the topology derived from them), so the
 API calls of a run grow with the topics it changes, not with the topics it merely considers.
+
+A run's topics are synced by several threads (`concurrency` setting); each lookup is made under
+the run's lock, so the first thread to need it makes the call and the others wait for its answer.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
+import threading
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 import yaml
 
-from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
+from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics, topic_sync_token
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, topic_dataset
 from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
@@ -30,6 +37,7 @@ from dzlineage_dagster.core.topology import (
     Topology,
     build_topology,
 )
+from dzlineage_dagster.core.topology_report import connectors_digest
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.resources.kafka_connect_rest import (
     KafkaConnectRestError,
@@ -39,6 +47,30 @@ from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
 from dzlineage_dagster.sync.mapping_store import MappingStore
+
+
+class run_lookup(cached_property):
+    """A cached_property made once per run even when threads ask for it at the same time
+    (Python 3.12 dropped cached_property's own lock)."""
+
+    def __get__(self, instance: Any, owner: type | None = None) -> Any:
+        if instance is None:
+            return self
+        cached = instance.__dict__.get(self.attrname, _MISSING)
+        if cached is not _MISSING:
+            return cached
+        with instance._lookup_lock:
+            return super().__get__(instance, owner)
+
+
+_MISSING = object()
+
+
+def _code_version() -> str:
+    try:
+        return version("dzlineage-dagster")
+    except PackageNotFoundError:
+        return "unknown"
 
 
 @dataclass(frozen=True)
@@ -55,6 +87,7 @@ class SyncRun:
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
+    _lookup_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
     #: When the run started (this machine's clock): a DataZone answer dated before it was
     #: replayed for a client token, not made by this run.
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
@@ -72,7 +105,7 @@ class SyncRun:
             legacy_owner=self._owned_legacy_record,
         )
 
-    @cached_property
+    @run_lookup
     def convention(self) -> NamingConventionMapper:
         """The naming-convention guess: the topology's last fallback, and the drift check's
         comparison."""
@@ -80,12 +113,12 @@ class SyncRun:
             database=self.settings.glue_database, table_pattern=self.settings.table_name_pattern
         )
 
-    @cached_property
+    @run_lookup
     def mapper(self) -> TopicTableMapper:
         """Topic -> Iceberg table: override, else the connectors, else the convention."""
         return ConnectorTopicMapper(self.topology)
 
-    @cached_property
+    @run_lookup
     def connectors(self) -> tuple[ConnectorDefinition, ...]:
         """Every connector with its configuration, from the Kafka Connect REST endpoint when
         one is set, else from MSK Connect (ListConnectors + DescribeConnector)."""
@@ -101,7 +134,7 @@ class SyncRun:
             for c in self.resource.msk.connectors()
         )
 
-    @cached_property
+    @run_lookup
     def override_document(self) -> dict[str, Any]:
         """The override file's content ({} when the setting is unset); the topology checks its
         entries (connector references need the parsed connectors)."""
@@ -117,7 +150,7 @@ class SyncRun:
             raise SyncError(f"{where}: the file must hold a mapping with a 'topics' mapping")
         return document
 
-    @cached_property
+    @run_lookup
     def topology(self) -> Topology:
         """The connectors parsed against the registry's topics, once per run."""
         try:
@@ -163,12 +196,50 @@ class SyncRun:
                 totals[operation] = totals.get(operation, 0) + count
         return dict(sorted(totals.items()))
 
-    @cached_property
+    @run_lookup
     def registry_topics(self) -> dict[str, RegistryTopic]:
         listed = self.resource.schema_registry.list_schemas(self.settings.registry_name)
         return registry_topics(listed)
 
-    @cached_property
+    @run_lookup
+    def sync_context(self) -> str:
+        """What shapes the catalog besides the registry: the settings that name and place
+        things (the lineage settings among them), the lineage override file, the connector
+        topology's signature (see :attr:`connectors_digest`), the topic asset type's revision
+        and this code's version. A change to any of them makes every topic's registry token and
+        the registry digest change, so an idle headless sync never skips it."""
+        settings = self.settings.model_dump(exclude={"concurrency"})
+        context = json.dumps(
+            {
+                "settings": settings,
+                "lineage_overrides": self.override_document,
+                "connectors": self.connectors_digest,
+                "asset_type_revision": self.asset_type_revision,
+                "code": _code_version(),
+            },
+            sort_keys=True,
+            default=str,
+        )
+        return hashlib.sha256(context.encode()).hexdigest()
+
+    @run_lookup
+    def connectors_digest(self) -> str:
+        """A digest of every connector's current configuration: with a Kafka Connect REST
+        endpoint, of the configs themselves (one GET returns them all); on MSK Connect, of
+        ListConnectors' names, ARNs, ``currentVersion`` and creation times (a configuration
+        change makes a new version), so no DescribeConnector is needed to notice a change."""
+        if self.settings.kafka_connect_url:
+            return connectors_digest([c.name, dict(c.config)] for c in self.connectors)
+        return connectors_digest(
+            [c["connectorName"], c["connectorArn"], c.get("currentVersion"), c.get("creationTime")]
+            for c in self.resource.msk.connector_summaries()
+        )
+
+    def topic_token(self, topic: str) -> str:
+        """The topic's registry token under this run's context (see ``MappingRecord``)."""
+        return topic_sync_token(self.registry_topics[topic], self.sync_context)
+
+    @run_lookup
     def registry_arn(self) -> str:
         """The configured registry's ARN: from a listed schema's ARN, else GetRegistry."""
         for listed in self.registry_topics.values():
@@ -204,9 +275,10 @@ class SyncRun:
     @property
     def asset_type_revision(self) -> str:
         """The latest revision of the topic asset type (read once, unless a sync just made it)."""
-        if self._asset_type_revision is None:
-            self._asset_type_revision = self._read_asset_type_revision()
-        return self._asset_type_revision
+        with self._lookup_lock:
+            if self._asset_type_revision is None:
+                self._asset_type_revision = self._read_asset_type_revision()
+            return self._asset_type_revision
 
     def use_asset_type_revision(self, revision: str) -> None:
         self._asset_type_revision = revision
@@ -224,7 +296,7 @@ class SyncRun:
             ) from None
         return asset_type["revision"]
 
-    @cached_property
+    @run_lookup
     def cluster(self) -> ClusterInfo:
         arn = self.settings.msk_cluster_arn
         description = self.resource.msk.describe_cluster(arn)
@@ -238,20 +310,20 @@ class SyncRun:
             bootstrap_brokers=chosen or brokers.get("BootstrapBrokerString", ""),
         )
 
-    @cached_property
+    @run_lookup
     def topic_namespace(self) -> str:
         """OpenLineage namespace of every topic of the cluster, per the namespace setting."""
         if self.settings.topic_namespace_style == "cluster":
             return f"kafka://{self.cluster.name}"
         return kafka_dataset_namespace(self.cluster.bootstrap_brokers)
 
-    @cached_property
+    @run_lookup
     def lineage_health(self) -> LineageHealth:
         """The lineage runs DataZone failed after accepting them: looked up once per run, when
         the lineage stage first plans an edge (one ListLineageEvents page when none failed)."""
         return check_lineage_health(self)
 
-    @cached_property
+    @run_lookup
     def portal_url(self) -> str | None:
         return self.resource.datazone.portal_url(self.settings.domain_id)
 

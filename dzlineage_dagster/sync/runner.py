@@ -2,14 +2,24 @@
 
 A topic's mapping record is written once, when its stages are done (or one of them failed):
 the asset stage and the lineage stage each only stage their change in the run's mapping store.
+
+Topics run on a pool of threads (the ``concurrency`` setting), so a first sync of thousands of
+topics is bound by DataZone's quotas rather than by one call's latency after another; the
+clients' rate limits keep the threads within the quotas. Outcomes and log lines reach the
+caller on its own thread: Dagster's log and the materializations an asset yields stay on the
+thread that runs the step.
 """
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
-from dataclasses import dataclass, field
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass, field, replace
 from enum import Enum
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -44,6 +54,8 @@ class TopicOutcome:
     completed: frozenset[Stage] = field(default_factory=frozenset)
     failed_stage: Stage | None = None
     error: str | None = None
+    #: Known unchanged from the registry token in its mapping record: no call was made.
+    unchanged_by_token: bool = False
 
     @property
     def ok(self) -> bool:
@@ -51,31 +63,127 @@ class TopicOutcome:
 
 
 def sync_topics(
-    run: SyncRun, topics: Sequence[str], stages: Collection[Stage] = ALL_STAGES
+    run: SyncRun,
+    topics: Sequence[str],
+    stages: Collection[Stage] = ALL_STAGES,
+    *,
+    concurrency: int | None = None,
+    trust_registry_tokens: bool = False,
 ) -> Iterator[TopicOutcome]:
-    """Yield each topic's outcome as soon as it is known; failures are outcomes, not raises."""
-    if topics:
-        _read_mappings_of(run, topics)
+    """Yield each topic's outcome as soon as it is known; failures are outcomes, not raises.
+
+    ``concurrency`` (default: the run's setting) topics are in flight at once; outcomes come in
+    the order the topics finish.
+    """
+    if not topics:
+        return
+    _read_mappings_of(run, topics)
+    workers = max(1, min(concurrency or run.settings.concurrency, len(topics)))
     started = last_report = time.monotonic()
-    failures = 0
-    for index, topic in enumerate(topics, start=1):
-        outcome = sync_topic(run, topic, stages)
-        if not outcome.ok:
-            failures += 1
-            run.log.error(
-                f"topic {topic!r} failed in {outcome.failed_stage.value}: {outcome.error}"
+    failures = done = 0
+    log = MainThreadLog(run.log)
+    run.log = log
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="dzlineage-sync")
+    try:
+        remaining = iter(topics)
+        in_flight: set[Future[TopicOutcome]] = set()
+
+        def top_up() -> None:
+            # A bounded window, not N futures: an abandoned run stops within a window's topics.
+            while len(in_flight) < workers * 2:
+                topic = next(remaining, None)
+                if topic is None:
+                    return
+                in_flight.add(
+                    pool.submit(
+                        sync_topic, run, topic, stages, trust_registry_tokens=trust_registry_tokens
+                    )
+                )
+
+        top_up()
+        while in_flight:
+            finished, in_flight = wait(
+                in_flight, timeout=PROGRESS_EVERY_SECONDS, return_when=FIRST_COMPLETED
             )
-        yield outcome
-        now = time.monotonic()
-        if index % PROGRESS_EVERY_TOPICS == 0 or now - last_report >= PROGRESS_EVERY_SECONDS:
-            last_report = now
-            run.log.info(
-                f"synced {index}/{len(topics)} topics ({failures} failed) in {now - started:.1f}s"
-            )
+            top_up()
+            log.flush()
+            for future in finished:
+                outcome = future.result()
+                done += 1
+                if not outcome.ok:
+                    failures += 1
+                    run.log.error(
+                        f"topic {outcome.topic!r} failed in {outcome.failed_stage.value}: "
+                        f"{outcome.error}"
+                    )
+                yield outcome
+                now = time.monotonic()
+                if done % PROGRESS_EVERY_TOPICS == 0 or now - last_report >= PROGRESS_EVERY_SECONDS:
+                    last_report = now
+                    run.log.info(
+                        f"synced {done}/{len(topics)} topics ({failures} failed) in "
+                        f"{now - started:.1f}s"
+                    )
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        log.flush()
+        run.log = log.target
 
 
-def sync_topic(run: SyncRun, topic: str, stages: Collection[Stage] = ALL_STAGES) -> TopicOutcome:
-    """The topic's stages, then one write of its mapping record if a stage changed it."""
+class MainThreadLog:
+    """A run's log for its worker threads: their lines wait until the thread that started the
+    run emits them (:meth:`flush`), so Dagster's log is only ever called from that thread."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self._owner = threading.get_ident()
+        self._waiting: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+
+    def _emit(self, level: str, message: str) -> None:
+        if threading.get_ident() == self._owner:
+            getattr(self.target, level)(message)
+        else:
+            self._waiting.put((level, message))
+
+    def debug(self, message: str) -> None:
+        self._emit("debug", message)
+
+    def info(self, message: str) -> None:
+        self._emit("info", message)
+
+    def warning(self, message: str) -> None:
+        self._emit("warning", message)
+
+    def error(self, message: str) -> None:
+        self._emit("error", message)
+
+    def flush(self) -> None:
+        while True:
+            try:
+                level, message = self._waiting.get_nowait()
+            except queue.Empty:
+                return
+            getattr(self.target, level)(message)
+
+
+def sync_topic(
+    run: SyncRun,
+    topic: str,
+    stages: Collection[Stage] = ALL_STAGES,
+    *,
+    trust_registry_tokens: bool = False,
+) -> TopicOutcome:
+    """The topic's stages, then one write of its mapping record if a stage changed it.
+
+    With ``trust_registry_tokens``, a topic whose mapping record carries the token of its
+    current listing (same schema ARN, ``UpdatedTime`` and settings as when the record was
+    written by a complete sync) is unchanged without a single call.
+    """
+    full_sync = set(stages) == ALL_STAGES
+    if trust_registry_tokens and full_sync:
+        unchanged = _unchanged_by_token(run, topic)
+        if unchanged is not None:
+            return unchanged
     outcome = TopicOutcome(topic)
     completed: list[Stage] = []
     #: The first stage whose change waits in the mapping store: it is not done until written.
@@ -97,16 +205,44 @@ def sync_topic(run: SyncRun, topic: str, stages: Collection[Stage] = ALL_STAGES)
     except TOPIC_ERRORS as error:
         outcome.failed_stage, outcome.error = stage, describe_error(error)
     if outcome.schema is not None:
+        if outcome.ok and full_sync:
+            _stage_registry_token(run, outcome.schema.schema_arn, topic)
         try:
             # Also after a failed lineage stage: the asset the asset stage made is kept.
             run.mappings.commit(outcome.schema.schema_arn)
         except (ClientError, BotoCoreError) as error:
-            if first_unwritten is not None:
+            if first_unwritten is None:
+                # Only the token was new: the next run reads the schema again, nothing is lost.
+                run.log.warning(f"{topic}: registry token not recorded: {describe_error(error)}")
+            else:
                 completed = completed[: completed.index(first_unwritten)]
-            if outcome.ok:
-                outcome.failed_stage, outcome.error = first_unwritten, describe_error(error)
+                if outcome.ok:
+                    outcome.failed_stage, outcome.error = first_unwritten, describe_error(error)
     outcome.completed = frozenset(completed)
     return outcome
+
+
+def _unchanged_by_token(run: SyncRun, topic: str) -> TopicOutcome | None:
+    listed = run.registry_topics.get(topic)
+    stored = run.mappings.get(listed.schema_arn) if listed else None
+    if stored is None or not stored.registry_token:
+        return None
+    if stored.registry_token != run.topic_token(topic):
+        return None
+    return TopicOutcome(
+        topic,
+        asset=AssetOutcome("unchanged", stored, run.asset_url(stored.asset_id)),
+        completed=ALL_STAGES,
+        unchanged_by_token=True,
+    )
+
+
+def _stage_registry_token(run: SyncRun, schema_arn: str, topic: str) -> None:
+    """Record the listing's token with the topic's record (only table topics have one)."""
+    current = run.mappings.get(schema_arn)
+    token = run.topic_token(topic)
+    if current is not None and current.registry_token != token:
+        run.mappings.stage(replace(current, registry_token=token))
 
 
 def _read_mappings_of(run: SyncRun, topics: Sequence[str]) -> None:
@@ -121,3 +257,6 @@ def _read_mappings_of(run: SyncRun, topics: Sequence[str]) -> None:
     arns = [listed[topic].schema_arn for topic in topics if topic in listed]
     if len(arns) * 2 <= len(listed):
         run.mappings.read(arns)
+    else:
+        # Here, before the threads start: one read for all of them, its warnings on this thread.
+        run.mappings.all()

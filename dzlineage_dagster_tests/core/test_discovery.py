@@ -1,4 +1,5 @@
-from datetime import datetime, timezone
+import json
+from datetime import datetime, timedelta, timezone
 
 from dzlineage_dagster.core.discovery import diff_against_cursor, registry_topics
 
@@ -35,6 +36,51 @@ def test_nothing_changed_means_empty_diff():
     topics = registry_topics([item("a"), item("b")])
     changes = diff_against_cursor(topics, {t: i.change_token for t, i in topics.items()})
     assert (changes.added, changes.changed, changes.removed) == ([], [], [])
+
+
+def _listed(name: str, updated: str, arn_suffix: str = "") -> dict:
+    return {
+        "SchemaName": f"{name}-value",
+        "SchemaArn": f"arn:aws:glue:us-east-1:123456789012:schema/r/{name}-value{arn_suffix}",
+        "UpdatedTime": updated,
+    }
+
+
+def test_the_horizon_cursor_finds_changes_and_stays_small():
+    from dzlineage_dagster.core.discovery import SensorCursor, changed_topics
+
+    old = "2026-01-01T00:00:00+00:00"
+    fresh = "2026-03-01T12:00:00+00:00"
+    tick = datetime(2026, 3, 1, 12, 1, tzinfo=timezone.utc)
+    listing = [_listed(f"db.s.t{i}", old) for i in range(10_000)] + [_listed("db.s.new", fresh)]
+    current = registry_topics(listing)
+    cursor = SensorCursor.after(current, tick)
+    # Only the topic updated within the settling window before the tick is remembered.
+    assert cursor.recent == {"db.s.new": current["db.s.new"].change_token}
+    assert len(cursor.to_json()) < 200
+    assert changed_topics(current, cursor.to_json()) == []
+    # A new version moves UpdatedTime past the horizon.
+    later = "2026-03-01T12:00:05+00:00"
+    moved = registry_topics(
+        [*listing[:5], _listed("db.s.t5", later), *listing[6:-1], _listed("db.s.new", fresh)]
+    )
+    assert changed_topics(moved, cursor.to_json()) == ["db.s.t5"]
+    # A change inside the window (a schema recreated under a new ARN) is caught by its token.
+    recreated = registry_topics([*listing[:-1], _listed("db.s.new", fresh, arn_suffix="-2")])
+    assert changed_topics(recreated, cursor.to_json()) == ["db.s.new"]
+    # Ten minutes on, the same listing leaves nothing in the window.
+    assert SensorCursor.after(current, tick + timedelta(minutes=11)).recent == {}
+
+
+def test_the_older_cursor_format_is_still_read():
+    from dzlineage_dagster.core.discovery import changed_topics
+
+    current = registry_topics(
+        [_listed("a", "2026-01-01T00:00:00Z"), _listed("b", "2026-01-01T00:00:00Z")]
+    )
+    legacy = json.dumps({"a": current["a"].change_token, "b": "stale"})
+    assert changed_topics(current, legacy) == ["b"]
+    assert changed_topics(current, None) == ["a", "b"]
 
 
 def test_a_topic_records_its_schema_and_a_pinned_change_token():

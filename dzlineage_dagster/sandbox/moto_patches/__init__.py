@@ -3,7 +3,9 @@
 - :mod:`.gaps`: operations moto lacks or answers unlike AWS, answered from moto's own backend
   state before a call reaches moto (the server asks :func:`~.gaps.answer_moto_gap`);
 - :mod:`.ssm_rules`: what SSM accepts as a parameter name, as pure rules;
-- :func:`apply_moto_patches`: the changes to moto's own module state (quota constants). Importing
+- :mod:`.msk_arns`: MSK cluster ARNs in AWS's shape (``cluster/<name>/<uuid>-<n>``);
+- :func:`apply_moto_patches`: the changes to moto's own module state (quota constants, the MSK
+  ARN generator). Importing
   any sandbox module changes nothing in moto; the sandbox applies these when it starts, so a
   process that only imports the project (or moto for its own tests) keeps moto as shipped.
 """
@@ -15,10 +17,13 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from dzlineage_dagster.sandbox.moto_patches.msk_arns import aws_shaped_cluster_arn
+
 
 @dataclass(frozen=True)
 class MotoPatch:
-    """One attribute of a moto module set to AWS's value; ``reason`` says why."""
+    """One attribute of a moto module (``Class.attribute`` for a class's) set to AWS's value;
+    ``reason`` says why."""
 
     module: str
     attribute: str
@@ -38,6 +43,12 @@ MOTO_PATCHES: tuple[MotoPatch, ...] = (
     MotoPatch(
         _GSR_QUOTAS, "MAX_SCHEMA_VERSIONS_ALLOWED", 100_000, "AWS numbers versions to 100,000"
     ),
+    MotoPatch(
+        "moto.kafka.models",
+        "FakeKafkaCluster._generate_arn",
+        aws_shaped_cluster_arn,
+        "AWS: arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>-<n>",
+    ),
 )
 
 _patching = threading.Lock()
@@ -47,4 +58,8 @@ def apply_moto_patches() -> None:
     """Set every :data:`MOTO_PATCHES` attribute; calling it again changes nothing more."""
     with _patching:
         for patch in MOTO_PATCHES:
-            setattr(importlib.import_module(patch.module), patch.attribute, patch.value)
+            owner = importlib.import_module(patch.module)
+            *path, attribute = patch.attribute.split(".")
+            for name in path:
+                owner = getattr(owner, name)
+            setattr(owner, attribute, patch.value)

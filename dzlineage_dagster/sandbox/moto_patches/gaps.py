@@ -111,13 +111,17 @@ def _list_schemas(call: Call) -> Response:
     else:
         names = list(registries)
     schemas = [
-        _schema_list_item(schema)
+        schema
         for name in names
         if name in registries
         for schema in registries[name].schemas.values()
         if schema.schema_status != DELETING_STATUS
     ]
-    return _json(_page(schemas, params))
+    # Only the page's items are built: building all of them for every page made listing a
+    # 10,000-schema registry quadratic (100 pages x 10,000 items, over a minute).
+    page = _page(schemas, params)
+    page["Schemas"] = [_schema_list_item(schema) for schema in page["Schemas"]]
+    return _json(page)
 
 
 def _list_schema_versions(call: Call) -> Response:
@@ -219,7 +223,7 @@ def _parse_avro(definition: str) -> None:
         raise InvalidSchemaDefinitionException("AVRO", error) from error
 
 
-def _page(items: list[dict[str, Any]], params: dict[str, Any]) -> dict[str, Any]:
+def _page(items: list[Any], params: dict[str, Any]) -> dict[str, Any]:
     """One page of ``items`` under the ``Schemas`` key both list operations use."""
     size = params.get("MaxResults") or DEFAULT_PAGE_SIZE
     if not 1 <= size <= MAX_PAGE_SIZE:

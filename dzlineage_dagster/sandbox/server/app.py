@@ -23,6 +23,7 @@ import re
 import socket
 import struct
 import threading
+import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any, Protocol
@@ -51,9 +52,13 @@ from dzlineage_dagster.sandbox.server.faults import (
     FaultRule,
     HeldCall,
 )
+from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas
 
 #: moto's account when the access key is not one it issued; the emulators use the same.
 SANDBOX_ACCOUNT_ID = "123456789012"
+
+#: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
+_THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
 _CREDENTIAL_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/]+)/aws4_request")
 
@@ -80,18 +85,29 @@ def credential_scope(authorization: str | None) -> tuple[str, str] | None:
 
 
 class SandboxApp:
-    """The WSGI application: routing, the call log and fault injection."""
+    """The WSGI application: routing, the call log, fault injection, quotas and latency."""
 
-    def __init__(self, lineage_processing_seconds: float = 0.0) -> None:
+    def __init__(
+        self,
+        latency: Latency | None = None,
+        quotas: Quotas | None = None,
+        lineage_processing_seconds: float = 0.0,
+    ) -> None:
         apply_moto_patches()
         #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
         self.lineage_processing_seconds = lineage_processing_seconds
         self.calls = CallLog()
         self.faults = FaultPlan()
+        self.latency = latency or Latency()
+        self.quotas = quotas or Quotas()
         self._moto = DomainDispatcherApplication(create_backend_app)
         self._emulators: dict[tuple[str, str], Emulator] = {}
         self._emulators_lock = threading.Lock()
         self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
+
+    def pace(self, latency: Latency, quotas: Quotas) -> None:
+        """Change the service time and the quotas from the next call on."""
+        self.latency, self.quotas = latency, quotas
 
     def reset(self) -> None:
         """Forget every resource, call and fault rule (a fresh, empty AWS)."""
@@ -121,6 +137,19 @@ class SandboxApp:
             )(environ, start_response)
         region, service = scope
         operation = resolve_operation_name(service, fresh_request())
+
+        if not self.quotas.admits(service, operation):
+            status = _THROTTLE_STATUS.get(service, 400)
+            self.calls.record(service, operation, status, injected=False, throttled=True)
+            return aws_error_response(
+                service,
+                "ThrottlingException",
+                "Rate exceeded",
+                status,
+            )(environ, start_response)
+        service_time = self.latency.seconds(service, operation)
+        if service_time:
+            time.sleep(service_time)
 
         rule = self.faults.draw(service, operation)
         if rule is not None and rule.kind in ("reset", "hold"):
@@ -191,6 +220,20 @@ class SandboxApp:
                 return _json({"error": f"invalid fault rules: {error}"}, status=400)
             self.faults.replace(rules)
             return _json({"rules": [r.describe() for r in rules]})
+        if route == ("GET", "quotas"):
+            return _json({"quotas": dict(sorted(self.quotas.rates.items()))})
+        if route == ("GET", "pacing"):
+            return _json({"latency": self.latency.describe(), "quotas": self.quotas.describe()})
+        if route == ("PUT", "pacing"):
+            try:
+                spec = json.loads(request.get_data() or b"{}")
+                self.pace(
+                    Latency.parse(str(spec.get("latency", "0"))),
+                    Quotas.parse(str(spec.get("quotas", "off"))),
+                )
+            except (ValueError, AttributeError) as error:
+                return _json({"error": f"invalid pacing: {error}"}, status=400)
+            return _json({"latency": self.latency.describe(), "quotas": self.quotas.describe()})
         if route == ("GET", "client-token-window"):
             return _json({"seconds": self.client_token_window_seconds})
         if route == ("PUT", "client-token-window"):
@@ -274,9 +317,21 @@ class Sandbox:
     """
 
     def __init__(
-        self, host: str = "127.0.0.1", port: int = 0, lineage_processing_seconds: float = 0.0
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        lineage_processing_seconds: float = 0.0,
+        *,
+        latency: Latency | str | None = None,
+        quotas: Quotas | str | None = None,
     ) -> None:
-        self.app = SandboxApp(lineage_processing_seconds)
+        """``latency``: ``"aws"``, milliseconds as text, or a :class:`Latency`; ``quotas``:
+        ``"aws"`` or a :class:`Quotas`. Both default to off."""
+        self.app = SandboxApp(
+            Latency.parse(latency) if isinstance(latency, str) else latency,
+            Quotas.parse(quotas) if isinstance(quotas, str) else quotas,
+            lineage_processing_seconds,
+        )
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler
         )

@@ -77,6 +77,14 @@ class SandboxControl:
         query = f"?{urllib.parse.urlencode({'service': service})}" if service else ""
         return self._call("GET", f"operations{query}")
 
+    def quotas(self) -> dict[str, float]:
+        """The rates the sandbox enforces, by ``service.Operation`` (empty: no quotas)."""
+        return self._call("GET", "quotas")["quotas"]
+
+    def set_pacing(self, latency: str = "0", quotas: str = "off") -> dict[str, Any]:
+        """Service time (``"aws"`` or milliseconds) and quotas (``"aws"`` or ``"off"``)."""
+        return self._call("PUT", "pacing", {"latency": latency, "quotas": quotas})
+
     def set_client_token_window(self, seconds: float) -> None:
         """How long the emulated services honour a clientToken (default AWS's 8 hours)."""
         self._call("PUT", "client-token-window", {"seconds": seconds})

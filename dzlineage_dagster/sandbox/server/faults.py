@@ -109,6 +109,8 @@ class CallRecord:
     operation: str | None
     status: int
     injected: bool
+    #: Refused by the sandbox's quotas (``--quotas aws``), not by a fault rule.
+    throttled: bool = False
 
 
 class CallLog:
@@ -118,10 +120,17 @@ class CallLog:
         self._lock = threading.Lock()
         self._records: list[CallRecord] = []
 
-    def record(self, service: str, operation: str | None, status: int, injected: bool) -> None:
+    def record(
+        self,
+        service: str,
+        operation: str | None,
+        status: int,
+        injected: bool,
+        throttled: bool = False,
+    ) -> None:
         with self._lock:
             self._records.append(
-                CallRecord(len(self._records) + 1, service, operation, status, injected)
+                CallRecord(len(self._records) + 1, service, operation, status, injected, throttled)
             )
 
     def records(self) -> list[CallRecord]:

@@ -1,0 +1,74 @@
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, parse_rate_limits
+from dzlineage_dagster.core.rate_limit import TokenBucket
+
+rates = st.floats(min_value=0.5, max_value=100)
+capacities = st.integers(min_value=1, max_value=30)
+gaps = st.lists(st.floats(min_value=0, max_value=0.5), min_size=1, max_size=300)
+
+
+@given(rates, capacities, gaps)
+def test_served_calls_never_exceed_burst_plus_rate(rate, capacity, steps):
+    bucket = TokenBucket(rate, capacity)
+    now, served = 0.0, []
+    for step in steps:
+        now += step
+        if bucket.try_take(now):
+            served.append(now)
+    # In every window the bucket serves at most what it held plus what the window refilled.
+    for i, start in enumerate(served):
+        for j in range(i, len(served)):
+            assert j - i + 1 <= capacity + (served[j] - start) * rate + 1e-6
+
+
+@given(rates, capacities, st.integers(min_value=1, max_value=200))
+def test_reservations_at_one_instant_are_spaced_at_the_rate(rate, capacity, callers):
+    bucket = TokenBucket(rate, capacity)
+    waits = [bucket.reserve(10.0) for _ in range(callers)]
+    assert waits == sorted(waits)
+    for k, wait in enumerate(waits, start=1):
+        assert wait == pytest.approx(max(0.0, (k - capacity) / rate))
+
+
+def test_a_full_bucket_serves_its_burst_then_throttles_until_refilled():
+    bucket = TokenBucket(rate=20, capacity=20)
+    assert all(bucket.try_take(0.0) for _ in range(20))
+    assert not bucket.try_take(0.0)
+    assert not bucket.try_take(0.049)
+    assert bucket.try_take(0.05)
+
+
+def test_time_going_backwards_adds_no_tokens():
+    bucket = TokenBucket(rate=1, capacity=1)
+    assert bucket.try_take(5.0)
+    assert not bucket.try_take(4.0)
+    assert not bucket.try_take(5.5)
+    assert bucket.try_take(6.0)
+
+
+@pytest.mark.parametrize("rate, capacity", [(0, 1), (-1, 1), (1, 0.5)])
+def test_bad_bucket_parameters_are_refused(rate, capacity):
+    with pytest.raises(ValueError):
+        TokenBucket(rate, capacity)
+
+
+def test_published_datazone_quotas():
+    for operation in ("CreateAsset", "CreateAssetRevision", "DeleteAsset", "Search"):
+        quota = AWS_QUOTAS[f"datazone.{operation}"]
+        assert (quota.rate, quota.published) == (20, True)
+    reads = {AWS_QUOTAS[f"ssm.{op}"].bucket for op in ("GetParameters", "GetParametersByPath")}
+    assert len(reads) == 1  # SSM's reads share one throughput
+
+
+def test_rate_limit_setting():
+    assert parse_rate_limits("off") == {}
+    assert parse_rate_limits("aws") == dict(AWS_QUOTAS)
+    limits = parse_rate_limits("aws, datazone.CreateAsset=50")
+    assert limits["datazone.CreateAsset"].rate == 50
+    assert limits["datazone.Search"].rate == 20
+    for bad in ("", "fast", "aws,CreateAsset=5", "aws,datazone.CreateAsset=x", "aws,ssm.X=0"):
+        with pytest.raises(ValueError):
+            parse_rate_limits(bad)

@@ -1,0 +1,120 @@
+"""The sandbox as slow and as strict as AWS: quotas answered with ThrottlingException, service
+times, and MSK ARNs in AWS's shape."""
+
+from __future__ import annotations
+
+import re
+import time
+
+import pytest
+from botocore.exceptions import ClientError
+
+from dzlineage_dagster.sandbox.server.app import Sandbox
+from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
+from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas, aws_service_time
+from dzlineage_dagster_tests.clients import sandbox_client
+
+
+def test_quotas_are_off_by_default_and_listed_when_on(sandbox):
+    assert sandbox.control.quotas() == {}
+    with Sandbox(quotas="aws") as strict:
+        quotas = SandboxControl(strict.endpoint_url).quotas()
+    assert quotas["datazone.CreateAsset"] == 20
+    assert quotas["datazone.Search"] == 20
+    assert quotas["ssm.GetParametersByPath"] == 40
+
+
+@pytest.mark.parametrize(
+    "service, call, status",
+    [
+        ("datazone", lambda c: c.get_domain(identifier="dzd_nothere"), 429),
+        ("ssm", lambda c: c.get_parameters(Names=["/nothere"]), 400),
+    ],
+)
+def test_calls_over_the_quota_are_throttled_as_aws_does(service, call, status):
+    with Sandbox() as server:
+        control = SandboxControl(server.endpoint_url)
+        server.app.pace(Latency(), Quotas({f"{service}.{_operation(service)}": 2}))
+        client = sandbox_client(sandbox_environment(server.endpoint_url), service)
+        outcomes = []
+        for _ in range(5):
+            try:
+                call(client)
+                outcomes.append("served")
+            except ClientError as error:
+                code = error.response["Error"]["Code"]
+                outcomes.append(code if code == "ThrottlingException" else "served")
+                assert error.response["ResponseMetadata"]["HTTPStatusCode"] in (status, 404, 400)
+        throttled = [c for c in control.calls() if c.throttled]
+    # A bucket of 2 a second serves its burst of 2, then refuses until it refills.
+    assert outcomes[:2] == ["served", "served"]
+    assert "ThrottlingException" in outcomes[2:]
+    assert len(throttled) == outcomes.count("ThrottlingException")
+    assert {c.status for c in throttled} == {status}
+
+
+def _operation(service: str) -> str:
+    return {"datazone": "GetDomain", "ssm": "GetParameters"}[service]
+
+
+def test_fixed_latency_slows_every_call(sandbox):
+    with Sandbox(latency="120") as slow:
+        ssm = sandbox_client(sandbox_environment(slow.endpoint_url), "ssm")
+        started = time.monotonic()
+        ssm.get_parameters(Names=["/x"])
+        ssm.get_parameters(Names=["/y"])
+        elapsed = time.monotonic() - started
+        assert SandboxControl(slow.endpoint_url).set_pacing("0") == {
+            "latency": 0.0,
+            "quotas": "off",
+        }
+    assert elapsed >= 0.24
+
+
+def test_aws_latency_model_reads_faster_than_writes():
+    assert 0.01 <= aws_service_time("glue", "GetSchema") < 0.1
+    assert aws_service_time("datazone", "CreateAsset") > aws_service_time("datazone", "GetAsset")
+    assert aws_service_time("ssm", "PutParameter") > aws_service_time("ssm", "GetParameters")
+    assert Latency.parse("aws").seconds("glue", "ListSchemas") == aws_service_time(
+        "glue", "ListSchemas"
+    )
+    for bad in ("fast", "-1"):
+        with pytest.raises(ValueError):
+            Latency.parse(bad)
+    with pytest.raises(ValueError):
+        Quotas.parse("strict")
+
+
+def test_pacing_is_set_over_http_and_refused_when_malformed(sandbox):
+    with Sandbox() as server:
+        control = SandboxControl(server.endpoint_url)
+        assert control.set_pacing("aws", "aws") == {"latency": "aws", "quotas": "aws"}
+        assert control.quotas()["datazone.CreateAsset"] == 20
+        with pytest.raises(Exception, match="400"):
+            control.set_pacing("soon", "off")
+
+
+MSK_ARN = re.compile(
+    r"arn:aws:kafka:us-east-1:\d{12}:cluster/(?P<name>[^/]+)/"
+    r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}-(?P<suffix>s?\d+)"
+)
+
+
+def test_msk_cluster_arns_look_like_aws(sandbox):
+    kafka = sandbox.client("kafka")
+    provisioned = kafka.create_cluster(
+        ClusterName="arn-shape-provisioned",
+        KafkaVersion="3.6.0",
+        NumberOfBrokerNodes=3,
+        BrokerNodeGroupInfo={"InstanceType": "kafka.m5.large", "ClientSubnets": ["subnet-1"]},
+    )["ClusterArn"]
+    serverless = kafka.create_cluster_v2(
+        ClusterName="arn-shape-serverless",
+        Serverless={"VpcConfigs": [{"SubnetIds": ["subnet-1"]}]},
+    )["ClusterArn"]
+    first, second = MSK_ARN.fullmatch(provisioned), MSK_ARN.fullmatch(serverless)
+    assert first and first["name"] == "arn-shape-provisioned" and first["suffix"].isdigit()
+    assert second and second["name"] == "arn-shape-serverless" and second["suffix"][0] == "s"
+    described = kafka.describe_cluster_v2(ClusterArn=provisioned)["ClusterInfo"]
+    assert described["ClusterArn"] == provisioned
+    assert kafka.get_bootstrap_brokers(ClusterArn=provisioned)

@@ -1,0 +1,137 @@
+"""Many topics at once: threads give the same calls and the same catalog as one thread, and an
+idle headless sync costs the registry listing and a constant."""
+
+from __future__ import annotations
+
+import io
+import math
+
+import pytest
+
+from benchmarks.measure import check_catalog
+from benchmarks.synthetic_platform import seed_synthetic_platform
+from benchmarks.systems import pointed_at
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.headless import run_headless_sync
+
+
+def headless_sync(platform, monkeypatch, concurrency: int) -> str:
+    monkeypatch.setenv("DZLINEAGE_CONCURRENCY", str(concurrency))
+    out = io.StringIO()
+    with pointed_at(platform):
+        code = run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out)
+    assert code == 0, out.getvalue()
+    return out.getvalue()
+
+
+def first_sync_calls(sandbox, monkeypatch, topics: int, concurrency: int):
+    sandbox.control.reset()
+    platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, concurrency)
+    return platform, sandbox.control.call_counts(), summary
+
+
+def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
+    topics = 20
+    _, sequential, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=1)
+    platform, threaded, summary = first_sync_calls(sandbox, monkeypatch, topics, concurrency=8)
+    assert threaded == sequential
+    catalog = check_catalog(platform)
+    assert catalog.schemas_with_one_asset == topics, catalog
+    assert catalog.duplicated_schemas == 0
+    assert catalog.edges_present == topics
+    assert catalog.min_events_per_edge == catalog.max_events_per_edge
+    assert threaded[("datazone", "CreateAsset")] == topics
+    # One mapping write per topic, and the registry digest once.
+    assert threaded[("ssm", "PutParameter")] == topics + 1
+    # The once-per-run lookups stay once per run with eight threads asking.
+    assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
+    assert threaded[("datazone", "GetAssetType")] <= 1
+    listed = [line.split()[0] for line in summary.splitlines()[2 : 2 + topics]]
+    assert sorted(listed) == sorted(platform.topics)
+
+
+def _datazone_and_ssm_writes(counts) -> dict:
+    return {
+        key: n
+        for key, n in counts.items()
+        if key[0] in ("datazone", "ssm") and not key[1].startswith(("Get", "List", "Search"))
+    }
+
+
+def test_an_idle_headless_sync_lists_the_registry_and_reads_one_digest(sandbox, monkeypatch):
+    topics = 210
+    platform, _, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=8)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, concurrency=8)
+    idle = sandbox.control.call_counts()
+    assert "unchanged since the last complete sync" in summary
+    assert idle[("glue", "ListSchemas")] == math.ceil(topics / 100)
+    assert idle[("glue", "GetSchema")] == idle[("glue", "GetSchemaVersion")] == 0
+    assert idle[("ssm", "GetParametersByPath")] == 0
+    assert idle[("ssm", "GetParameters")] == 1  # the digest
+    assert _datazone_and_ssm_writes(idle) == {}
+    # The start-up checks (domain, project, cluster), the custom types' reads and the digest:
+    # a few calls each, none of them per topic.
+    constant = sum(idle.values()) - math.ceil(topics / 100)
+    assert constant <= 14, idle
+    assert max(n for key, n in idle.items() if key != ("glue", "ListSchemas")) <= 4, idle
+
+
+def test_a_changed_schema_is_the_only_one_read_after_the_digest_moves(sandbox, monkeypatch):
+    from benchmarks.synthetic_platform import register_new_version
+
+    topics = 40
+    platform, _, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=4)
+    changed = sorted(platform.topics)[7]
+    register_new_version(platform, changed)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, concurrency=4)
+    calls = sandbox.control.call_counts()
+    assert calls[("glue", "GetSchema")] == calls[("glue", "GetSchemaVersion")] == 1
+    assert calls[("datazone", "CreateAssetRevision")] == 1
+    # The topic's record (asset, lineage and token at once) and the new digest.
+    assert calls[("ssm", "PutParameter")] == 2
+    assert summary.count("unchanged (registry token)") == topics - 1
+    sandbox.control.clear_calls()
+    assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 4)
+
+
+def test_an_invalid_concurrency_is_refused_naming_the_variable(monkeypatch):
+    with pytest.raises(ValueError, match="DZLINEAGE_CONCURRENCY='0'"):
+        LineageSettings.from_env(
+            {
+                "DZLINEAGE_DOMAIN_ID": "dzd_x",
+                "DZLINEAGE_PROJECT_ID": "p",
+                "DZLINEAGE_REGISTRY_NAME": "r",
+                "DZLINEAGE_MSK_CLUSTER_ARN": "arn:aws:kafka:us-east-1:123456789012:cluster/c/u-1",
+                "DZLINEAGE_CONCURRENCY": "0",
+            }
+        )
+
+
+def test_clients_pace_themselves_to_their_rate_limits(sandbox_env):
+    import time
+
+    from dzlineage_dagster.resources import SsmMappingResource
+
+    paced = SsmMappingResource(rate_limits="aws,ssm.GetParameters=10")
+    started = time.monotonic()
+    for _ in range(6):
+        paced.parameters_named(["/dzlineage-pacing-probe"])
+    # A bucket of 10 a second with a burst of one: the sixth call waits half a second.
+    assert time.monotonic() - started >= 0.5
+    assert paced.api_calls["ssm.GetParameters"] == 6
+    with pytest.raises(ValueError, match="DZLINEAGE_CLIENT_RATE_LIMITS"):
+        SsmMappingResource(rate_limits="fast").client()
+
+
+def test_a_bad_rate_limit_setting_stops_the_sync_in_one_line(platform, monkeypatch, capsys):
+    monkeypatch.setenv("DZLINEAGE_CLIENT_RATE_LIMITS", "aws,datazone.CreateAsset=fast")
+    code = run_headless_sync(platform.settings, dry_run=False, out=io.StringIO())
+    error = capsys.readouterr().err
+    assert code == 1
+    assert "could not start: DZLINEAGE_CLIENT_RATE_LIMITS:" in error
+    assert "'fast' is not a number" in error
+    assert "Traceback" not in error
