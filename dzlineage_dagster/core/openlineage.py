@@ -134,7 +134,10 @@ def connector_job(connector_name: str, namespace: str = CONNECTOR_JOB_NAMESPACE)
 
 def glue_dataset(region: str, account_id: str, database: str, table: str) -> tuple[str, str]:
     """The OpenLineage (namespace, name) of a Glue Data Catalog table."""
-    return f"arn:aws:glue:{region}:{account_id}", f"table/{database}/{table}"
+    named = naming.AWSGlue(
+        region_name=region, account_id=account_id, database_name=database, table_name=table
+    )
+    return named.get_namespace(), named.get_name()
 
 
 def glue_source_identifier(region: str, account_id: str, database: str, table: str) -> str:

@@ -158,7 +158,10 @@ def run_headless_sync(
             topics = list(run.registry_topics)
             registry_arn = run.registry_arn
             digest = registry_digest(run.registry_topics, run.sync_context)
-            unchanged = not reconcile and run.mappings.stored_digest(registry_arn) == digest
+            # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
+            # failure found here is a change the registry digest cannot see.
+            trust_tokens = not reconcile and not run.lineage_health.failed_runs
+            unchanged = trust_tokens and run.mappings.stored_digest(registry_arn) == digest
             if reconcile:
                 report = inspect_catalog(run)
                 apply_repairs(run, report)
@@ -186,7 +189,7 @@ def run_headless_sync(
         reposted: list[str] = []
         failed = done = 0
         try:
-            for outcome in sync_topics(run, topics, trust_registry_tokens=not reconcile):
+            for outcome in sync_topics(run, topics, trust_registry_tokens=trust_tokens):
                 done += 1
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
