@@ -12,33 +12,17 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from benchmarks.sandbox_process import SandboxProcess
 from benchmarks.synthetic_platform import boto3_client, seed_synthetic_platform
+from benchmarks.systems import environment
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 
 HAND_DELETED = 5
 READS = ("Get", "List", "Search", "Describe")
-
-
-@contextmanager
-def environment(variables: dict[str, str]) -> Iterator[None]:
-    saved = {name: os.environ.get(name) for name in variables}
-    os.environ.update(variables)
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
 
 
 def measured_sync(sandbox: SandboxProcess, *, reconcile: bool) -> tuple[Counter, float]:

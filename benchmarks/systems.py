@@ -75,6 +75,13 @@ def pointed_at(
         "AWS_RETRY_MODE": "standard",
         "AWS_MAX_ATTEMPTS": str(max_attempts),
     }
+    with environment(variables):
+        yield
+
+
+@contextmanager
+def environment(variables: dict[str, str]) -> Iterator[None]:
+    """``variables`` set in the process environment, then restored as they were."""
     saved = {name: os.environ.get(name) for name in variables}
     os.environ.update(variables)
     try:

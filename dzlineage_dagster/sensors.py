@@ -3,6 +3,7 @@ changed connector configurations re-derive the lineage of the topics whose mappi
 
 import hashlib
 import json
+from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timezone
 
 from dagster import (
@@ -61,20 +62,9 @@ def registry_schema_sensor(
     order = [topic for topic in existing if topic in current] + added
     to_sync = set(changed) | set(added)
 
-    run_requests = [
-        RunRequest(
-            run_key=_run_key(start, end, {t: current[t].change_token for t in to_sync}),
-            job_name=CATALOG_SYNC_JOB.name,
-            tags={
-                "dagster/asset_partition_range_start": start,
-                "dagster/asset_partition_range_end": end,
-                **RETRY_TAGS,
-            },
-        )
-        for start, end in (
-            changed_ranges(order, to_sync, max_ranges=MAX_RUNS_PER_TICK) if to_sync else []
-        )
-    ]
+    run_requests = catalog_sync_requests(
+        order, to_sync, {t: current[t].change_token for t in to_sync}
+    )
     if removed:
         run_requests.append(
             RunRequest(
@@ -103,7 +93,28 @@ def registry_schema_sensor(
     )
 
 
-def _run_key(start: str, end: str, tokens: dict[str, str]) -> str:
+def catalog_sync_requests(
+    order: Sequence[str], to_sync: Collection[str], tokens: Mapping[str, str]
+) -> list[RunRequest]:
+    """``catalog_sync`` runs over the ranges of ``order`` that cover ``to_sync`` (at most
+    :data:`MAX_RUNS_PER_TICK`), keyed by each range and the ``tokens`` of what changed."""
+    if not to_sync:
+        return []
+    return [
+        RunRequest(
+            run_key=_run_key(start, end, tokens),
+            job_name=CATALOG_SYNC_JOB.name,
+            tags={
+                "dagster/asset_partition_range_start": start,
+                "dagster/asset_partition_range_end": end,
+                **RETRY_TAGS,
+            },
+        )
+        for start, end in changed_ranges(order, to_sync, max_ranges=MAX_RUNS_PER_TICK)
+    ]
+
+
+def _run_key(start: str, end: str, tokens: Mapping[str, str]) -> str:
     digest = hashlib.sha256(json.dumps(tokens, sort_keys=True).encode()).hexdigest()[:16]
     return f"{start}..{end}@{digest}"
 
@@ -142,20 +153,9 @@ def connector_config_sensor(
             job_name=CONNECTOR_TOPOLOGY_JOB.name,
         )
     ]
-    run_requests += [
-        RunRequest(
-            run_key=_run_key(start, end, {t: signatures.get(t, "gone") for t in changed}),
-            job_name=CATALOG_SYNC_JOB.name,
-            tags={
-                "dagster/asset_partition_range_start": start,
-                "dagster/asset_partition_range_end": end,
-                **RETRY_TAGS,
-            },
-        )
-        for start, end in (
-            changed_ranges(partitions, changed, max_ranges=MAX_RUNS_PER_TICK) if changed else []
-        )
-    ]
+    run_requests += catalog_sync_requests(
+        partitions, changed, {t: signatures.get(t, "gone") for t in changed}
+    )
     context.log.info(
         f"connector configurations changed; lineage of {len(changed)} topics re-derived: "
         f"{', '.join(sorted(changed)) or 'none'}"

@@ -58,6 +58,17 @@ def kafka_dataset_namespace(bootstrap_servers: str) -> str:
     return naming.Kafka(bootstrap_server_host=host, port=port, topic="-").get_namespace()
 
 
+def preferred_broker_string(broker_strings: Mapping[str, str]) -> str:
+    """The cluster's bootstrap string the graph's Kafka namespace is taken from: IAM, then TLS, then plaintext.
+
+    The keys are GetBootstrapBrokers' (``BootstrapBrokerStringSaslIam``, ...).
+    """
+    for key in ("BootstrapBrokerStringSaslIam", "BootstrapBrokerStringTls"):
+        if broker_strings.get(key):
+            return broker_strings[key]
+    return broker_strings.get("BootstrapBrokerString", "")
+
+
 def topic_dataset(
     topic: str, cluster_bootstrap_servers: str, source: DebeziumSource | None = None
 ) -> tuple[str, str]:

@@ -276,17 +276,6 @@ def broker_addresses(broker_strings: Iterator[str] | list[str]) -> list[str]:
     return addresses
 
 
-def preferred_broker_string(broker_strings: Mapping[str, str]) -> str:
-    """The listener the graph's Kafka namespace is taken from: IAM, then TLS, then plaintext.
-
-    The keys are GetBootstrapBrokers' (``BootstrapBrokerStringSaslIam``, ...).
-    """
-    for key in ("BootstrapBrokerStringSaslIam", "BootstrapBrokerStringTls"):
-        if broker_strings.get(key):
-            return broker_strings[key]
-    return broker_strings.get("BootstrapBrokerString", "")
-
-
 @dataclass(frozen=True)
 class NameRules:
     """How the relay renames datasets before forwarding; the first rule that applies wins.

@@ -6,8 +6,8 @@ from collections.abc import Mapping
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.openlineage import kafka_dataset_namespace
-from dzlineage_dagster.core.relay_events import NameRules, preferred_broker_string
+from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, preferred_broker_string
+from dzlineage_dagster.core.relay_events import NameRules
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool

@@ -27,7 +27,11 @@ import yaml
 
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics, topic_sync_token
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, topic_dataset
+from dzlineage_dagster.core.openlineage import (
+    kafka_dataset_namespace,
+    preferred_broker_string,
+    topic_dataset,
+)
 from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
 from dzlineage_dagster.core.topology import (
@@ -301,13 +305,11 @@ class SyncRun:
         arn = self.settings.msk_cluster_arn
         description = self.resource.msk.describe_cluster(arn)
         brokers = self.resource.msk.bootstrap_brokers(arn)
-        preferred = ("BootstrapBrokerStringSaslIam", "BootstrapBrokerStringTls")
-        chosen = next((brokers[k] for k in preferred if brokers.get(k)), None)
         return ClusterInfo(
             arn=arn,
             name=description["ClusterName"],
             cluster_type=description.get("ClusterType", "PROVISIONED"),
-            bootstrap_brokers=chosen or brokers.get("BootstrapBrokerString", ""),
+            bootstrap_brokers=preferred_broker_string(brokers),
         )
 
     @run_lookup

@@ -276,12 +276,9 @@ def _topic_spec(run: SyncRun, snapshot: SchemaSnapshot, column_lineage=None) -> 
 
 
 def _source_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> list[Hop]:
-    by_connector: dict[str, list] = {}
-    for edge in lineage.sources:
-        by_connector.setdefault(edge.table.connector, []).append(edge)
     hops = []
     prefix = _field_prefix(run, snapshot.topic, snapshot)
-    for connector, edges in by_connector.items():
+    for connector, edges in _by_connector(lineage.sources).items():
         try:
             inputs = tuple(
                 DatasetSpec(
@@ -296,33 +293,25 @@ def _source_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) 
         column_lineage = source_hop_column_lineage(
             list(snapshot.columns), inputs, field_prefix=prefix
         )
-        job = (
-            connector_job(connector)
-            if connector
-            else (run.settings.job_namespace, f"debezium-source.{snapshot.topic}")
-        )
         hops.append(
-            Hop(
+            _hop(
+                run,
                 "source",
-                connector or None,
-                job,
+                connector,
+                f"debezium-source.{snapshot.topic}",
+                edges,
                 inputs,
                 (_topic_spec(run, snapshot, column_lineage),),
-                _weakest(edges),
-                "; ".join(dict.fromkeys(e.reason for e in edges)),
             )
         )
     return hops
 
 
 def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> list[Hop]:
-    by_connector: dict[str, list] = {}
-    for edge in lineage.sinks:
-        by_connector.setdefault(edge.table.connector, []).append(edge)
     topic = _topic_spec(run, snapshot)
     prefix = _field_prefix(run, snapshot.topic, snapshot)
     hops = []
-    for connector, edges in by_connector.items():
+    for connector, edges in _by_connector(lineage.sinks).items():
         outputs = []
         for edge in edges:
             namespace, name = glue_dataset(
@@ -338,23 +327,45 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
                     sink_hop_column_lineage(list(snapshot.columns), topic, field_prefix=prefix),
                 )
             )
-        job = (
-            connector_job(connector)
-            if connector
-            else (run.settings.job_namespace, f"iceberg-sink.{snapshot.topic}")
-        )
         hops.append(
-            Hop(
-                "sink",
-                connector or None,
-                job,
-                (topic,),
-                tuple(outputs),
-                _weakest(edges),
-                "; ".join(dict.fromkeys(e.reason for e in edges)),
-            )
+            _hop(run, "sink", connector, f"iceberg-sink.{snapshot.topic}", edges, (topic,), outputs)
         )
     return hops
+
+
+def _by_connector(edges: Sequence) -> dict[str, list]:
+    """The edges grouped by the connector that decided them (``""`` for none)."""
+    grouped: dict[str, list] = {}
+    for edge in edges:
+        grouped.setdefault(edge.table.connector, []).append(edge)
+    return grouped
+
+
+def _hop(
+    run: SyncRun,
+    side: Literal["source", "sink"],
+    connector: str,
+    unconnected_job_name: str,
+    edges: Sequence,
+    inputs: Sequence[DatasetSpec],
+    outputs: Sequence[DatasetSpec],
+) -> Hop:
+    """One hop: the connector's job, or, for edges no connector decided (override or
+    convention), a job of ``DZLINEAGE_JOB_NAMESPACE`` named ``unconnected_job_name``."""
+    job = (
+        connector_job(connector)
+        if connector
+        else (run.settings.job_namespace, unconnected_job_name)
+    )
+    return Hop(
+        side,
+        connector or None,
+        job,
+        tuple(inputs),
+        tuple(outputs),
+        _weakest(edges),
+        "; ".join(dict.fromkeys(e.reason for e in edges)),
+    )
 
 
 def _weakest(edges: Sequence) -> EdgeOrigin:
