@@ -107,6 +107,23 @@ def test_demo_refuses_a_taken_dagster_port_in_one_line(tmp_path):
     assert not (tmp_path / DEMO_ENV_FILE).exists(), "it started the sandbox anyway"
 
 
+def test_ctrl_c_as_the_sensors_first_run_starts_lets_it_finish_without_a_traceback(tmp_path):
+    demo = start_demo(tmp_path)
+    try:
+        # Dagster's queued-run daemon starts the sensor's first run right after this line. A
+        # SIGINT reaching that run worker as it starts kills it with a traceback.
+        demo.wait_for_output("Priority sorting and checking", timeout=180)
+        os.killpg(demo.process.pid, signal.SIGINT)
+        assert demo.process.wait(timeout=90) == 0
+    finally:
+        demo.stop()
+    output = demo.log_path.read_text()
+    assert "Traceback" not in output, output
+    if "RUN_START" in output:
+        assert 'RUN_SUCCESS - Finished execution of run for "catalog_sync"' in output, output
+    assert demo.leftover_processes() == []
+
+
 def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
     demo = start_demo(tmp_path)
     try:

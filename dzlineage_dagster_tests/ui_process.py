@@ -72,6 +72,16 @@ class DemoProcess:
         text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
         return "\n".join(text.splitlines()[-lines:])
 
+    def wait_for_output(self, text: str, timeout: float) -> None:
+        deadline = time.monotonic() + timeout
+        while text not in self.log_path.read_text(errors="replace"):
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise TimeoutError(
+                    f"the demo did not print {text!r} within {timeout:.0f} s (exit code "
+                    f"{self.process.returncode}); its output ends with:\n{self.log_tail()}"
+                )
+            time.sleep(0.05)
+
     def wait_until_ui_answers(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

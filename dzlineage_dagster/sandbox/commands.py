@@ -295,10 +295,21 @@ def _run_dagster(
 
 
 def _stop_process_group(process: subprocess.Popen) -> None:
-    """SIGINT to the whole group, as Ctrl-C in a terminal; SIGKILL to what outlives 30 s."""
-    for sig, grace in ((signal.SIGINT, 30.0), (signal.SIGKILL, 5.0)):
+    """Stop `dagster dev` as it expects, then whatever of its group outlives it.
+
+    SIGINT to `dagster dev` alone first: it stops its webserver, daemon and code servers
+    through their shutdown pipes, and run workers get the grace to finish their run. A
+    group-wide SIGINT, as a terminal sends, kills a run worker that is just starting with a
+    traceback. What still runs after that grace gets SIGINT, then SIGKILL.
+    """
+    steps = (
+        (os.kill, signal.SIGINT, 30.0),
+        (os.killpg, signal.SIGINT, 10.0),
+        (os.killpg, signal.SIGKILL, 5.0),
+    )
+    for send, sig, grace in steps:
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, sig)
+            send(process.pid, sig)
         deadline = time.monotonic() + grace
         while time.monotonic() < deadline:
             process.poll()  # reap `dagster dev` itself
