@@ -1,8 +1,11 @@
+import re
+
+import botocore.session
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, parse_rate_limits
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, Quota, parse_rate_limits
 from dzlineage_dagster.core.rate_limit import TokenBucket
 
 rates = st.floats(min_value=0.5, max_value=100)
@@ -72,3 +75,34 @@ def test_rate_limit_setting():
     for bad in ("", "fast", "aws,CreateAsset=5", "aws,datazone.CreateAsset=x", "aws,ssm.X=0"):
         with pytest.raises(ValueError):
             parse_rate_limits(bad)
+
+
+def test_every_quota_names_an_operation_botocore_knows_with_a_positive_rate():
+    session = botocore.session.get_session()
+    for name, quota in AWS_QUOTAS.items():
+        service, _, operation = name.partition(".")
+        assert operation in session.get_service_model(service).operation_names, name
+        assert quota.rate > 0, name
+
+
+def test_an_override_gets_a_bucket_of_its_own_and_is_not_a_published_figure():
+    limits = parse_rate_limits("aws,ssm.GetParameters=0.5")
+    assert limits["ssm.GetParameters"] == Quota(0.5, "ssm.GetParameters", published=False)
+    # The other reads keep sharing SSM's published throughput.
+    assert limits["ssm.GetParametersByPath"] == Quota(40, "ssm.GetParameter*", published=True)
+
+
+@pytest.mark.parametrize(
+    ("setting", "part", "problem"),
+    [
+        ("fast", "'fast'", "say 'off', 'aws', or 'aws,<service.Operation>=<calls per second>"),
+        ("aws,CreateAsset=5", "'CreateAsset=5'", "an override is <service.Operation>="),
+        ("aws,datazone.Search", "'datazone.Search'", "an override is <service.Operation>="),
+        ("aws,datazone.CreateAsset=5=6", "'datazone.CreateAsset=5=6'", "'5=6' is not a number"),
+        ("aws,datazone.CreateAsset=x", "'datazone.CreateAsset=x'", "'x' is not a number"),
+        ("aws,ssm.PutParameter=-1", "'ssm.PutParameter=-1'", "the rate must be positive"),
+    ],
+)
+def test_a_bad_rate_limit_setting_names_the_part_and_what_is_wrong(setting, part, problem):
+    with pytest.raises(ValueError, match=re.escape(f"{part}: {problem}")):
+        parse_rate_limits(setting)
