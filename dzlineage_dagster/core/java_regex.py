@@ -268,7 +268,9 @@ def _translate_property(pattern: str, i: int, *, inside_class: bool) -> tuple[st
     negated = pattern[i + 1] == "P"
     if pattern.startswith("{", i + 2):
         end = pattern.find("}", i + 3)
-        name = pattern[i + 3 : end] if end > 0 else ""
+        if end < 0:
+            raise InvalidJavaRegex(f"invalid Java regex {pattern!r}: unclosed character family")
+        name = pattern[i + 3 : end]
         following = end + 1
     else:
         name = pattern[i + 2 : i + 3]

@@ -33,9 +33,21 @@ from dzlineage_dagster.core.java_regex import (
         ("\\P{Digit}+", "abc", True),
         ("\\P{Digit}+", "ab1", False),
         ("\\p{javaLowerCase}+", "abc", True),
+        # "Is" before a POSIX name is the same class; IsAlphabetic is a name of its own.
+        ("\\p{IsAlpha}+", "orders", True),
+        ("\\p{IsAlpha}+", "orders2", False),
+        ("\\p{IsAlphabetic}+\\p{IsDigit}", "orders2", True),
+        # A brace earlier in the pattern does not end the property's name.
+        ("x{2}\\p{Alpha}+", "xxab", True),
         # Named groups and back references.
         ("(?<schema>[a-z]+)\\.\\k<schema>", "sales.sales", True),
         ("(?<schema>[a-z]+)\\.\\k<schema>", "sales.other", False),
+        ("(?<Db1>[a-z]+)\\.(?<Table2>[a-z]+)\\.\\k<Table2>", "shop.orders.orders", True),
+        # Look-behinds are not named groups.
+        ("[a-z]+(?<=s)", "orders", True),
+        ("[a-z]+(?<=s)", "order", False),
+        ("[a-z]+(?<!s)", "order", True),
+        ("[a-z]+(?<!s)", "orders", False),
         # Quoting and possessive / atomic constructs (native in Python 3.11).
         ("\\Qshop.sales\\E\\..+", "shop.sales.orders", True),
         ("\\Qshop.sales\\E\\..+", "shopXsales.orders", False),
@@ -116,6 +128,52 @@ def test_features_that_cannot_be_evaluated_are_reported(pattern: str) -> None:
 def test_invalid_patterns_raise_with_the_pattern(pattern: str) -> None:
     with pytest.raises(InvalidJavaRegex, match=re.escape(repr(pattern))):
         compile_java_regex(pattern)
+
+
+@pytest.mark.parametrize(
+    ("pattern", "error", "message"),
+    [
+        ("(?<abc", InvalidJavaRegex, "invalid Java regex '(?<abc': bad group name ''"),
+        ("(?<>x)", InvalidJavaRegex, "invalid Java regex '(?<>x)': bad group name ''"),
+        (
+            "\\p{Alpha",
+            InvalidJavaRegex,
+            "invalid Java regex '\\\\p{Alpha': unclosed character family",
+        ),
+        (
+            "(?U)\\w+",
+            UnsupportedJavaRegex,
+            "Java regex '(?U)\\\\w+' uses inline flags 'U'; only i, m, s and x are evaluated",
+        ),
+        (
+            "(?Uid)x",
+            UnsupportedJavaRegex,
+            "Java regex '(?Uid)x' uses inline flags 'Ud'; only i, m, s and x are evaluated",
+        ),
+        (
+            "x(?i)y",
+            UnsupportedJavaRegex,
+            "Java regex 'x(?i)y' switches flags mid-pattern; only (?flags) at the start or "
+            "scoped (?flags:...) are evaluated",
+        ),
+        (
+            "\\pL+",
+            UnsupportedJavaRegex,
+            "Java regex '\\\\pL+' uses the property \\p{L}; only POSIX and java* classes are "
+            "evaluated",
+        ),
+        (
+            "a\\P{IsLatin}",
+            UnsupportedJavaRegex,
+            "Java regex 'a\\\\P{IsLatin}' uses the property \\P{IsLatin}; only POSIX and java* "
+            "classes are evaluated",
+        ),
+    ],
+)
+def test_errors_say_what_in_the_pattern_is_wrong(pattern: str, error: type, message: str) -> None:
+    with pytest.raises(error) as raised:
+        compile_java_regex(pattern)
+    assert str(raised.value) == message
 
 
 @pytest.mark.parametrize(
