@@ -52,10 +52,25 @@ def test_time_going_backwards_adds_no_tokens():
     assert bucket.try_take(6.0)
 
 
-@pytest.mark.parametrize("rate, capacity", [(0, 1), (-1, 1), (1, 0.5)])
-def test_bad_bucket_parameters_are_refused(rate, capacity):
-    with pytest.raises(ValueError):
+@pytest.mark.parametrize(
+    "rate, capacity, message",
+    [
+        (0, 1, "a token bucket's rate must be positive, got 0"),
+        (-1, 1, "a token bucket's rate must be positive, got -1"),
+        (1, 0.5, "a token bucket holds at least one token, got 0.5"),
+    ],
+)
+def test_bad_bucket_parameters_are_refused(rate, capacity, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
         TokenBucket(rate, capacity)
+
+
+def test_a_reservation_after_a_pause_uses_the_tokens_the_pause_refilled():
+    bucket = TokenBucket(rate=1, capacity=1)
+    assert bucket.reserve(0.0) == 0.0
+    assert bucket.reserve(0.0) == pytest.approx(1.0)
+    # Ten seconds on, the debt is paid and the bucket is full again.
+    assert bucket.reserve(10.0) == 0.0
 
 
 def test_published_datazone_quotas():

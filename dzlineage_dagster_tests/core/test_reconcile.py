@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from dzlineage_dagster.core.reconcile import (
     CatalogAsset,
     LineageRuns,
+    Repair,
     RepairKind,
     plan_repairs,
 )
@@ -53,14 +54,17 @@ def test_a_catalog_that_agrees_needs_no_repair(topics):
 
 
 def test_each_disagreement_gets_its_repair():
-    topics = ["a.gone", "b.gone_own", "c.swapped", "d.lost", "e.deprecated", "f.lineage", "g.new"]
+    topics = ["a.gone", "b.gone_own", "c.swapped", "d.lost", "e.deprecated", "f.lineage"]
+    topics += ["g.new", "h.unnamed"]
     registry = {topic: arn(topic) for topic in topics}
     mappings = {
         arn("a.gone"): record("a.gone", "deleted-1"),
         arn("b.gone_own"): record("b.gone_own", "deleted-2"),
         arn("c.swapped"): record("c.swapped", "asset-e"),
         arn("e.deprecated"): record("e.deprecated", "asset-e"),
-        arn("f.lineage"): record("f.lineage", "asset-f", "run-f"),
+        # One run a hop: the first is fine, the second failed.
+        arn("f.lineage"): record("f.lineage", "asset-f", "run-f1,run-f2"),
+        arn("h.unnamed"): record("h.unnamed", "asset-h"),
     }
     assets = [
         CatalogAsset("asset-b", "b", arn("b.gone_own")),
@@ -68,34 +72,85 @@ def test_each_disagreement_gets_its_repair():
         CatalogAsset("asset-d", "renamed in the portal", arn("d.lost")),
         CatalogAsset("asset-e", "e", arn("e.deprecated"), "DEPRECATED: schema was deleted"),
         CatalogAsset("asset-f", "f", arn("f.lineage")),
+        CatalogAsset("asset-h", "h", None),
     ]
-    lineage = LineageRuns(frozenset(), frozenset({"run-f"}))
-    repairs = {r.topic: r for r in plan_repairs(registry, mappings, {}, assets, lineage)}
-    assert {topic: (r.kind, r.asset_id) for topic, r in repairs.items()} == {
-        "a.gone": (RepairKind.RECREATE, None),
-        "b.gone_own": (RepairKind.REMAP, "asset-b"),
-        "c.swapped": (RepairKind.REMAP, "asset-c"),
-        "d.lost": (RepairKind.ADOPT, "asset-d"),
-        "e.deprecated": (RepairKind.RESTORE, "asset-e"),
-        "f.lineage": (RepairKind.REPOST_LINEAGE, "asset-f"),
-    }
-    assert "FAILED" in repairs["f.lineage"].detail
-    assert "g.new" not in repairs  # a new topic is the sync's to create, not a repair
+    lineage = LineageRuns(frozenset({"run-f1"}), frozenset({"run-f2"}))
+    # A new topic (g.new) is the sync's to create, not a repair.
+    assert plan_repairs(registry, mappings, {}, assets, lineage) == [
+        Repair(
+            "a.gone",
+            arn("a.gone"),
+            RepairKind.RECREATE,
+            "mapped asset deleted-1 is gone: create a new asset",
+        ),
+        Repair(
+            "b.gone_own",
+            arn("b.gone_own"),
+            RepairKind.REMAP,
+            "mapped asset deleted-2 is gone: map asset asset-b",
+            "asset-b",
+        ),
+        Repair(
+            "c.swapped",
+            arn("c.swapped"),
+            RepairKind.REMAP,
+            "mapped asset asset-e belongs to schema e.deprecated: map asset asset-c",
+            "asset-c",
+        ),
+        Repair(
+            "d.lost",
+            arn("d.lost"),
+            RepairKind.ADOPT,
+            "no mapping; asset asset-d ('renamed in the portal') carries the schema: adopt it",
+            "asset-d",
+        ),
+        Repair(
+            "e.deprecated",
+            arn("e.deprecated"),
+            RepairKind.RESTORE,
+            "asset asset-e is deprecated but its schema is in the registry: revise it",
+            "asset-e",
+        ),
+        Repair(
+            "f.lineage",
+            arn("f.lineage"),
+            RepairKind.REPOST_LINEAGE,
+            "lineage run run-f2 is FAILED in DataZone: re-post",
+            "asset-f",
+        ),
+        Repair(
+            "h.unnamed",
+            arn("h.unnamed"),
+            RepairKind.RECREATE,
+            "mapped asset asset-h belongs to schema no schema: create a new asset",
+        ),
+    ]
 
 
 def test_a_mapping_of_another_domain_is_rescoped_to_this_domains_asset():
     foreign = replace(record("a.t", "asset-elsewhere"), domain_id="dzd_other")
     assets = [CatalogAsset("asset-here", "a", arn("a.t"))]
     [repair] = plan_repairs({"a.t": arn("a.t")}, {}, {arn("a.t"): foreign}, assets, None)
-    assert (repair.kind, repair.asset_id) == (RepairKind.RESCOPE, "asset-here")
-    assert "dzd_other" in repair.detail
+    assert repair == Repair(
+        "a.t",
+        arn("a.t"),
+        RepairKind.RESCOPE,
+        "mapping records domain dzd_other / project p: map asset asset-here",
+        "asset-here",
+    )
 
 
 def test_missing_lineage_is_reposted_and_unknown_lineage_state_is_not_checked():
-    mappings = {arn("a.t"): record("a.t", "asset-a", "run-a")}
+    mappings = {arn("a.t"): record("a.t", "asset-a", "run-a1,run-a2")}
     assets = [CatalogAsset("asset-a", "a", arn("a.t"))]
     [repair] = plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, healthy())
-    assert repair.kind is RepairKind.REPOST_LINEAGE and "missing" in repair.detail
+    assert repair == Repair(
+        "a.t",
+        arn("a.t"),
+        RepairKind.REPOST_LINEAGE,
+        "lineage run run-a1, run-a2 is missing: re-post",
+        "asset-a",
+    )
     assert plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, None) == []
 
 
