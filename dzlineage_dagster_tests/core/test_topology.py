@@ -638,6 +638,108 @@ def test_overrides_win_and_say_so(fixture_topology) -> None:
     assert outbox.origin == "override" and outbox.ambiguous_reason is None
 
 
+def test_override_entries_parse_to_the_tables_they_name() -> None:
+    mysql = parse_debezium_source(
+        "my",
+        {
+            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+            "topic.prefix": "m",
+            "database.hostname": "mysql.internal",
+        },
+    )
+    sqlserver = parse_debezium_source(
+        "ms",
+        {
+            "connector.class": "io.debezium.connector.sqlserver.SqlServerConnector",
+            "topic.prefix": "s",
+            "database.hostname": "mssql.internal",
+            "database.names": "hr",
+        },
+    )
+    pg = parse_debezium_source("pg", postgres().config)
+    overrides = parse_overrides(
+        {
+            "topics": {
+                "mixed": {
+                    "tables": ["Lake.Orders"],
+                    "sources": [
+                        {"connector": "pg", "table": "sales.orders"},
+                        {"connector": "my", "table": "shop.items"},
+                        {"connector": "ms", "table": "hr.dbo.emp"},
+                        {
+                            "engine": "postgres",
+                            "host": "legacy.internal",
+                            "port": 5433,
+                            "database": "old",
+                            "schema": "public",
+                            "table": "orders",
+                        },
+                        {
+                            "engine": "mysql",
+                            "host": "m2",
+                            "port": 3306,
+                            "database": "shop",
+                            "schema": "ignored",
+                            "table": "items",
+                        },
+                    ],
+                },
+                "unexplained": {"tables": []},
+            }
+        },
+        [pg, mysql, sqlserver],
+    )
+    assert set(overrides) == {"mixed", "unexplained"}
+    mixed = overrides["mixed"]
+    assert [(t.database, t.table, t.connector, t.catalog) for t in mixed.tables] == [
+        ("lake", "orders", "", "glue")
+    ]
+    assert [
+        (s.engine, s.database, s.schema, s.table, s.hostname, s.port, s.connector)
+        for s in mixed.sources
+    ] == [
+        (SourceEngine.POSTGRES, "app", "sales", "orders", "db", "5432", "pg"),
+        (SourceEngine.MYSQL, "shop", None, "items", "mysql.internal", "3306", "my"),
+        (SourceEngine.SQLSERVER, "hr", "dbo", "emp", "mssql.internal", "1433", "ms"),
+        (SourceEngine.POSTGRES, "old", "public", "orders", "legacy.internal", "5433", ""),
+        (SourceEngine.MYSQL, "shop", None, "items", "m2", "3306", ""),
+    ]
+    assert mixed.reason == "override for topic 'mixed'"
+    assert overrides["unexplained"] == type(mixed)((), None, "override for topic 'unexplained'")
+
+
+@pytest.mark.parametrize(
+    ("table", "connector"),
+    [("orders", "pg"), ("a.b.c", "pg"), ("dbo.emp", "ms"), ("a.b.c", "my"), ("", "my")],
+)
+def test_an_override_table_that_is_not_the_connectors_table_id_is_refused(
+    table: str, connector: str
+) -> None:
+    sources = [
+        parse_debezium_source("pg", postgres().config),
+        parse_debezium_source(
+            "my",
+            {"connector.class": "io.debezium.connector.mysql.MySqlConnector", "topic.prefix": "m"},
+        ),
+        parse_debezium_source(
+            "ms",
+            {
+                "connector.class": "io.debezium.connector.sqlserver.SqlServerConnector",
+                "topic.prefix": "s",
+                "database.names": "hr,payroll",
+            },
+        ),
+    ]
+    document = {"topics": {"t": {"sources": [{"connector": connector, "table": table}]}}}
+    expected = (
+        f"override for topic 't': source {{'connector': {connector!r}, 'table': {table!r}}}: "
+        "table must be the connector's table id"
+    )
+    with pytest.raises(OverrideError) as raised:
+        parse_overrides(document, sources)
+    assert str(raised.value) == expected
+
+
 @pytest.mark.parametrize(
     ("document", "message"),
     [
@@ -646,6 +748,12 @@ def test_overrides_win_and_say_so(fixture_topology) -> None:
         ({"topics": {"t": {"table": ["a.b"]}}}, "unknown keys"),
         ({"topics": {"t": {"sources": [{"connector": "nope", "table": "a.b"}]}}}, "nope"),
         ({"topics": {"t": {"sources": [{"engine": "db2", "table": "x"}]}}}, "needs engine"),
+        (
+            {"topics": {"t": {"sources": [{"engine": "postgres", "table": "x"}]}}},
+            "override for topic 't': source .* needs engine \\(postgres, mysql, ",
+        ),
+        ({"topics": {"t": {"sources": ["pg.public.x"]}}}, "'t': source 'pg.public.x' must be"),
+        ({"topics": {"t": {"tables": ["a.b.c"]}}}, "topic 't': table 'a.b.c' must be"),
     ],
 )
 def test_malformed_overrides_name_the_topic(document: dict, message: str) -> None:
