@@ -82,3 +82,70 @@ def test_any_json_document_parses_or_is_refused_never_crashes(document):
         return
     assert all(isinstance(c.name, str) and isinstance(c.type, str) for c in row.columns)
     assert all(c.description is None or isinstance(c.description, str) for c in row.columns)
+
+
+def test_column_types_formats_arrays_unions_references_and_descriptions():
+    schema = {
+        "type": "object",
+        "required": ["id", "created", "tags", "amount", "payload", 7],
+        "properties": {
+            "id": {"type": "integer", "description": "the key"},
+            "created": {"type": "string", "format": "date-time"},
+            "updated": {"type": ["string", "null"], "format": "date-time", "description": 3},
+            "tags": {"type": "array", "items": {"$ref": "#/definitions/Tag"}},
+            "scores": {"type": "array", "items": {"type": ["number", "null"]}},
+            "anything": {"type": "array", "items": True},
+            "amount": {"oneOf": [{"type": "null"}, {"type": "number"}, {"type": "string"}]},
+            "code": {"anyOf": [{"$ref": "#/definitions/a~1b~0c"}, {"type": "integer"}]},
+            "payload": {"properties": {"k": {"type": "string"}}},
+            "free": {},
+            "odd": 5,
+        },
+        "definitions": {"Tag": {"type": "string"}, "a/b~c": {"type": "string"}},
+    }
+    row = parse_json_row_schema(json.dumps(schema))
+    assert not row.debezium_envelope
+    assert [(c.name, c.type, c.nullable, c.description) for c in row.columns] == [
+        ("id", "integer", False, "the key"),
+        ("created", "string(date-time)", False, None),
+        ("updated", "string(date-time)", True, None),
+        ("tags", "array<string>", False, None),
+        ("scores", "array<number>", True, None),
+        ("anything", "array", True, None),
+        ("amount", "number|string", True, None),
+        ("code", "string|integer", True, None),
+        ("payload", "object", False, None),
+        ("free", "any", True, None),
+        ("odd", "any", True, None),
+    ]
+
+
+def test_an_envelope_whose_after_is_no_object_schema_is_read_as_a_plain_row():
+    schema = {
+        "type": "object",
+        "required": ["before", "after"],
+        "properties": {"before": {"type": "string"}, "after": {"type": "string"}},
+    }
+    row = parse_json_row_schema(json.dumps(schema))
+    assert not row.debezium_envelope
+    assert [(c.name, c.type, c.nullable) for c in row.columns] == [
+        ("before", "string", False),
+        ("after", "string", False),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ({"$ref": "#/definitions/Loop", "definitions": {"Loop": {"$ref": "#/definitions/Loop"}}},
+         "$ref '#/definitions/Loop' is not a local reference this reader follows"),
+        ({"$ref": "#/definitions/N", "definitions": {"N": 5}},
+         "$ref '#/definitions/N' is not a schema object"),
+        ({"$ref": "#/definitions/N/x", "definitions": {"N": 5}},
+         "$ref '#/definitions/N/x' points at nothing"),
+    ],
+)  # fmt: skip
+def test_references_that_cannot_be_followed_are_refused_naming_them(document, message):
+    with pytest.raises(InvalidJsonSchema) as raised:
+        parse_json_row_schema(json.dumps(document))
+    assert str(raised.value) == message
