@@ -207,3 +207,99 @@ def test_literal_replacement_with_groups_roundtrips(topic: str) -> None:
     assert pattern.replace_first(topic, "$2.$1") == ".".join(
         [topic.split(".", 1)[1], topic.split(".", 1)[0]]
     )
+
+
+@pytest.mark.parametrize(
+    ("pattern", "text", "expected"),
+    [
+        # Hex and Unicode escapes, inside and outside classes.
+        ("\\x{41}\\x{1F600}?b", "Ab", True),
+        ("\\x{41}\\x{42}", "AB", True),
+        ("\\x41\\u0042", "AB", True),
+        ("[\\x41-\\x43]+", "ABC", True),
+        ("[\\x41-\\x43]+", "ABD", False),
+        ("a\\eb", "a\x1bb", True),
+        ("[\\e]", "\x1b", True),
+        # \h: horizontal whitespace, as a class outside and as members inside.
+        ("a\\hb", "a\u00a0b", True),
+        ("a\\hb", "a\nb", False),
+        ("[\\hx]+", " x\t", True),
+        # A ']' right after '[^' is a literal; the class ends at the next one.
+        ("[^]\\h]+", "ab", True),
+        ("[^]\\h]+", "a b", False),
+        ("[\\d]\\h", "1 ", True),
+        ("[a&b]+", "a&b", True),
+        # \Q without \E quotes to the end; a stray \E is ignored.
+        ("\\Qa.b", "a.b", True),
+        ("\\Qa.b", "axb", False),
+        ("\\Qa.\\Eb\\Q.c\\E", "a.b.c", True),
+        ("ab\\E\\.c", "ab.c", True),
+        ("abc\\Z", "abc", True),
+        ("(?<n1>a)\\k<n1>b", "aab", True),
+    ],
+)
+def test_escapes_and_classes_translate_like_java(pattern: str, text: str, expected: bool) -> None:
+    assert compile_java_regex(pattern).matches(text) is expected
+
+
+@pytest.mark.parametrize(
+    ("pattern", "error", "message"),
+    [
+        ("\\x{G}", InvalidJavaRegex, "invalid Java regex '\\\\x{G}': bad \\x{...} escape"),
+        ("\\x{}", InvalidJavaRegex, "invalid Java regex '\\\\x{}': bad \\x{...} escape"),
+        ("\\x{41", InvalidJavaRegex, "invalid Java regex '\\\\x{41': bad \\x{...} escape"),
+        ("\\x{1234567}", InvalidJavaRegex, "invalid Java regex '\\\\x{1234567}': bad \\x{...} escape"),
+        ("\\xZ1", InvalidJavaRegex, "invalid Java regex '\\\\xZ1': bad \\x escape"),
+        ("\\u12", InvalidJavaRegex, "invalid Java regex '\\\\u12': bad \\u escape"),
+        ("\\k1", InvalidJavaRegex, "invalid Java regex '\\\\k1': \\k needs <name>"),
+        ("[a-z&&b]", UnsupportedJavaRegex,
+         "Java regex '[a-z&&b]' intersects character classes (&&); not evaluated"),
+        ("[a[b]]", UnsupportedJavaRegex,
+         "Java regex '[a[b]]' nests a character class (a union in Java); not evaluated"),
+    ],
+)  # fmt: skip
+def test_escape_errors_say_what_is_wrong(pattern: str, error: type, message: str) -> None:
+    with pytest.raises(error) as raised:
+        compile_java_regex(pattern)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(
+    ("pattern", "replacement", "text", "expected"),
+    [
+        ("(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)(k)", "$11$10$1", "abcdefghijk", "kja"),
+        ("(a)(b)(c)(d)(e)(f)(g)(h)(i)(j)", "$11", "abcdefghij", "a1"),
+        ("(?<n1>a)(?<n2>b)", "${n2}${n1}", "ab", "ba"),
+    ],
+)
+def test_group_references_take_the_longest_existing_number_and_names(
+    pattern: str, replacement: str, text: str, expected: str
+) -> None:
+    assert compile_java_regex(pattern).replace_first(text, replacement) == expected
+
+
+@pytest.mark.parametrize(
+    ("replacement", "message"),
+    [
+        ("${n", "replacement '${n': illegal named group reference"),
+        ("${}", "replacement '${}': illegal named group reference"),
+        ("${1a}", "replacement '${1a}': illegal named group reference"),
+        ("${Other}}", "replacement '${Other}}': no group with name {Other}"),
+        ("$", "replacement '$': illegal group reference: group index is missing"),
+        ("$x", "replacement '$x': illegal group reference"),
+        ("$2", "replacement '$2': no group 2"),
+        ("a\\", "replacement 'a\\\\': character to be escaped is missing"),
+    ],
+)
+def test_replacement_errors_say_what_is_wrong(replacement: str, message: str) -> None:
+    with pytest.raises(InvalidJavaRegex) as raised:
+        compile_java_regex("(?<n>a)").replace_first("a", replacement)
+    assert str(raised.value) == message
+
+
+def test_escaped_list_separators_and_trailing_backslashes_split_like_debezium() -> None:
+    assert split_java_regex_list("a\\\\,b") == ["a\\\\", "b"]
+    assert split_java_regex_list("a,b\\") == ["a", "b\\"]
+    # An unmatched closer is a literal; nested groups keep their commas.
+    assert split_java_regex_list("(a)),b") == ["(a))", "b"]
+    assert split_java_regex_list("((a),b),c") == ["((a),b)", "c"]
