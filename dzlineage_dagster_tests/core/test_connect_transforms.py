@@ -148,6 +148,24 @@ def test_a_negated_tombstone_predicate_applies_to_every_change_event() -> None:
         (
             {
                 "transforms": "r",
+                "transforms__r__type": REGEX_ROUTER,
+                "transforms__r__replacement": "x",
+            },
+            "transform 'r' of connector 'shop-source' lacks the setting transforms.r.regex",
+        ),
+        (
+            {"transforms": "r", **regex_router("r", "(a", "x")},
+            "transform 'r' of connector 'shop-source' (transforms.r.regex): invalid Java regex "
+            "'(a': missing ), unterminated subpattern at position 0",
+        ),
+        (
+            {"transforms": "r", **regex_router("r", "x", "y"), "transforms__r__predicate": "p"},
+            "predicate 'p' of transform 'r' (connector 'shop-source') has type (none): whether it "
+            "applies depends on each record, not on the configuration",
+        ),
+        (
+            {
+                "transforms": "r",
                 **regex_router("r", "x", "y"),
                 "transforms__r__predicate": "p",
                 "predicates__p__type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
@@ -163,6 +181,7 @@ def test_steps_that_cannot_be_evaluated_say_why_naming_the_connector(
 ) -> None:
     [step] = chain(**settings).steps
     assert step.ambiguous_reason == reason
+    assert not step.condition_negated and step.applies_to_change_events
     assert chain(**settings).route("orders") == RoutedTopic("orders", "orders", (), False, reason)
 
 
