@@ -117,6 +117,37 @@ def test_the_client_token_is_stable_for_a_retry_and_differs_for_any_other_conten
     assert client_token(parse_event(json.dumps(other))) != token
 
 
+#: An event with non-ASCII names; its token and forwarded text are pinned below.
+PINNED_EVENT = {
+    "eventType": "COMPLETE",
+    "eventTime": "2026-12-02T10:00:00+00:00",
+    "producer": "https://example.com/producer",
+    "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
+    "run": {"runId": "0190b1a2-0000-7000-8000-000000000001"},
+    "job": {"namespace": "spark", "name": "k\u00e4se.daily"},
+    "inputs": [],
+    "outputs": [{"namespace": "s3://lake", "name": "orders/\u00df"}],
+}
+
+
+def test_the_client_token_and_forwarded_text_are_pinned_across_versions():
+    # A relay upgraded while events wait in a producer's retry queue must compute the same
+    # token, or DataZone stores the redelivered event twice: computed once, written down.
+    event = parse_event(json.dumps(PINNED_EVENT))
+    assert client_token(event) == (
+        "83ee891c54ccaa1bb101de0db1491b02ccb55e3b18e009037f4797ce43ad3001"
+    )
+    assert compact_json(event.document) == (
+        '{"eventType":"COMPLETE","eventTime":"2026-12-02T10:00:00+00:00",'
+        '"producer":"https://example.com/producer",'
+        '"schemaURL":"https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",'
+        '"run":{"runId":"0190b1a2-0000-7000-8000-000000000001"},'
+        '"job":{"namespace":"spark","name":"k\u00e4se.daily"},"inputs":[],'
+        '"outputs":[{"namespace":"s3://lake","name":"orders/\u00df"}]}'
+    )
+    assert json_bytes(event.document) == len(compact_json(event.document).encode("utf-8"))
+
+
 def test_the_client_token_ignores_key_order_and_whitespace():
     document = json.loads(to_json(run_event()))
     reordered = dict(reversed(list(document.items())))
