@@ -13,11 +13,14 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance
 
+from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.crash_platform import (
     catalog_state,
@@ -25,7 +28,7 @@ from dzlineage_dagster_tests.crash_platform import (
     seed_small,
     write_small_platform,
 )
-from dzlineage_dagster_tests.platform import READ_PREFIXES
+from dzlineage_dagster_tests.platform import READ_PREFIXES, DemoPlatform
 
 WRITE_SERVICES = ("datazone", "ssm")
 
@@ -132,3 +135,75 @@ def test_two_syncs_started_at_the_same_moment_leave_no_duplicate(sandbox, small_
     assert set(state.lineage_events.values()) == {1}, state.lineage_events
     assert set(state.edges.values()) == {1}, state.edges
     assert all(exists for _, exists, _ in state.mappings.values()), state.mappings
+
+
+def _sync_in_child_to_file(environment: dict[str, str], output: str) -> None:
+    os.environ.update(environment)
+    code, printed = headless_sync(environment)
+    Path(output).write_text(f"{code}\n{printed}")
+    os._exit(code)
+
+
+def _release_when_both_held(sandbox, operation: str, seen: list, deadline: float) -> None:
+    """Wait until both syncs are held at ``operation``, note what was held, release them."""
+    while time.monotonic() < deadline:
+        held = sandbox.control.held()
+        if len(held) >= 2:
+            seen.extend(held)
+            break
+        time.sleep(0.01)
+    sandbox.control.clear_faults()  # releases the held answers (and lets later calls through)
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
+def test_a_dagster_run_and_a_cli_sync_racing_on_a_fresh_platform_leave_no_duplicate(
+    sandbox, small_spec, monkeypatch, tmp_path
+):
+    environment = seed_small(sandbox, small_spec, monkeypatch)
+    platform = DemoPlatform(sandbox, environment, DagsterInstance.ephemeral())
+    platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
+    # Each sync's CreateAsset is processed and its answer held until the other's arrived: both
+    # decided to create the topic's asset before either learnt of the other's.
+    sandbox.control.set_faults(FaultRule("datazone", "CreateAsset", "hold-after", count=2))
+    held: list[dict] = []
+    releaser = threading.Thread(
+        target=_release_when_both_held,
+        args=(sandbox, "CreateAsset", held, time.monotonic() + 90),
+        daemon=True,
+    )
+    releaser.start()
+    cli_output = tmp_path / "cli.txt"
+    cli = multiprocessing.get_context("fork").Process(
+        target=_sync_in_child_to_file, args=(environment, str(cli_output)), daemon=True
+    )
+    cli.start()
+    run = platform.sync()
+    cli.join(timeout=120)
+    releaser.join(timeout=5)
+
+    assert [(h["operation"], h["stage"]) for h in held] == [("CreateAsset", "after")] * 2, held
+    cli_code, cli_printed = cli_output.read_text().split("\n", 1)
+    assert cli_code == "0", cli_printed
+    assert run.success, [e.message for e in run.all_events if e.is_failure]
+    actions = {
+        m.partition: m.metadata["action"].value
+        for m in run.asset_materializations_for_node("kafka_topic_catalog")
+        if m.asset_key.path == ["datazone_topic_asset"] and "datazone_asset_id" in m.metadata
+    }
+    print(cli_printed, actions)
+
+    state = catalog_state(environment)
+    assert len(state.assets) == 1 and set(state.assets.values()) == {1}, state.assets
+    assert set(state.lineage_events.values()) == {1}, state.lineage_events
+    assert set(state.edges.values()) == {1}, state.edges
+    assert all(exists for _, exists, _ in state.mappings.values()), state.mappings
+
+    # Settled: a third sync that reads every topic's mapping (a Dagster run: no registry
+    # digest) and a reconcile that checks each against DataZone write nothing.
+    sandbox.control.clear_calls()
+    assert platform.sync().success
+    assert _write_calls(sandbox.control.calls()) == []
+    code, output = headless_sync(environment, reconcile=True)
+    assert code == 0 and "reconcile: nothing to repair" in output, output
+    # Its only write is the registry digest every complete headless sync records.
+    assert _write_calls(sandbox.control.calls()) == [("ssm", "PutParameter")], output
