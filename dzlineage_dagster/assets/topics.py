@@ -12,6 +12,7 @@ from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
+    AssetObservation,
     AssetSpec,
     BackfillPolicy,
     Failure,
@@ -93,7 +94,7 @@ TOPIC_ASSET_SPECS = [
 )
 def kafka_topic_catalog(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
-) -> Iterator[AssetMaterialization]:
+) -> Iterator[AssetMaterialization | AssetObservation]:
     run = SyncRun(lineage_sync, context.log)
     stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     topics = list(context.partition_keys)
@@ -114,6 +115,14 @@ def kafka_topic_catalog(
     context.log.info(f"AWS API calls: {run.api_calls()}")
     if run.api_retries():
         context.log.warning(f"AWS API attempts retried: {run.api_retries()}")
+    cost = api_cost_metadata(run)
+    # The run's totals are known only now, after every topic's materializations went out:
+    # they are one observation of the step's first asset, not a figure on each topic.
+    yield AssetObservation(
+        STAGE_ASSET_KEYS[next(s for s in Stage if s in stages)],
+        description="AWS API calls this run made, and the attempts botocore retried, by operation",
+        metadata=cost,
+    )
     if failed:
         rows = "\n".join(
             f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"
@@ -128,9 +137,21 @@ def kafka_topic_catalog(
                 "failed_topics": MetadataValue.md(
                     f"| topic | stage | error |\n|---|---|---|\n{rows}"
                 ),
-                "api_calls": MetadataValue.json(run.api_calls()),
+                **cost,
             },
         )
+
+
+def api_cost_metadata(run: SyncRun) -> dict[str, object]:
+    """The run's AWS calls and botocore's retries by `service.Operation`, and their totals:
+    the figures the `dzlineage sync` summary prints, from the same counters."""
+    calls, retries = run.api_calls(), run.api_retries()
+    return {
+        "api_calls": MetadataValue.json(calls),
+        "api_call_total": sum(calls.values()),
+        "api_retries": MetadataValue.json(retries),
+        "api_retry_total": sum(retries.values()),
+    }
 
 
 def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[AssetMaterialization]:
