@@ -1,6 +1,8 @@
 """A sync killed at any AWS call boundary, then rerun, ends exactly where an uninterrupted sync
 ends: one asset per table topic, a valid mapping each, every lineage edge once, no lineage
-event posted twice. Also two syncs started at the same moment leave no duplicate.
+event posted twice. Also two syncs started at the same moment leave no duplicate: two
+`dzlineage sync`s, and a `catalog_sync` Dagster run with a `dzlineage sync` made to meet at
+each decision (both hold there until the other arrived).
 
 The kill is real: the sync runs in a forked child process, the sandbox holds the chosen call
 (before the backend sees it, or after it processed it) and the test SIGKILLs the child while it
@@ -144,15 +146,30 @@ def _sync_in_child_to_file(environment: dict[str, str], output: str) -> None:
     os._exit(code)
 
 
-def _release_when_both_held(sandbox, operation: str, seen: list, deadline: float) -> None:
-    """Wait until both syncs are held at ``operation``, note what was held, release them."""
-    while time.monotonic() < deadline:
-        held = sandbox.control.held()
-        if len(held) >= 2:
-            seen.extend(held)
-            break
-        time.sleep(0.01)
-    sandbox.control.clear_faults()  # releases the held answers (and lets later calls through)
+#: Where the two racing syncs are made to meet, in the order each sync reaches them: each
+#: call's answer is held until the other sync made the same call, so both decided on the same
+#: view of AWS. Reading the first form type and the asset type (both see none and create
+#: them), creating the topic's asset, posting its first lineage hop, writing its mapping.
+RACE_POINTS = (
+    ("datazone", "GetFormType"),
+    ("datazone", "GetAssetType"),
+    ("datazone", "CreateAsset"),
+    ("datazone", "PostLineageEvent"),
+    ("ssm", "PutParameter"),
+)
+
+
+def _release_in_pairs(sandbox, seen: list[tuple[str, ...]], deadline: float) -> None:
+    """At each race point, wait until both syncs are held there, note it, release them."""
+    for _ in RACE_POINTS:
+        while time.monotonic() < deadline:
+            held = sandbox.control.held()
+            if len(held) == 2:
+                seen.append(tuple(f"{h['service']}.{h['operation']}:{h['stage']}" for h in held))
+                sandbox.control.release_held()
+                break
+            time.sleep(0.01)
+    sandbox.control.clear_faults()  # a point not reached in time: let the syncs finish
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
@@ -162,14 +179,15 @@ def test_a_dagster_run_and_a_cli_sync_racing_on_a_fresh_platform_leave_no_duplic
     environment = seed_small(sandbox, small_spec, monkeypatch)
     platform = DemoPlatform(sandbox, environment, DagsterInstance.ephemeral())
     platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
-    # Each sync's CreateAsset is processed and its answer held until the other's arrived: both
-    # decided to create the topic's asset before either learnt of the other's.
-    sandbox.control.set_faults(FaultRule("datazone", "CreateAsset", "hold-after", count=2))
-    held: list[dict] = []
+    sandbox.control.set_faults(
+        *(
+            FaultRule(service, operation, "hold-after", count=2)
+            for service, operation in RACE_POINTS
+        )
+    )
+    met: list[tuple[str, ...]] = []
     releaser = threading.Thread(
-        target=_release_when_both_held,
-        args=(sandbox, "CreateAsset", held, time.monotonic() + 90),
-        daemon=True,
+        target=_release_in_pairs, args=(sandbox, met, time.monotonic() + 90), daemon=True
     )
     releaser.start()
     cli_output = tmp_path / "cli.txt"
@@ -181,22 +199,26 @@ def test_a_dagster_run_and_a_cli_sync_racing_on_a_fresh_platform_leave_no_duplic
     cli.join(timeout=120)
     releaser.join(timeout=5)
 
-    assert [(h["operation"], h["stage"]) for h in held] == [("CreateAsset", "after")] * 2, held
+    assert met == [(f"{s}.{o}:after",) * 2 for s, o in RACE_POINTS], met
     cli_code, cli_printed = cli_output.read_text().split("\n", 1)
     assert cli_code == "0", cli_printed
     assert run.success, [e.message for e in run.all_events if e.is_failure]
-    actions = {
+    # Both made "the" asset: the second CreateAsset carried the same client token (the same
+    # content from the same registry), so DataZone answered it with the first one's asset.
+    dagster_action = {
         m.partition: m.metadata["action"].value
         for m in run.asset_materializations_for_node("kafka_topic_catalog")
         if m.asset_key.path == ["datazone_topic_asset"] and "datazone_asset_id" in m.metadata
     }
-    print(cli_printed, actions)
+    assert dagster_action == {"shop.inventory.customers": "created"}, dagster_action
+    assert "shop.inventory.customers   created" in cli_printed, cli_printed
 
     state = catalog_state(environment)
     assert len(state.assets) == 1 and set(state.assets.values()) == {1}, state.assets
     assert set(state.lineage_events.values()) == {1}, state.lineage_events
     assert set(state.edges.values()) == {1}, state.edges
-    assert all(exists for _, exists, _ in state.mappings.values()), state.mappings
+    assert set(state.mappings) == set(state.assets), state.mappings
+    assert all(exists and run_id for _, exists, run_id in state.mappings.values()), state.mappings
 
     # Settled: a third sync that reads every topic's mapping (a Dagster run: no registry
     # digest) and a reconcile that checks each against DataZone write nothing.
