@@ -23,7 +23,10 @@ import pytest
 from dagster import DagsterInstance
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.core.ssm_names import MappingRecord, is_digest_parameter
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.crash_platform import (
     catalog_state,
     headless_sync,
@@ -229,3 +232,75 @@ def test_a_dagster_run_and_a_cli_sync_racing_on_a_fresh_platform_leave_no_duplic
     assert code == 0 and "reconcile: nothing to repair" in output, output
     # Its only write is the registry digest every complete headless sync records.
     assert _write_calls(sandbox.control.calls()) == [("ssm", "PutParameter")], output
+
+
+def test_a_dagster_run_with_an_older_view_writing_after_the_cli_does_not_leave_it_idle(
+    sandbox, small_spec, monkeypatch
+):
+    """The Dagster run reads schema version n and creates the asset; meanwhile version n+1 is
+    registered and a `dzlineage sync` adopts the asset, revises it to n+1, maps it and records
+    its registry digest; then the Dagster run maps the asset as of version n (SSM keeps the
+    last write). The next headless sync must not trust its digest over that record."""
+    environment = seed_small(sandbox, small_spec, monkeypatch)
+    platform = DemoPlatform(sandbox, environment, DagsterInstance.ephemeral())
+    platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
+    topic = "shop.inventory.customers"
+    sandbox.control.set_faults(FaultRule("datazone", "CreateAsset", "hold-after", count=1))
+    cli: dict[str, tuple[int, str]] = {}
+
+    def newer_sync_while_the_run_is_held() -> None:
+        deadline = time.monotonic() + 60
+        while not sandbox.control.held() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        platform.register_new_version(topic, "added_meanwhile")
+        cli["first"] = headless_sync(environment)
+        sandbox.control.clear_faults()  # the Dagster run goes on with its older view
+
+    newer = threading.Thread(target=newer_sync_while_the_run_is_held, daemon=True)
+    newer.start()
+    run = platform.sync()
+    newer.join(timeout=60)
+    assert run.success and cli["first"][0] == 0, cli
+    assert f"{topic}   adopted" in cli["first"][1], cli["first"][1]
+    [older_version] = [
+        m.metadata["schema_version"].value
+        for m in run.asset_materializations_for_node("kafka_topic_catalog")
+        if m.asset_key.path == ["datazone_topic_asset"] and m.partition == topic
+    ]
+    schema_arn = platform.schema_arn(topic)
+    latest = platform.client("glue").get_schema(SchemaId={"SchemaArn": schema_arn})
+    assert older_version == latest["LatestSchemaVersion"] - 1
+    assert _mapping_record(environment, schema_arn).schema_version == older_version
+
+    code, output = headless_sync(environment)
+    assert code == 0, output
+    assert "nothing to do" not in output, "the digest vouched for a mapping written after it"
+    state = catalog_state(environment)
+    assert len(state.assets) == 1 and set(state.assets.values()) == {1}, state.assets
+    record = _mapping_record(environment, schema_arn)
+    assert record.schema_version == latest["LatestSchemaVersion"], record
+    asset = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=record.asset_id
+    )
+    assert record.asset_revision == asset["revision"], (record, asset["revision"])
+    sandbox.control.clear_calls()
+    code, output = headless_sync(environment)
+    assert code == 0 and "nothing to do" in output, output
+    assert _write_calls(sandbox.control.calls()) == []
+
+
+def _mapping_record(environment: dict[str, str], schema_arn: str) -> MappingRecord:
+    settings = LineageSettings.from_env(environment)
+    pages = (
+        sandbox_client(environment, "ssm")
+        .get_paginator("get_parameters_by_path")
+        .paginate(Path=settings.ssm_prefix, Recursive=True)
+    )
+    records = [
+        MappingRecord.from_parameter_value(parameter["Value"])
+        for page in pages
+        for parameter in page["Parameters"]
+        if not is_digest_parameter(settings.ssm_prefix, parameter["Name"])
+    ]
+    [record] = [r for r in records if r.schema_arn == schema_arn]
+    return record

@@ -8,6 +8,7 @@ run's failure.
 
 from collections.abc import Iterator
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetExecutionContext,
     AssetKey,
@@ -27,7 +28,7 @@ from dagster import (
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_cluster
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
@@ -112,6 +113,8 @@ def kafka_topic_catalog(
         yield from materializations(outcome, stages)
         if not outcome.ok:
             failed.append(outcome)
+    if run.mappings.committed:
+        forget_registry_digest(run)
     context.log.info(f"AWS API calls: {run.api_calls()}")
     if run.api_retries():
         context.log.warning(f"AWS API attempts retried: {run.api_retries()}")
@@ -139,6 +142,19 @@ def kafka_topic_catalog(
                 ),
                 **cost,
             },
+        )
+
+
+def forget_registry_digest(run: SyncRun) -> None:
+    """After this run wrote mappings, the headless sync's registry digest no longer vouches
+    for them (see `MappingStore.forget_digest`)."""
+    try:
+        run.mappings.forget_digest(run.registry_arn)
+    except (ClientError, BotoCoreError) as error:
+        run.log.warning(
+            "the registry digest of `dzlineage sync` could not be dropped; a headless sync "
+            "racing this run may skip topics whose mapping this run rewrote until the "
+            f"registry changes or `dzlineage sync --reconcile`: {describe_error(error)}"
         )
 
 
