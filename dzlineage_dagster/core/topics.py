@@ -31,6 +31,12 @@ SCHEMA_HISTORY_WORDS = ("schemachanges", "schemahistory", "dbhistory", "database
 
 SchemaRole = Literal["key", "value", "topic"]
 
+#: Kafka's ``Topic.MAX_NAME_LENGTH`` (``org.apache.kafka.common.internals.Topic``): a partition's
+#: log directory ``<topic>-<partition>``, and its ``.deleted`` rename, must stay within a file
+#: name's 255 characters. A GSR schema name may have up to 255, so it can name a topic that
+#: cannot exist.
+MAX_TOPIC_NAME_LENGTH = 249
+
 
 @dataclass(frozen=True)
 class SchemaSubject:
@@ -52,6 +58,21 @@ def topic_for_schema_name(schema_name: str) -> SchemaSubject:
         if schema_name.endswith(suffix) and len(schema_name) > len(suffix):
             return SchemaSubject(schema_name.removesuffix(suffix), role)
     return SchemaSubject(schema_name, "topic")
+
+
+def topic_name_problem(topic: str, schema_name: str) -> str | None:
+    """Why ``schema_name`` names no Kafka topic (its topic is too long), or None.
+
+    Only the length is checked: the sandbox and real registries hold schemas named with
+    characters Kafka refuses (``$``, ``#``) that describe topics renamed on the way.
+    """
+    if len(topic) <= MAX_TOPIC_NAME_LENGTH:
+        return None
+    return (
+        f"schema {schema_name!r} names topic {topic!r} of {len(topic)} "
+        f"characters; Kafka topic names have at most {MAX_TOPIC_NAME_LENGTH}, so no such topic "
+        "can exist: rename the schema (e.g. '<topic>-value')"
+    )
 
 
 class TopicKind(Enum):

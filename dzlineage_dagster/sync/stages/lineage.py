@@ -314,6 +314,14 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
     for connector, edges in _by_connector(lineage.sinks).items():
         outputs = []
         for edge in edges:
+            # Not posted: an edge to a Glue table that cannot exist (DataZone would keep a node
+            # no table ever joins); the topic fails by name, its asset and mapping stay.
+            problem = edge.table.ref.glue_name_problem
+            if problem:
+                raise SyncError(
+                    f"{snapshot.topic}: lineage not posted: its sink edge ({edge.origin}) "
+                    f"goes to {problem}"
+                )
             namespace, name = glue_dataset(
                 snapshot.region, snapshot.account_id, edge.table.database, edge.table.table
             )
