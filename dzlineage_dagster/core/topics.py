@@ -68,10 +68,10 @@ def topic_name_problem(topic: str, schema_name: str) -> str | None:
     """
     if len(topic) <= MAX_TOPIC_NAME_LENGTH:
         return None
+    schema = "its schema" if schema_name == topic else f"schema {schema_name!r}"
     return (
-        f"schema {schema_name!r} names topic {topic!r} of {len(topic)} "
-        f"characters; Kafka topic names have at most {MAX_TOPIC_NAME_LENGTH}, so no such topic "
-        "can exist: rename the schema (e.g. '<topic>-value')"
+        f"topic name of {len(topic)} characters, more than Kafka's {MAX_TOPIC_NAME_LENGTH}: "
+        f"{schema} names no topic that can exist (not cataloged)"
     )
 
 

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dzlineage_dagster.core.topics import (
+    MAX_TOPIC_NAME_LENGTH,
     ConnectorFlavour,
     SchemaSubject,
     TableTopicParts,
@@ -12,6 +13,7 @@ from dzlineage_dagster.core.topics import (
     classify_topic,
     split_table_topic,
     topic_for_schema_name,
+    topic_name_problem,
 )
 
 # Kafka topic names: [a-zA-Z0-9._-], up to 249 characters.
@@ -202,3 +204,15 @@ def test_split_table_topic_recovers_the_parts_it_was_built_from(
     assert parts.prefix == prefix
     assert parts.table == names[-1]
     assert [p for p in (parts.database, parts.schema) if p is not None] == names[:-1]
+
+
+def test_a_topic_name_past_kafka_s_249_characters_is_a_problem_naming_the_limit():
+    longest = "cdc.public." + "t" * (MAX_TOPIC_NAME_LENGTH - len("cdc.public."))
+    assert topic_name_problem(longest, f"{longest}-value") is None
+    too_long = longest + "t"
+    problem = topic_name_problem(too_long, too_long)
+    assert problem is not None
+    assert f"{MAX_TOPIC_NAME_LENGTH + 1} characters" in problem
+    assert f"more than Kafka's {MAX_TOPIC_NAME_LENGTH}" in problem
+    assert "its schema" in problem
+    assert repr(f"{too_long}-value") in topic_name_problem(too_long, f"{too_long}-value")

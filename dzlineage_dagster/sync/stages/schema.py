@@ -44,7 +44,7 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
     # Before any call: a name no topic can have would be cataloged as a topic that cannot exist.
     problem = topic_name_problem(topic, listed.schema_name)
     if problem:
-        raise SyncError(problem)
+        raise SyncError(f"{topic}: {problem}")
     registry = run.resource.schema_registry
     schema = registry.get_schema(listed.schema_arn)
     version = registry.get_schema_version(listed.schema_arn)
