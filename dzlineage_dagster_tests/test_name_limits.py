@@ -23,7 +23,7 @@ import io
 import json
 
 from dzlineage_dagster.core.openlineage import glue_source_identifier
-from dzlineage_dagster.core.planning import MAX_ASSET_NAME_LENGTH, datazone_asset_name
+from dzlineage_dagster.core.planning import MAX_ASSET_NAME_LENGTH
 from dzlineage_dagster.core.ssm_names import (
     HASH_NAMESPACE,
     MAX_HIERARCHY_LEVELS,
@@ -156,26 +156,31 @@ def test_names_at_each_limit_sync_and_one_past_fail_by_name_or_shorten(platform)
     records = mapping_parameters(platform, scoped)
     by_arn = {record.schema_arn: (name, record) for name, record in records.items()}
     # Nothing half-written: every topic asset has its mapping and every mapping its asset.
-    assert {
-        arn: [record.asset_id] for _, record in by_arn.values() for arn in [record.schema_arn]
-    } == assets
+    assert {arn: [record.asset_id] for arn, (_, record) in by_arn.items()} == assets
     assert arns["kafka_past"] not in by_arn
 
     datazone = platform.client("datazone")
+    asset_names = {}
     for key in ("kafka_at", "name_at", "name_past", "glue_at", "glue_past"):
         name, record = by_arn[arns[key]]
         assert record.topic == topics[key]
         asset = datazone.get_asset(domainIdentifier=settings.domain_id, identifier=record.asset_id)
         assert asset["externalIdentifier"] == arns[key]
-        assert asset["name"] == datazone_asset_name(cluster, topics[key])
+        asset_names[key] = asset["name"]
         assert len(name.removeprefix("/")) <= MAX_SSM_NAME
         assert name.count("/") <= MAX_HIERARCHY_LEVELS
-    # DataZone's name: whole at the limit, shortened (with a hash of the whole) one past it.
-    assert by_arn[arns["name_at"]][1] and len(f"{cluster}.{topics['name_at']}") == 256
-    past_name = datazone_asset_name(cluster, topics["name_past"])
-    assert (
-        len(past_name) == MAX_ASSET_NAME_LENGTH and past_name != f"{cluster}.{topics['name_past']}"
-    )
+    # The topic past Glue's limit keeps its asset and mapping, with no lineage recorded.
+    assert by_arn[arns["glue_past"]][1].lineage_fingerprint == ""
+    # DataZone's name: whole at the limit, shortened one past it (its start kept, then `~` and
+    # a hash of the whole name, so two long topics keep two names).
+    assert asset_names["name_at"] == f"{cluster}.{topics['name_at']}"
+    assert len(asset_names["name_at"]) == MAX_ASSET_NAME_LENGTH
+    whole = f"{cluster}.{topics['name_past']}"
+    assert len(asset_names["name_past"]) == MAX_ASSET_NAME_LENGTH
+    kept, _, digest = asset_names["name_past"].rpartition("~")
+    assert whole.startswith(kept) and len(digest) == 12 and kept
+    assert len(asset_names["kafka_at"]) == MAX_ASSET_NAME_LENGTH
+    assert len(set(asset_names.values())) == len(asset_names)
     # SSM: readable at the limit, hashed one past it, each at 15 levels.
     at_name = by_arn[arns["name_at"]][0]
     assert at_name.startswith(f"{scoped}/{READABLE_NAMESPACE}/")
