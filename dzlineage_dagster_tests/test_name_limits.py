@@ -22,7 +22,13 @@ from __future__ import annotations
 import io
 import json
 
-from dzlineage_dagster.core.openlineage import glue_source_identifier
+import botocore.session
+
+from dzlineage_dagster.core.openlineage import (
+    dataset_source_identifier,
+    glue_source_identifier,
+    kafka_dataset_namespace,
+)
 from dzlineage_dagster.core.planning import MAX_ASSET_NAME_LENGTH
 from dzlineage_dagster.core.ssm_names import (
     HASH_NAMESPACE,
@@ -77,9 +83,9 @@ def topic_of_length(prefix: str, length: int, filler: str) -> str:
     return prefix + filler * (length - len(prefix))
 
 
-def headless(settings) -> tuple[int, str]:
+def headless(settings, *, dry_run: bool = False) -> tuple[int, str]:
     out = io.StringIO()
-    return run_headless_sync(settings, dry_run=False, out=out), out.getvalue()
+    return run_headless_sync(settings, dry_run=dry_run, out=out), out.getvalue()
 
 
 def mapping_parameters(platform, prefix: str) -> dict[str, MappingRecord]:
@@ -136,6 +142,13 @@ def test_names_at_each_limit_sync_and_one_past_fail_by_name_or_shorten(platform)
     assert len(ssm_prefix) == prefix_length
     settings = settings.model_copy(update={"ssm_prefix": ssm_prefix})
     scoped = f"{ssm_prefix}/{settings.domain_id}/{settings.project_id}"
+
+    # The dry run plans what the sync will do: the same two topics cannot be synced.
+    _, plan = headless(settings, dry_run=True)
+    planned_errors = [line for line in plan.splitlines() if " error " in line]
+    assert {topics["kafka_past"], topics["glue_past"]} == {
+        line.split()[0] for line in planned_errors
+    }, plan
 
     code, out = headless(settings)
     assert code == 1, out
@@ -214,3 +227,31 @@ def test_names_at_each_limit_sync_and_one_past_fail_by_name_or_shorten(platform)
     assert code == 1 and f"{len(platform.listed_topics())} topics, 2 failed" in again
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
     assert mapping_parameters(platform, scoped) == records
+
+
+def botocore_max(service: str, operation: str, *member_path: str) -> int:
+    shape = botocore.session.get_session().get_service_model(service)
+    shape = shape.operation_model(operation).input_shape
+    for member in member_path:
+        shape = shape.members[member]
+    return shape.metadata["max"]
+
+
+def test_the_longest_names_aws_allows_fit_every_identifier_built_from_them():
+    # Limits no topic can reach: a schema ARN (the asset's externalIdentifier) and the lineage
+    # nodes' sourceIdentifiers (GetLineageNode's identifier) built from the longest parts AWS,
+    # Kafka and DNS allow, in the longest partition, with a region longer than any.
+    partition, region, account = "aws-us-gov", "r" * 20, "1" * 12
+    registry = "r" * botocore_max("glue", "CreateRegistry", "RegistryName")
+    schema = "s" * botocore_max("glue", "CreateSchema", "SchemaName")
+    schema_arn = f"arn:{partition}:glue:{region}:{account}:schema/{registry}/{schema}"
+    assert len(schema_arn) <= botocore_max("datazone", "CreateAsset", "externalIdentifier")
+
+    node_limit = botocore_max("datazone", "GetLineageNode", "identifier")
+    longest_host = ".".join(["h" * 63] * 4)[:253]  # DNS: 253 characters, labels of 63
+    topic_namespace = kafka_dataset_namespace(f"{longest_host}:65535")
+    topic = "t" * MAX_TOPIC_NAME_LENGTH
+    assert len(dataset_source_identifier(topic_namespace, topic)) <= node_limit
+    longest_glue = "g" * MAX_GLUE_NAME_LENGTH
+    table_arn = glue_source_identifier(region, account, longest_glue, longest_glue)
+    assert len(table_arn.replace(":aws:", f":{partition}:")) <= node_limit
