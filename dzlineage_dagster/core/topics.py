@@ -103,19 +103,26 @@ def classify_topic(
        CONNECT_INTERNAL.
     4. A name whose first part, or the last of exactly two parts, is a schema history word is
        SCHEMA_HISTORY.
-    5. With ``topic_prefixes`` given, anything else is OTHER. Without them, the shape decides:
-       one part is the bare prefix (SCHEMA_CHANGE), two parts ending in ``transaction`` are
-       TRANSACTION, three or more non-empty parts are TABLE, the rest OTHER. A prefix that
-       itself contains the delimiter can only be recognised when given.
+    5. A topic under a given prefix that no rule above matched is OTHER. Without
+       ``topic_prefixes``, the shape decides: one part is the bare prefix (SCHEMA_CHANGE), two
+       parts ending in ``transaction`` are TRANSACTION, three or more non-empty parts are
+       TABLE, the rest OTHER. A prefix that itself contains the delimiter can only be
+       recognised when given.
+    6. With ``topic_prefixes`` given, a topic under none of them still is TABLE when it has
+       three or more non-empty parts: a connector the list does not hold (another Connect
+       cluster, a second registry's platform) wrote it, and its schema is still a table's.
+       Anything else is OTHER.
     """
     if topic.startswith(HEARTBEAT_PREFIX + delimiter):
         return TopicKind.HEARTBEAT
+    under_known_prefix = False
     for prefix in sorted(topic_prefixes, key=len, reverse=True):
         if topic == prefix:
             return TopicKind.SCHEMA_CHANGE
         rest = topic.removeprefix(prefix + delimiter)
         if rest == topic:
             continue
+        under_known_prefix = True
         if rest == TRANSACTION_SUFFIX:
             return TopicKind.TRANSACTION
         if _is_parts(rest.split(delimiter), minimum=2):
@@ -127,8 +134,10 @@ def classify_topic(
     parts = topic.split(delimiter)
     if _is_schema_history_word(parts[0]) or (len(parts) == 2 and _is_schema_history_word(parts[1])):
         return TopicKind.SCHEMA_HISTORY
-    if topic_prefixes or not _is_parts(parts, minimum=1):
+    if under_known_prefix or not _is_parts(parts, minimum=1):
         return TopicKind.OTHER
+    if topic_prefixes:
+        return TopicKind.TABLE if len(parts) >= 3 else TopicKind.OTHER
     if len(parts) == 1:
         return TopicKind.SCHEMA_CHANGE
     if len(parts) == 2:
