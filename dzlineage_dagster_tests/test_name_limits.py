@@ -24,6 +24,7 @@ import json
 
 import botocore.session
 
+from dzlineage_dagster.checks import lineage_tables_exist_in_glue
 from dzlineage_dagster.core.openlineage import (
     dataset_source_identifier,
     glue_source_identifier,
@@ -42,6 +43,7 @@ from dzlineage_dagster.core.ssm_names import (
 )
 from dzlineage_dagster.core.table_mapping import MAX_GLUE_NAME_LENGTH
 from dzlineage_dagster.core.topics import MAX_TOPIC_NAME_LENGTH
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
 from dzlineage_dagster.sync.headless import run_headless_sync
 from dzlineage_dagster_tests.platform import writes
@@ -220,6 +222,12 @@ def test_names_at_each_limit_sync_and_one_past_fail_by_name_or_shorten(platform)
     events = posted_events(platform)
     mentioned = json.dumps(events)
     assert topics["glue_past"] not in mentioned and topics["kafka_past"] not in mentioned
+
+    # The catalog check names the table Glue cannot hold instead of failing on GetTable.
+    check = lineage_tables_exist_in_glue(lineage_sync=LineageSyncResource.with_settings(settings))
+    problems = json.dumps(check.metadata["problems"].value)
+    assert not check.passed and topics["glue_past"] in problems
+    assert f"Glue Data Catalog's {MAX_GLUE_NAME_LENGTH}" in problems
 
     # A rerun converges: the same two failures, and not one write.
     platform.control.clear_calls()
