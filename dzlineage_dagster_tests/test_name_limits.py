@@ -18,7 +18,7 @@ while the other topics complete and nothing is half-written; a rerun writes noth
 | DataZone ``externalIdentifier``, 600; lineage node identifier, 2086 | unreachable: the longest
   names AWS, Kafka and DNS allow still fit (checked without a sync) |
 
-The module's other limits: PostLineageEvent's 300,000 bytes in ``test_catalog_hard_inputs.py``;
+Tested elsewhere: PostLineageEvent's 300,000 bytes in ``test_catalog_hard_inputs.py``;
 the settings (``DZLINEAGE_SSM_PREFIX`` levels and length) in ``test_bad_settings.py``; the
 sandbox's Glue name limits in ``sandbox/test_moto_gaps.py``.
 """

@@ -63,8 +63,8 @@ def topic_for_schema_name(schema_name: str) -> SchemaSubject:
 def topic_name_problem(topic: str, schema_name: str) -> str | None:
     """Why ``schema_name`` names no Kafka topic (its topic is too long), or None.
 
-    Only the length is checked: the sandbox and real registries hold schemas named with
-    characters Kafka refuses (``$``, ``#``) that describe topics renamed on the way.
+    Only the length is checked: characters GSR allows and Kafka does not (``$``, ``#``) stay
+    cataloged as before, under the schema's name.
     """
     if len(topic) <= MAX_TOPIC_NAME_LENGTH:
         return None
