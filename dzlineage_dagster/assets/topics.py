@@ -264,6 +264,8 @@ def lineage_metadata(outcome: LineageOutcome) -> dict[str, object]:
         metadata["events_split"] = True
     if outcome.trimmed:
         metadata["column_facets_dropped"] = True
+    if outcome.oversized_hops:
+        metadata["oversized_hops"] = list(outcome.oversized_hops)
     column_lineage = dagster_column_lineage(plan)
     if column_lineage is not None:
         metadata["dagster/column_lineage"] = column_lineage
