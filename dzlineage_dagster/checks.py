@@ -99,7 +99,11 @@ def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetChec
     for topic in run.registry_topics:
         for table in run.topology.lineage_for(topic).tables:
             checked += 1
-            if not lineage_sync.data_catalog.table_exists(table.database, table.table):
+            # GetTable refuses such a name outright (ValidationException): report, don't ask.
+            problem = table.ref.glue_name_problem
+            if problem:
+                problems.append(f"{topic} -> {problem}")
+            elif not lineage_sync.data_catalog.table_exists(table.database, table.table):
                 problems.append(f"{topic} -> {table.ref}: no such Glue table")
     return _problems_result(problems, checked, "lineage output tables")
 

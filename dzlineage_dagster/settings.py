@@ -16,9 +16,9 @@ from functools import cache
 from typing import Any, Literal
 
 from dagster import ConfigurableResource, EnvVar
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
 
-from dzlineage_dagster.core.ssm_names import validate_prefix
+from dzlineage_dagster.core.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
 
 ENV_PREFIX = "DZLINEAGE_"
 #: A topic's calls take ~0.5 s at AWS's latency and the busiest quota serves 10 topics a second
@@ -83,6 +83,14 @@ def _check_placeholders(field: str, template: str, allowed: tuple[str, ...]) -> 
             f"{', '.join(f'{{{n}}}' for n in unknown)}; allowed: {choices}"
         )
     return template
+
+
+def _each_valid_alone(prefix: str, domain_id: str, project_id: str) -> bool:
+    try:
+        validate_prefix(prefix)
+    except ValueError:
+        return False
+    return all(SCOPE_ID.fullmatch(value) for value in (domain_id, project_id))
 
 
 #: The placeholders each template setting may use.
@@ -251,6 +259,21 @@ class LineageSettings(ConfigurableResource):
         except ValueError as error:
             raise ValueError(f"DZLINEAGE_SSM_PREFIX={value!r}: {error}") from None
         return value
+
+    @model_validator(mode="before")
+    @classmethod
+    def _ssm_prefix_has_room_for_the_scope(cls, data: Any) -> Any:
+        # The run adds the domain and project below the prefix: a prefix that fits alone may
+        # not fit with them, and the run would only find out when it starts. Checked on the
+        # raw values, where a deferred one is still an EnvVar; a value its own field refuses
+        # is left to that field's message.
+        if not isinstance(data, dict):
+            return data
+        prefix = data.get("ssm_prefix", cls.model_fields["ssm_prefix"].default)
+        values = (prefix, data.get("domain_id"), data.get("project_id"))
+        if all(type(value) is str for value in values) and _each_valid_alone(*values):
+            scoped_prefix(*values)  # its ValueError names DZLINEAGE_SSM_PREFIX
+        return data
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-from dagster import DagsterInstance, ExecuteInProcessResult, build_sensor_context
+from dagster import DagsterInstance, Definitions, ExecuteInProcessResult, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
@@ -126,14 +126,17 @@ class DemoPlatform:
                     self.instance.delete_dynamic_partition(request.partitions_def_name, key)
         return result
 
-    def sync(self, topics: list[str] | None = None) -> ExecuteInProcessResult:
-        """The catalog_sync job over the partition range from the first to the last topic."""
+    def sync(
+        self, topics: list[str] | None = None, definitions: Definitions = defs
+    ) -> ExecuteInProcessResult:
+        """The catalog_sync job over the partition range from the first to the last topic
+        (``definitions``: the project's, or a copy with other resources)."""
         keys = self.instance.get_dynamic_partitions(kafka_topics.name)
         if not keys:
             self.instance.add_dynamic_partitions(kafka_topics.name, self.registry_topics())
             keys = self.instance.get_dynamic_partitions(kafka_topics.name)
         chosen = topics or keys
-        return defs.resolve_job_def("catalog_sync").execute_in_process(
+        return definitions.resolve_job_def("catalog_sync").execute_in_process(
             instance=self.instance,
             tags={
                 "dagster/asset_partition_range_start": chosen[0],

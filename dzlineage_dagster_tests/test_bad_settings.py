@@ -11,6 +11,12 @@ import sys
 
 import pytest
 
+from dzlineage_dagster.core.ssm_names import (
+    MAX_HIERARCHY_LEVELS,
+    MAX_PARAMETER_ARN_LENGTH,
+    PARAMETER_ARN_PREFIX_ALLOWANCE,
+    SCOPE_LEVELS,
+)
 from dzlineage_dagster.settings import InvalidSettings, LineageSettings, aws_resource_options
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
@@ -74,6 +80,31 @@ def test_valid_settings_at_the_limits_aws_allows_pass():
         }
     )
     assert len(settings.registry_name) == 255
+
+
+def test_an_ssm_prefix_is_held_to_ssm_s_limits_with_the_domain_and_project_below_it():
+    # A run's mapping names are <prefix>/<domain>/<project>/<s|h>/<name>: four levels of their
+    # own. A prefix that fits alone but not with them used to fail only when a run started.
+    room = MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - 2
+    deepest = "/" + "/".join(["level"] * room)
+    assert LineageSettings.from_env({**VALID, "DZLINEAGE_SSM_PREFIX": deepest}).ssm_prefix
+    with pytest.raises(InvalidSettings) as raised:
+        LineageSettings.from_env({**VALID, "DZLINEAGE_SSM_PREFIX": deepest + "/level"})
+    (line,) = raised.value.problems
+    assert line.startswith("DZLINEAGE_SSM_PREFIX=") and f"use at most {room}" in line
+
+    # The longest prefix whose hash-form names still fit, with this domain and project.
+    scope = f"/{VALID['DZLINEAGE_DOMAIN_ID']}/{VALID['DZLINEAGE_PROJECT_ID']}"
+    hash_name_tail = len("/h/") + 64
+    longest = (
+        MAX_PARAMETER_ARN_LENGTH - PARAMETER_ARN_PREFIX_ALLOWANCE - len(scope) - hash_name_tail
+    )
+    fitting = "/" + "p" * longest
+    assert LineageSettings.from_env({**VALID, "DZLINEAGE_SSM_PREFIX": fitting}).ssm_prefix
+    with pytest.raises(InvalidSettings) as raised:
+        LineageSettings.from_env({**VALID, "DZLINEAGE_SSM_PREFIX": fitting + "p"})
+    (line,) = raised.value.problems
+    assert line.startswith("DZLINEAGE_SSM_PREFIX=") and "too long" in line
 
 
 def _cli(*args: str, **variables: str) -> subprocess.CompletedProcess:

@@ -79,22 +79,22 @@ def test_a_second_registry_leaves_the_first_registrys_assets_alone(platform, mon
     first = topic_assets(platform)
     glue = platform.client("glue")
     glue.create_registry(RegistryName="other-registry")
-    # Under the demo source connector's topic prefix: with connectors known, a topic of no
-    # connector's prefix is not a table topic and gets no asset (the connector-lineage change).
+    # Another platform's topic: no connector this sync knows has its prefix.
     glue.create_schema(
         RegistryId={"RegistryName": "other-registry"},
-        SchemaName="shop.crm.leads",
+        SchemaName="crm.sales.leads",
         DataFormat="AVRO",
         Compatibility="BACKWARD",
         SchemaDefinition=json.dumps(
-            debezium_value_schema("shop.crm.leads", [Column("id", "bigint", nullable=False)])
+            debezium_value_schema("crm.sales.leads", [Column("id", "bigint", nullable=False)])
         ),
     )
     monkeypatch.setenv("DZLINEAGE_REGISTRY_NAME", "other-registry")
     monkeypatch.setenv("DZLINEAGE_DELETED_SCHEMA_POLICY", "delete")
 
     out = sync_output(capsys)
-    assert action_of(out, "shop.crm.leads") == "created", out
+    assert action_of(out, "crm.sales.leads") == "created", out
+    assert "no known connector writes or reads 'crm.sales.leads'" in out, out
     assert not re.search(r"\b(deleted|deprecated)\b", out), out
     for ids in first.values():
         assert asset(platform, ids[0])["description"].startswith("Kafka topic")

@@ -206,7 +206,12 @@ def test_a_run_over_one_topic_reads_only_that_topics_mapping(platform):
     platform.register_new_version(topic, "read_by_name")
     platform.control.clear_calls()
     assert platform.sync([topic]).success
-    assert ssm_calls(platform.control) == {"GetParameters": 1, "PutParameter": 1}
+    # The topic's record, and the headless sync's registry digest dropped after a write.
+    assert ssm_calls(platform.control) == {
+        "GetParameters": 1,
+        "PutParameter": 1,
+        "DeleteParameter": 1,
+    }
 
 
 def test_a_failed_mapping_write_fails_the_stage_whose_change_it_held(platform):

@@ -107,18 +107,24 @@ def test_demo_refuses_a_taken_dagster_port_in_one_line(tmp_path):
     assert not (tmp_path / DEMO_ENV_FILE).exists(), "it started the sandbox anyway"
 
 
+def press_ctrl_c(demo, timeout: float = 90) -> str:
+    """Ctrl-C in a terminal: SIGINT to the whole foreground process group; the demo's output."""
+    os.killpg(demo.process.pid, signal.SIGINT)
+    assert demo.process.wait(timeout=timeout) == 0
+    output = demo.log_path.read_text()
+    assert "Traceback" not in output, output
+    return output
+
+
 def test_ctrl_c_as_the_sensors_first_run_starts_lets_it_finish_without_a_traceback(tmp_path):
     demo = start_demo(tmp_path)
     try:
         # Dagster's queued-run daemon starts the sensor's first run right after this line. A
         # SIGINT reaching that run worker as it starts kills it with a traceback.
         demo.wait_for_output("Priority sorting and checking", timeout=180)
-        os.killpg(demo.process.pid, signal.SIGINT)
-        assert demo.process.wait(timeout=90) == 0
+        output = press_ctrl_c(demo)
     finally:
         demo.stop()
-    output = demo.log_path.read_text()
-    assert "Traceback" not in output, output
     if "RUN_START" in output:
         assert 'RUN_SUCCESS - Finished execution of run for "catalog_sync"' in output, output
     assert demo.leftover_processes() == []
@@ -143,13 +149,9 @@ def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
         environment = read_env_file(demo.env_file)
         assert environment["AWS_ENDPOINT_URL"] in demo.log_path.read_text()
 
-        # Ctrl-C in a terminal: SIGINT to the whole foreground process group.
-        os.killpg(demo.process.pid, signal.SIGINT)
-        assert demo.process.wait(timeout=60) == 0
+        output = press_ctrl_c(demo)
     finally:
         demo.stop()
-    output = demo.log_path.read_text()
-    assert "Traceback" not in output, output
     for warning in ("DeprecationWarning", "SupersessionWarning", "BetaWarning"):
         assert warning not in output, output
     assert f"export AWS_ENDPOINT_URL={environment['AWS_ENDPOINT_URL']}" in output

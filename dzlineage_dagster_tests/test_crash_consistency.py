@@ -1,6 +1,8 @@
 """A sync killed at any AWS call boundary, then rerun, ends exactly where an uninterrupted sync
 ends: one asset per table topic, a valid mapping each, every lineage edge once, no lineage
-event posted twice. Also two syncs started at the same moment leave no duplicate.
+event posted twice. Also two syncs started at the same moment leave no duplicate: two
+`dzlineage sync`s, and a `catalog_sync` Dagster run with a `dzlineage sync` made to meet at
+each decision (both hold there until the other arrived).
 
 The kill is real: the sync runs in a forked child process, the sandbox holds the chosen call
 (before the backend sees it, or after it processed it) and the test SIGKILLs the child while it
@@ -13,19 +15,25 @@ import multiprocessing
 import os
 import signal
 import sys
+import threading
 import time
 from pathlib import Path
 
 import pytest
+from dagster import DagsterInstance
 
+from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.core.ssm_names import MappingRecord, is_digest_parameter
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.crash_platform import (
     catalog_state,
     headless_sync,
     seed_small,
     write_small_platform,
 )
-from dzlineage_dagster_tests.platform import READ_PREFIXES
+from dzlineage_dagster_tests.platform import READ_PREFIXES, DemoPlatform
 
 WRITE_SERVICES = ("datazone", "ssm")
 
@@ -132,3 +140,167 @@ def test_two_syncs_started_at_the_same_moment_leave_no_duplicate(sandbox, small_
     assert set(state.lineage_events.values()) == {1}, state.lineage_events
     assert set(state.edges.values()) == {1}, state.edges
     assert all(exists for _, exists, _ in state.mappings.values()), state.mappings
+
+
+def _sync_in_child_to_file(environment: dict[str, str], output: str) -> None:
+    os.environ.update(environment)
+    code, printed = headless_sync(environment)
+    Path(output).write_text(f"{code}\n{printed}")
+    os._exit(code)
+
+
+#: Where the two racing syncs are made to meet, in the order each sync reaches them: each
+#: call's answer is held until the other sync made the same call, so both decided on the same
+#: view of AWS. Reading the first form type and the asset type (both see none and create
+#: them), creating the topic's asset, posting its first lineage hop, writing its mapping.
+RACE_POINTS = (
+    ("datazone", "GetFormType"),
+    ("datazone", "GetAssetType"),
+    ("datazone", "CreateAsset"),
+    ("datazone", "PostLineageEvent"),
+    ("ssm", "PutParameter"),
+)
+
+
+def _release_in_pairs(sandbox, seen: list[tuple[str, ...]], deadline: float) -> None:
+    """At each race point, wait until both syncs are held there, note it, release them."""
+    for _ in RACE_POINTS:
+        while time.monotonic() < deadline:
+            held = sandbox.control.held()
+            if len(held) == 2:
+                seen.append(tuple(f"{h['service']}.{h['operation']}:{h['stage']}" for h in held))
+                sandbox.control.release_held()
+                break
+            time.sleep(0.01)
+    sandbox.control.clear_faults()  # a point not reached in time: let the syncs finish
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
+def test_a_dagster_run_and_a_cli_sync_racing_on_a_fresh_platform_leave_no_duplicate(
+    sandbox, small_spec, monkeypatch, tmp_path
+):
+    environment = seed_small(sandbox, small_spec, monkeypatch)
+    platform = DemoPlatform(sandbox, environment, DagsterInstance.ephemeral())
+    platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
+    sandbox.control.set_faults(
+        *(
+            FaultRule(service, operation, "hold-after", count=2)
+            for service, operation in RACE_POINTS
+        )
+    )
+    met: list[tuple[str, ...]] = []
+    releaser = threading.Thread(
+        target=_release_in_pairs, args=(sandbox, met, time.monotonic() + 90), daemon=True
+    )
+    releaser.start()
+    cli_output = tmp_path / "cli.txt"
+    cli = multiprocessing.get_context("fork").Process(
+        target=_sync_in_child_to_file, args=(environment, str(cli_output)), daemon=True
+    )
+    cli.start()
+    run = platform.sync()
+    cli.join(timeout=120)
+    releaser.join(timeout=5)
+
+    assert met == [(f"{s}.{o}:after",) * 2 for s, o in RACE_POINTS], met
+    cli_code, cli_printed = cli_output.read_text().split("\n", 1)
+    assert cli_code == "0", cli_printed
+    assert run.success, [e.message for e in run.all_events if e.is_failure]
+    # Both made "the" asset: the second CreateAsset carried the same client token (the same
+    # content from the same registry), so DataZone answered it with the first one's asset.
+    dagster_action = {
+        m.partition: m.metadata["action"].value
+        for m in run.asset_materializations_for_node("kafka_topic_catalog")
+        if m.asset_key.path == ["datazone_topic_asset"] and "datazone_asset_id" in m.metadata
+    }
+    assert dagster_action == {"shop.inventory.customers": "created"}, dagster_action
+    assert "shop.inventory.customers   created" in cli_printed, cli_printed
+
+    state = catalog_state(environment)
+    assert len(state.assets) == 1 and set(state.assets.values()) == {1}, state.assets
+    assert set(state.lineage_events.values()) == {1}, state.lineage_events
+    assert set(state.edges.values()) == {1}, state.edges
+    assert set(state.mappings) == set(state.assets), state.mappings
+    assert all(exists and run_id for _, exists, run_id in state.mappings.values()), state.mappings
+
+    # Settled: a third sync that reads every topic's mapping (a Dagster run: no registry
+    # digest) and a reconcile that checks each against DataZone write nothing.
+    sandbox.control.clear_calls()
+    assert platform.sync().success
+    assert _write_calls(sandbox.control.calls()) == []
+    code, output = headless_sync(environment, reconcile=True)
+    assert code == 0 and "reconcile: nothing to repair" in output, output
+    # Its only write is the registry digest every complete headless sync records.
+    assert _write_calls(sandbox.control.calls()) == [("ssm", "PutParameter")], output
+
+
+def test_a_dagster_run_with_an_older_view_writing_after_the_cli_does_not_leave_it_idle(
+    sandbox, small_spec, monkeypatch
+):
+    """The Dagster run reads schema version n and creates the asset; meanwhile version n+1 is
+    registered and a `dzlineage sync` adopts the asset, revises it to n+1, maps it and records
+    its registry digest; then the Dagster run maps the asset as of version n (SSM keeps the
+    last write). The next headless sync must not trust its digest over that record."""
+    environment = seed_small(sandbox, small_spec, monkeypatch)
+    platform = DemoPlatform(sandbox, environment, DagsterInstance.ephemeral())
+    platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
+    topic = "shop.inventory.customers"
+    sandbox.control.set_faults(FaultRule("datazone", "CreateAsset", "hold-after", count=1))
+    cli: dict[str, tuple[int, str]] = {}
+
+    def newer_sync_while_the_run_is_held() -> None:
+        deadline = time.monotonic() + 60
+        while not sandbox.control.held() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        platform.register_new_version(topic, "added_meanwhile")
+        cli["first"] = headless_sync(environment)
+        sandbox.control.clear_faults()  # the Dagster run goes on with its older view
+
+    newer = threading.Thread(target=newer_sync_while_the_run_is_held, daemon=True)
+    newer.start()
+    run = platform.sync()
+    newer.join(timeout=60)
+    assert run.success and cli["first"][0] == 0, cli
+    assert f"{topic}   adopted" in cli["first"][1], cli["first"][1]
+    [older_version] = [
+        m.metadata["schema_version"].value
+        for m in run.asset_materializations_for_node("kafka_topic_catalog")
+        if m.asset_key.path == ["datazone_topic_asset"] and m.partition == topic
+    ]
+    schema_arn = platform.schema_arn(topic)
+    latest = platform.client("glue").get_schema(SchemaId={"SchemaArn": schema_arn})
+    assert older_version == latest["LatestSchemaVersion"] - 1
+    assert _mapping_record(environment, schema_arn).schema_version == older_version
+
+    code, output = headless_sync(environment)
+    assert code == 0, output
+    assert "nothing to do" not in output, "the digest vouched for a mapping written after it"
+    state = catalog_state(environment)
+    assert len(state.assets) == 1 and set(state.assets.values()) == {1}, state.assets
+    record = _mapping_record(environment, schema_arn)
+    assert record.schema_version == latest["LatestSchemaVersion"], record
+    asset = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=record.asset_id
+    )
+    assert record.asset_revision == asset["revision"], (record, asset["revision"])
+    sandbox.control.clear_calls()
+    code, output = headless_sync(environment)
+    assert code == 0 and "nothing to do" in output, output
+    assert _write_calls(sandbox.control.calls()) == []
+
+
+def _mapping_record(environment: dict[str, str], schema_arn: str) -> MappingRecord:
+    settings = LineageSettings.from_env(environment)
+    pages = (
+        sandbox_client(environment, "ssm")
+        .get_paginator("get_parameters_by_path")
+        .paginate(Path=settings.ssm_prefix, Recursive=True)
+    )
+    records = [
+        MappingRecord.from_parameter_value(parameter["Value"])
+        for page in pages
+        for parameter in page["Parameters"]
+        if not is_digest_parameter(settings.ssm_prefix, parameter["Name"])
+    ]
+    [record] = [r for r in records if r.schema_arn == schema_arn]
+    return record

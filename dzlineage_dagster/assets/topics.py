@@ -8,10 +8,12 @@ run's failure.
 
 from collections.abc import Iterator
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
+    AssetObservation,
     AssetSpec,
     BackfillPolicy,
     Failure,
@@ -26,7 +28,7 @@ from dagster import (
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_cluster
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
@@ -93,7 +95,7 @@ TOPIC_ASSET_SPECS = [
 )
 def kafka_topic_catalog(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
-) -> Iterator[AssetMaterialization]:
+) -> Iterator[AssetMaterialization | AssetObservation]:
     run = SyncRun(lineage_sync, context.log)
     stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     topics = list(context.partition_keys)
@@ -111,9 +113,19 @@ def kafka_topic_catalog(
         yield from materializations(outcome, stages)
         if not outcome.ok:
             failed.append(outcome)
+    if run.mappings.committed:
+        forget_registry_digest(run)
     context.log.info(f"AWS API calls: {run.api_calls()}")
     if run.api_retries():
         context.log.warning(f"AWS API attempts retried: {run.api_retries()}")
+    cost = api_cost_metadata(run)
+    # The run's totals are known only now, after every topic's materializations went out:
+    # they are one observation of the step's first asset, not a figure on each topic.
+    yield AssetObservation(
+        STAGE_ASSET_KEYS[next(s for s in Stage if s in stages)],
+        description="AWS API calls this run made, and the attempts botocore retried, by operation",
+        metadata=cost,
+    )
     if failed:
         rows = "\n".join(
             f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"
@@ -128,9 +140,34 @@ def kafka_topic_catalog(
                 "failed_topics": MetadataValue.md(
                     f"| topic | stage | error |\n|---|---|---|\n{rows}"
                 ),
-                "api_calls": MetadataValue.json(run.api_calls()),
+                **cost,
             },
         )
+
+
+def forget_registry_digest(run: SyncRun) -> None:
+    """After this run wrote mappings, the headless sync's registry digest no longer vouches
+    for them (see `MappingStore.forget_digest`)."""
+    try:
+        run.mappings.forget_digest(run.registry_arn)
+    except (ClientError, BotoCoreError) as error:
+        run.log.warning(
+            "the registry digest of `dzlineage sync` could not be dropped; a headless sync "
+            "racing this run may skip topics whose mapping this run rewrote until the "
+            f"registry changes or `dzlineage sync --reconcile`: {describe_error(error)}"
+        )
+
+
+def api_cost_metadata(run: SyncRun) -> dict[str, object]:
+    """The run's AWS calls and botocore's retries by `service.Operation`, and their totals:
+    the figures the `dzlineage sync` summary prints, from the same counters."""
+    calls, retries = run.api_calls(), run.api_retries()
+    return {
+        "api_calls": MetadataValue.json(calls),
+        "api_call_total": sum(calls.values()),
+        "api_retries": MetadataValue.json(retries),
+        "api_retry_total": sum(retries.values()),
+    }
 
 
 def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[AssetMaterialization]:
@@ -227,6 +264,8 @@ def lineage_metadata(outcome: LineageOutcome) -> dict[str, object]:
         metadata["events_split"] = True
     if outcome.trimmed:
         metadata["column_facets_dropped"] = True
+    if outcome.oversized_hops:
+        metadata["oversized_hops"] = list(outcome.oversized_hops)
     column_lineage = dagster_column_lineage(plan)
     if column_lineage is not None:
         metadata["dagster/column_lineage"] = column_lineage

@@ -207,10 +207,15 @@ class MappingRecord:
 
 _JSON_TYPES = {"str": str, "int": int}
 SCOPE_FIELDS = ("domain_id", "project_id", "registry_arn")
-_SCOPE_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
+#: What a scope level (a DataZone domain or project id) may be.
+SCOPE_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 _SCHEMA_ARN = re.compile(
     r"arn:(?P<partition>[^:]+):glue:(?P<region>[^:]*):(?P<account>[^:]*):schema/(?P<registry>[^/]+)/.+"
 )
+
+
+#: The levels a run adds below ``DZLINEAGE_SSM_PREFIX``: the domain's and the project's.
+SCOPE_LEVELS = 2
 
 
 def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
@@ -224,12 +229,25 @@ def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
         ("DZLINEAGE_DOMAIN_ID", domain_id),
         ("DZLINEAGE_PROJECT_ID", project_id),
     ):
-        if not _SCOPE_ID.fullmatch(value):
+        if not SCOPE_ID.fullmatch(value):
             raise ValueError(
                 f"{setting} {value!r} is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)"
             )
     scoped = f"{prefix}/{domain_id}/{project_id}"
-    validate_prefix(scoped)
+    levels = prefix.count("/")
+    if levels + SCOPE_LEVELS + 2 > MAX_HIERARCHY_LEVELS:
+        raise ValueError(
+            f"DZLINEAGE_SSM_PREFIX={prefix!r} has {levels} levels; a run adds the domain's and "
+            f"project's, each mapping name 2 more, and SSM allows {MAX_HIERARCHY_LEVELS}, so "
+            f"use at most {MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - 2}"
+        )
+    try:
+        validate_prefix(scoped)
+    except ValueError as error:
+        raise ValueError(
+            f"DZLINEAGE_SSM_PREFIX={prefix!r} leaves no room for domain {domain_id!r} and "
+            f"project {project_id!r} below it: {error}"
+        ) from None
     return scoped
 
 

@@ -15,6 +15,10 @@ from dzlineage_dagster.core.topics import TopicKind, classify_topic, split_table
 
 MappingOrigin = Literal["override", "connector", "convention", "none"]
 
+#: botocore's Glue model: a database's and a table's name (``NameString``) take 1 to 255
+#: characters; GetTable and CreateTable refuse a longer one with a ValidationException.
+MAX_GLUE_NAME_LENGTH = 255
+
 
 @dataclass(frozen=True)
 class TableRef:
@@ -25,6 +29,28 @@ class TableRef:
 
     def __str__(self) -> str:
         return f"{self.database}.{self.table}"
+
+    @property
+    def glue_name_problem(self) -> str | None:
+        """Why the Glue Data Catalog can hold no such table (a name part too long), or None.
+
+        A lineage edge to it would point at a node no Glue table can ever join, so the caller
+        reports this instead of posting it.
+        """
+        too_long = [
+            f"its {part} name has {len(name)} characters"
+            for part, name in (("database", self.database), ("table", self.table))
+            if len(name) > MAX_GLUE_NAME_LENGTH
+        ]
+        if not too_long:
+            return None
+        full = str(self)
+        # The name is the problem, so it is shown, but not 500 characters of it.
+        shown = full if len(full) <= 80 else f"{full[:60]}...{full[-12:]}"
+        return (
+            f"Iceberg table {shown}: {' and '.join(too_long)}, more than the Glue Data "
+            f"Catalog's {MAX_GLUE_NAME_LENGTH}"
+        )
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,12 @@ SCHEMA_HISTORY_WORDS = ("schemachanges", "schemahistory", "dbhistory", "database
 
 SchemaRole = Literal["key", "value", "topic"]
 
+#: Kafka's ``Topic.MAX_NAME_LENGTH`` (``org.apache.kafka.common.internals.Topic``): a partition's
+#: log directory ``<topic>-<partition>``, and its ``.deleted`` rename, must stay within a file
+#: name's 255 characters. A GSR schema name may have up to 255, so it can name a topic that
+#: cannot exist.
+MAX_TOPIC_NAME_LENGTH = 249
+
 
 @dataclass(frozen=True)
 class SchemaSubject:
@@ -52,6 +58,21 @@ def topic_for_schema_name(schema_name: str) -> SchemaSubject:
         if schema_name.endswith(suffix) and len(schema_name) > len(suffix):
             return SchemaSubject(schema_name.removesuffix(suffix), role)
     return SchemaSubject(schema_name, "topic")
+
+
+def topic_name_problem(topic: str, schema_name: str) -> str | None:
+    """Why ``schema_name`` names no Kafka topic (its topic is too long), or None.
+
+    Only the length is checked: characters GSR allows and Kafka does not (``$``, ``#``) stay
+    cataloged as before, under the schema's name.
+    """
+    if len(topic) <= MAX_TOPIC_NAME_LENGTH:
+        return None
+    schema = "its schema" if schema_name == topic else f"schema {schema_name!r}"
+    return (
+        f"topic name of {len(topic)} characters, more than Kafka's {MAX_TOPIC_NAME_LENGTH}: "
+        f"{schema} names no topic that can exist (not cataloged)"
+    )
 
 
 class TopicKind(Enum):
@@ -82,19 +103,26 @@ def classify_topic(
        CONNECT_INTERNAL.
     4. A name whose first part, or the last of exactly two parts, is a schema history word is
        SCHEMA_HISTORY.
-    5. With ``topic_prefixes`` given, anything else is OTHER. Without them, the shape decides:
-       one part is the bare prefix (SCHEMA_CHANGE), two parts ending in ``transaction`` are
-       TRANSACTION, three or more non-empty parts are TABLE, the rest OTHER. A prefix that
-       itself contains the delimiter can only be recognised when given.
+    5. A topic under a given prefix that no rule above matched is OTHER. Without
+       ``topic_prefixes``, the shape decides: one part is the bare prefix (SCHEMA_CHANGE), two
+       parts ending in ``transaction`` are TRANSACTION, three or more non-empty parts are
+       TABLE, the rest OTHER. A prefix that itself contains the delimiter can only be
+       recognised when given.
+    6. With ``topic_prefixes`` given, a topic under none of them still is TABLE when it has
+       three or more non-empty parts: a connector the list does not hold (another Connect
+       cluster, a second registry's platform) wrote it, and its schema is still a table's.
+       Anything else is OTHER.
     """
     if topic.startswith(HEARTBEAT_PREFIX + delimiter):
         return TopicKind.HEARTBEAT
+    under_known_prefix = False
     for prefix in sorted(topic_prefixes, key=len, reverse=True):
         if topic == prefix:
             return TopicKind.SCHEMA_CHANGE
         rest = topic.removeprefix(prefix + delimiter)
         if rest == topic:
             continue
+        under_known_prefix = True
         if rest == TRANSACTION_SUFFIX:
             return TopicKind.TRANSACTION
         if _is_parts(rest.split(delimiter), minimum=2):
@@ -106,8 +134,10 @@ def classify_topic(
     parts = topic.split(delimiter)
     if _is_schema_history_word(parts[0]) or (len(parts) == 2 and _is_schema_history_word(parts[1])):
         return TopicKind.SCHEMA_HISTORY
-    if topic_prefixes or not _is_parts(parts, minimum=1):
+    if under_known_prefix or not _is_parts(parts, minimum=1):
         return TopicKind.OTHER
+    if topic_prefixes:
+        return TopicKind.TABLE if len(parts) >= 3 else TopicKind.OTHER
     if len(parts) == 1:
         return TopicKind.SCHEMA_CHANGE
     if len(parts) == 2:

@@ -297,6 +297,16 @@ class Topology:
         if special and kind is not TopicKind.TABLE:
             return special[1]
         parts = [edge.reason for edge in (*sources, *sinks)]
+        if (
+            not parts
+            and kind is TopicKind.TABLE
+            and not any(topic.startswith(f"{source.topic_prefix}.") for source in self.sources)
+        ):
+            prefixes = ", ".join(sorted({source.topic_prefix for source in self.sources}))
+            return (
+                f"no known connector writes or reads {topic!r} (the Debezium sources' topic "
+                f"prefixes: {prefixes or 'none'}); a lineage override can name its tables"
+            )
         if not parts:
             return f"no connector, override or convention maps {topic!r}"
         return "; ".join(dict.fromkeys(parts))

@@ -95,6 +95,8 @@ class MappingStore:
         self.read_only = False
         #: Schema ARN -> the first-layout parameter this run migrated it from.
         self.migrated: dict[str, str] = {}
+        #: Schema ARNs whose record this run wrote.
+        self.committed: set[str] = set()
 
     @property
     def prefix(self) -> str:
@@ -190,6 +192,7 @@ class MappingStore:
         with self._lock:
             self.foreign.pop(schema_arn, None)
             self._stored[schema_arn] = record
+            self.committed.add(schema_arn)
 
     def forget(self, schema_arn: str) -> None:
         """Treat the schema as unmapped for the rest of the run (SSM keeps the record until a
@@ -218,6 +221,18 @@ class MappingStore:
             digest,
             description=f"Registry {registry_arn} as of the last complete dzlineage sync"[:1024],
         )
+
+    def forget_digest(self, registry_arn: str) -> None:
+        """Drop the registry digest, so the next headless sync reads the mapping again.
+
+        For a run that does not record a digest of its own (a Dagster run covers some topics,
+        not the registry): a headless sync that finished while this run was still writing
+        recorded a digest that vouches for mappings this run then overwrote, perhaps with an
+        older view of the registry (SSM keeps the last write). Without the digest the next
+        headless sync compares each record's registry token with the listing and re-syncs the
+        topics whose record lags.
+        """
+        self._parameters.delete(digest_parameter_name(self._prefix, registry_arn))
 
     def _put(self, record: MappingRecord) -> None:
         self._parameters.put(

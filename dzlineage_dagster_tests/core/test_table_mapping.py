@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import botocore.session
 import pytest
 
-from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TableRef
+from dzlineage_dagster.core.table_mapping import (
+    MAX_GLUE_NAME_LENGTH,
+    NamingConventionMapper,
+    TableRef,
+)
 
 
 @pytest.mark.parametrize(
@@ -53,3 +58,22 @@ def test_known_prefixes_decide_what_shape_cannot():
     assert plain.map_topic("shop.public.transaction").table == TableRef(
         "lakehouse", "public_transaction"
     )
+
+
+def test_glue_s_name_limit_is_botocore_s():
+    glue = botocore.session.get_session().get_service_model("glue")
+    table_input = glue.operation_model("GetTable").input_shape.members
+    assert table_input["Name"].metadata["max"] == MAX_GLUE_NAME_LENGTH
+    assert table_input["DatabaseName"].metadata["max"] == MAX_GLUE_NAME_LENGTH
+
+
+@pytest.mark.parametrize("part", ["database", "table"])
+def test_a_table_named_past_glue_s_limit_says_which_part_and_the_limit(part):
+    at_limit = {"database": "lakehouse", "table": "orders", part: "x" * MAX_GLUE_NAME_LENGTH}
+    assert TableRef(**at_limit).glue_name_problem is None
+    past = {**at_limit, part: "x" * (MAX_GLUE_NAME_LENGTH + 1)}
+    problem = TableRef(**past).glue_name_problem
+    assert problem is not None
+    assert f"its {part} name has {MAX_GLUE_NAME_LENGTH + 1} characters" in problem
+    assert f"Glue Data Catalog's {MAX_GLUE_NAME_LENGTH}" in problem
+    assert len(problem) < 300  # the name is shortened in the message

@@ -5,6 +5,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dzlineage_dagster.core.topics import (
+    MAX_TOPIC_NAME_LENGTH,
     ConnectorFlavour,
     SchemaSubject,
     TableTopicParts,
@@ -12,6 +13,7 @@ from dzlineage_dagster.core.topics import (
     classify_topic,
     split_table_topic,
     topic_for_schema_name,
+    topic_name_problem,
 )
 
 # Kafka topic names: [a-zA-Z0-9._-], up to 249 characters.
@@ -88,8 +90,12 @@ def test_classify_topic_by_shape(topic: str, kind: TopicKind) -> None:
         ("prod.cdc.dbhistory", TopicKind.SCHEMA_HISTORY),
         ("__debezium-heartbeat.prod.cdc", TopicKind.HEARTBEAT),
         ("orders", TopicKind.OTHER),  # e.g. renamed by a RegexRouter
-        ("other.public.orders", TopicKind.OTHER),
         ("prod.cdc.orders", TopicKind.OTHER),
+        ("cdc.public", TopicKind.OTHER),
+        # Under no known prefix: a connector not in the list wrote it; the shape decides.
+        ("other.public.orders", TopicKind.TABLE),
+        ("other.transaction", TopicKind.OTHER),
+        ("other", TopicKind.OTHER),
     ],
 )
 def test_known_prefixes_settle_what_shapes_cannot(topic: str, kind: TopicKind) -> None:
@@ -122,13 +128,15 @@ def test_debezium_topics_are_classified_under_their_prefix(prefix: str, names: l
 
 @settings(max_examples=200, deadline=None)
 @given(KAFKA_TOPIC, st.lists(KAFKA_TOPIC, min_size=1, max_size=3))
-def test_with_known_prefixes_only_topics_under_one_are_tables_or_connector_topics(
+def test_with_known_prefixes_only_topics_under_one_are_connector_topics(
     topic: str, prefixes: list[str]
 ) -> None:
     kind = classify_topic(topic, topic_prefixes=prefixes)
     under_a_prefix = any(topic == p or topic.startswith(f"{p}.") for p in prefixes)
-    if kind in (TopicKind.TABLE, TopicKind.TRANSACTION, TopicKind.SCHEMA_CHANGE):
+    if kind in (TopicKind.TRANSACTION, TopicKind.SCHEMA_CHANGE):
         assert under_a_prefix, (topic, prefixes, kind)
+    if kind is TopicKind.TABLE and not under_a_prefix:
+        assert classify_topic(topic) is TopicKind.TABLE, (topic, prefixes)
     if topic in prefixes and not topic.startswith("__debezium-heartbeat."):
         assert kind is TopicKind.SCHEMA_CHANGE, (topic, prefixes, kind)
 
@@ -202,3 +210,15 @@ def test_split_table_topic_recovers_the_parts_it_was_built_from(
     assert parts.prefix == prefix
     assert parts.table == names[-1]
     assert [p for p in (parts.database, parts.schema) if p is not None] == names[:-1]
+
+
+def test_a_topic_name_past_kafka_s_249_characters_is_a_problem_naming_the_limit():
+    longest = "cdc.public." + "t" * (MAX_TOPIC_NAME_LENGTH - len("cdc.public."))
+    assert topic_name_problem(longest, f"{longest}-value") is None
+    too_long = longest + "t"
+    problem = topic_name_problem(too_long, too_long)
+    assert problem is not None
+    assert f"{MAX_TOPIC_NAME_LENGTH + 1} characters" in problem
+    assert f"more than Kafka's {MAX_TOPIC_NAME_LENGTH}" in problem
+    assert "its schema" in problem
+    assert repr(f"{too_long}-value") in topic_name_problem(too_long, f"{too_long}-value")

@@ -809,3 +809,20 @@ def test_a_postgres_table_topic_reads_back_as_its_table(
     source = parse_debezium_source(*_one([postgres(**{"topic.prefix": prefix})], "pg"))
     captured = source.table("app", schema, table)
     assert source.table_from_raw_topic(source.raw_topic(captured)) == captured
+
+
+def test_a_table_topic_no_known_connector_writes_is_cataloged_and_says_why_it_has_no_edge() -> None:
+    # A second registry's platform: its Debezium connector runs on another Connect cluster.
+    topology = build_topology(
+        [postgres(), iceberg(**{"topics.regex": "app\\..*", "iceberg.tables": "db.orders"})],
+        ["app.public.orders", "crm.sales.leads", "crm.transaction"],
+    )
+    leads = topology.lineage_for("crm.sales.leads")
+    assert leads.kind is TopicKind.TABLE
+    assert leads.source_tables == () and leads.sinks == () and leads.sink_connectors == ()
+    assert leads.reason == (
+        "no known connector writes or reads 'crm.sales.leads' (the Debezium sources' topic "
+        "prefixes: app); a lineage override can name its tables"
+    )
+    assert topology.lineage_for("crm.transaction").kind is TopicKind.OTHER
+    assert topology.lineage_for("app.public.orders").sink_connectors == ("sink",)

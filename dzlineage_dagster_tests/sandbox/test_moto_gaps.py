@@ -7,6 +7,7 @@ import re
 import time
 import uuid
 
+import botocore.session
 import pytest
 from botocore.exceptions import ClientError
 
@@ -266,6 +267,40 @@ def test_register_schema_version_refuses_a_definition_that_is_not_avro(glue, reg
 
     assert error_code(excinfo) == "InvalidInputException"
     assert glue.get_schema(SchemaId=schema_id)["LatestSchemaVersion"] == 1
+
+
+# --- Glue Data Catalog ------------------------------------------------------------------------
+
+
+def glue_name_limit() -> int:
+    """What botocore's model allows a database or table name (``NameString``)."""
+    model = botocore.session.get_session().get_service_model("glue")
+    return model.operation_model("GetTable").input_shape.members["Name"].metadata["max"]
+
+
+def test_database_and_table_names_are_held_to_aws_s_limit(glue):
+    limit = glue_name_limit()
+    database = unique("limits").ljust(limit, "d")
+    glue.create_database(DatabaseInput={"Name": database})
+    table = "t" * limit
+    glue.create_table(DatabaseName=database, TableInput={"Name": table})
+    assert glue.get_table(DatabaseName=database, Name=table)["Table"]["Name"] == table
+
+    one_past = "t" * (limit + 1)
+    refusals = {
+        "CreateDatabase": lambda: glue.create_database(DatabaseInput={"Name": database + "d"}),
+        "CreateTable": lambda: glue.create_table(
+            DatabaseName=database, TableInput={"Name": one_past}
+        ),
+        "GetTable": lambda: glue.get_table(DatabaseName=database, Name=one_past),
+        "GetTables": lambda: glue.get_tables(DatabaseName=database + "d"),
+    }
+    for operation, call in refusals.items():
+        with pytest.raises(ClientError) as excinfo:
+            call()
+        assert error_code(excinfo) == "ValidationException", operation
+        assert f"less than or equal to {limit}" in str(excinfo.value), operation
+    assert [t["Name"] for t in glue.get_tables(DatabaseName=database)["TableList"]] == [table]
 
 
 # --- MSK --------------------------------------------------------------------------------------

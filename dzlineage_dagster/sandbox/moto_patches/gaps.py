@@ -13,6 +13,10 @@ moto's reset empties it too. What is covered, and why:
   JSON; GSR parses it as Avro.
 - kafka ``GetBootstrapBrokers``: not implemented by moto; ``DescribeCluster(V2)`` of an unknown
   ARN crash moto (500) where AWS answers ``NotFoundException``.
+- glue Data Catalog databases and tables (``CreateDatabase``, ``GetTable``, ...): moto checks
+  none of the model's constraints, so it keeps and finds a 256-character table name that AWS
+  refuses with a ``ValidationException`` (``NameString`` is 1 to 255 characters); the input is
+  checked against botocore's model first, as AWS does.
 - ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
   then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
 """
@@ -39,7 +43,7 @@ from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
-from dzlineage_dagster.sandbox.protocol.aws import aws_error_response
+from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
 
 AWS_JSON = "application/x-amz-json-1.1"
 REST_JSON = "application/json"
@@ -175,6 +179,27 @@ def _check_registered_version_definition(call: Call) -> None:
     schema = _schema(call.glue, params.get("SchemaId") or {})
     if schema.data_format == "AVRO" and "SchemaDefinition" in params:
         _parse_avro(params["SchemaDefinition"])
+
+
+def _glue_input_checked(operation: str) -> Handler:
+    def check(call: Call) -> Response | None:
+        message = input_validation_message("glue", operation, call.params)
+        return aws_error_response("glue", "ValidationException", message, 400) if message else None
+
+    return check
+
+
+#: The Data Catalog operations on databases and tables that the project or the demo seeder call.
+GLUE_CATALOG_OPERATIONS = (
+    "CreateDatabase",
+    "GetDatabase",
+    "DeleteDatabase",
+    "CreateTable",
+    "GetTable",
+    "GetTables",
+    "UpdateTable",
+    "DeleteTable",
+)
 
 
 def _schema(backend: GlueBackend, schema_id: dict[str, str]) -> FakeSchema:
@@ -326,6 +351,9 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "GetSchemaVersion"): _get_schema_version,
     ("glue", "CreateSchema"): _check_created_schema_definition,
     ("glue", "RegisterSchemaVersion"): _check_registered_version_definition,
+    **{
+        ("glue", operation): _glue_input_checked(operation) for operation in GLUE_CATALOG_OPERATIONS
+    },
     ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,
     ("kafka", "DescribeCluster"): _answer_unknown_cluster,
     ("kafka", "DescribeClusterV2"): _answer_unknown_cluster,

@@ -292,6 +292,22 @@ _PYTHON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
+def input_validation_message(service_name: str, operation: str, params: Any) -> str | None:
+    """AWS's ``ValidationException`` text for ``params`` of ``operation`` against botocore's
+    model (``1 validation error detected: Value at 'Name' failed to satisfy constraint: ...``),
+    or None when the input satisfies every constraint the model gives."""
+    input_shape = get_service_model(service_name).operation_model(operation).input_shape
+    try:
+        errors = _validation_errors(input_shape, params) if input_shape is not None else []
+    except _SerializationError as error:
+        return str(error)
+    if not errors:
+        return None
+    return f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected: " + (
+        "; ".join(errors)
+    )
+
+
 def _validation_errors(shape: Shape, value: Any, path: str = "") -> list[str]:
     """AWS-style constraint violations of ``value`` against ``shape`` (recursively).
 

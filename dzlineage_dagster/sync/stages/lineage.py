@@ -113,6 +113,8 @@ class LineageOutcome:
     reposted_failed_events: tuple[str, ...] = ()
     #: DataZone already had the events (their client tokens were used): nothing new posted.
     replayed: bool = False
+    #: One line per hop whose event passed DataZone's limit: the hop and what was done to it.
+    oversized_hops: tuple[str, ...] = ()
 
     @property
     def mapping(self) -> TopicTableMapping:
@@ -144,7 +146,12 @@ class LineageOutcome:
             state = f"re-posted: {count} events had failed after acceptance"
         tables = ", ".join(str(t.ref) for t in self.lineage.tables) or "no table"
         sources = ", ".join(t.qualified for t in self.lineage.source_tables) or "no source"
-        return f"{sources} -> {self.mapping.topic} -> {tables} ({state}, {self.lineage.origin})"
+        # The edges are whole either way; whether every column's lineage is there is not.
+        oversized = "".join(f"; {hop}" for hop in self.oversized_hops)
+        return (
+            f"{sources} -> {self.mapping.topic} -> {tables} "
+            f"({state}, {self.lineage.origin}{oversized})"
+        )
 
 
 def hop_run_id(fingerprint: str, hop: Hop) -> str:
@@ -203,6 +210,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
     )
     posted, refused, split, trimmed = 0, 0, False, False
+    oversized_hops: list[str] = []
     now = datetime.now(timezone.utc)
     for hop in plan.hops:
         run_id = hop_run_id(plan.fingerprint, hop)
@@ -221,11 +229,16 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         except ValueError as error:
             raise SyncError(f"{snapshot.topic}: {error}") from None
         if fitted.split or fitted.trimmed:
-            run.log.warning(
-                f"{snapshot.topic}: the {hop.side} hop's event passes DataZone's "
-                f"{LINEAGE_EVENT_LIMIT} bytes: "
-                + ("its facets were left out" if fitted.trimmed else "split over several runs")
+            done = (
+                "schema and column-lineage facets left out, datasets kept"
+                if fitted.trimmed
+                else f"columns split over {len(fitted.runs)} runs"
             )
+            oversized_hops.append(
+                f"{hop.side} hop [{hop.job_label}] over DataZone's {LINEAGE_EVENT_LIMIT} "
+                f"bytes: {done}"
+            )
+            run.log.warning(f"{snapshot.topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
         for event in fitted.events:
             try:
@@ -258,6 +271,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         trimmed=trimmed,
         reposted_failed_events=plan.failed_events,
         replayed=refused == posted,
+        oversized_hops=tuple(oversized_hops),
     )
 
 
@@ -314,6 +328,14 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
     for connector, edges in _by_connector(lineage.sinks).items():
         outputs = []
         for edge in edges:
+            # Not posted: an edge to a Glue table that cannot exist (DataZone would keep a node
+            # no table ever joins); the topic fails by name, its asset and mapping stay.
+            problem = edge.table.ref.glue_name_problem
+            if problem:
+                raise SyncError(
+                    f"{snapshot.topic}: lineage not posted: its sink edge ({edge.origin}) "
+                    f"goes to {problem}"
+                )
             namespace, name = glue_dataset(
                 snapshot.region, snapshot.account_id, edge.table.database, edge.table.table
             )

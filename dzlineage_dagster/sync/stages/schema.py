@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
 from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
-from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.topics import TopicKind, topic_name_problem
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -41,6 +41,10 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
     listed = run.registry_topics.get(topic)
     if listed is None:
         raise SyncError(f"no schema for topic {topic!r} in registry {run.settings.registry_name}")
+    # Before any call: a name no topic can have would be cataloged as a topic that cannot exist.
+    problem = topic_name_problem(topic, listed.schema_name)
+    if problem:
+        raise SyncError(f"{topic}: {problem}")
     registry = run.resource.schema_registry
     schema = registry.get_schema(listed.schema_arn)
     version = registry.get_schema_version(listed.schema_arn)
