@@ -18,7 +18,8 @@ COLUMN_WIDTH = 24
 
 
 def _row(label: str, values: Sequence[str]) -> str:
-    return label.ljust(LABEL_WIDTH) + "".join(v.rjust(COLUMN_WIDTH) for v in values)
+    # A value wider than its column (10,000-topic lineage summaries) still keeps two spaces.
+    return label.ljust(LABEL_WIDTH) + "".join(f"  {v}".rjust(COLUMN_WIDTH) for v in values)
 
 
 def _by_system(cells: Sequence[Cell], scenario: str) -> dict[str, list[Cell]]:
