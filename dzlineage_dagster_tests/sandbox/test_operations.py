@@ -38,7 +38,7 @@ def test_emulated_services_are_answered_by_the_emulator_only(listing):
 def test_every_patch_in_the_registry_is_listed_as_moto_patched(listing):
     for service, operation in GAP_HANDLERS:
         assert listing["services"][service]["operations"][operation] == "moto-patched"
-    assert listing["services"]["glue"]["operations"]["CreateDatabase"] == "moto"
+    assert listing["services"]["glue"]["operations"]["CreateRegistry"] == "moto"
     assert listing["services"]["sts"]["operations"]["GetCallerIdentity"] == "moto"
 
 
