@@ -130,6 +130,20 @@ def test_ctrl_c_as_the_sensors_first_run_starts_lets_it_finish_without_a_traceba
     assert demo.leftover_processes() == []
 
 
+def test_a_demo_started_in_the_background_stops_dagster_cleanly_on_sigterm(tmp_path):
+    # As `scripts/demo &` starts it: a shell's background job inherits SIGINT ignored.
+    demo = start_demo(tmp_path, ignore_sigint=True)
+    try:
+        demo.wait_until_ui_answers(timeout=120)
+    finally:
+        stopped_by_sigterm = demo.stop()
+    output = demo.log_path.read_text()
+    assert "Dagster services shut down." in output, output  # not killed
+    assert stopped_by_sigterm
+    assert "Traceback" not in output, output
+    assert demo.leftover_processes() == []
+
+
 def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
     demo = start_demo(tmp_path)
     try:

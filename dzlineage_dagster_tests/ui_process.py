@@ -132,6 +132,7 @@ def start_demo(
     dagster_home: Path | None = None,
     env_file: Path | None = None,
     extra_env: dict[str, str] | None = None,
+    ignore_sigint: bool = False,
 ) -> DemoProcess:
     """Start `dzlineage demo` in ``workdir`` on free loopback ports, output to ``demo.log``.
 
@@ -160,6 +161,7 @@ def start_demo(
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            preexec_fn=_ignore_sigint if ignore_sigint else None,
         )
     return DemoProcess(
         process,
@@ -248,3 +250,7 @@ def _live_processes() -> Iterator[tuple[int, int, str]]:
         state, _ppid, pgid = stat.rsplit(")", 1)[1].split()[:3]
         if state != "Z":
             yield int(entry.name), int(pgid), cmdline
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

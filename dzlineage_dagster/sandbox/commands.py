@@ -150,6 +150,12 @@ def run(command: str, argv: Sequence[str]) -> int:
         return 2
     # SIGTERM (a service manager, `kill`) stops the command the way Ctrl-C does.
     signal.signal(signal.SIGTERM, _interrupt)
+    # A shell starts a background job (`scripts/demo &`, nohup) with SIGINT ignored, and an
+    # ignored signal stays ignored across exec: `dagster dev`, which also answers SIGTERM with
+    # its SIGINT handler, could then only be killed. Only an explicit `kill -INT` reaches a
+    # background job, so answering SIGINT again changes nothing at the terminal.
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         return cmd_sandbox(args) if command == "sandbox" else cmd_demo(args)
     except KeyboardInterrupt:  # during start-up, before a command waits for it
