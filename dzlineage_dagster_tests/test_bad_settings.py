@@ -12,6 +12,7 @@ import sys
 import pytest
 
 from dzlineage_dagster.core.ssm_names import (
+    MAPPING_NAME_LEVELS,
     MAX_HIERARCHY_LEVELS,
     MAX_PARAMETER_ARN_LENGTH,
     PARAMETER_ARN_PREFIX_ALLOWANCE,
@@ -85,7 +86,7 @@ def test_valid_settings_at_the_limits_aws_allows_pass():
 def test_an_ssm_prefix_is_held_to_ssm_s_limits_with_the_domain_and_project_below_it():
     # A run's mapping names are <prefix>/<domain>/<project>/<s|h>/<name>: four levels of their
     # own. A prefix that fits alone but not with them used to fail only when a run started.
-    room = MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - 2
+    room = MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - MAPPING_NAME_LEVELS
     deepest = "/" + "/".join(["level"] * room)
     assert LineageSettings.from_env({**VALID, "DZLINEAGE_SSM_PREFIX": deepest}).ssm_prefix
     with pytest.raises(InvalidSettings) as raised:

@@ -38,6 +38,8 @@ MAX_PARAMETER_ARN_LENGTH = 1011
 #: region is 63), so a name that fits here fits in any account.
 PARAMETER_ARN_PREFIX_ALLOWANCE = 64
 MAX_HIERARCHY_LEVELS = 15
+#: The levels a mapping name adds below its prefix: ``/s/<name>`` or ``/h/<hash>``.
+MAPPING_NAME_LEVELS = 2
 #: The standard tier's value limit (the advanced tier costs money per parameter).
 MAX_PARAMETER_VALUE_LENGTH = 4096
 
@@ -75,10 +77,11 @@ def validate_prefix(prefix: str) -> None:
         raise ValueError(
             f"SSM prefix {prefix!r} starts with a name AWS reserves ('aws'/'ssm', any case)"
         )
-    if len(levels) + 2 > MAX_HIERARCHY_LEVELS:
+    if len(levels) + MAPPING_NAME_LEVELS > MAX_HIERARCHY_LEVELS:
         raise ValueError(
-            f"SSM prefix {prefix!r} has {len(levels)} levels; mapping names add 2 and SSM "
-            f"allows {MAX_HIERARCHY_LEVELS}, so use at most {MAX_HIERARCHY_LEVELS - 2}"
+            f"SSM prefix {prefix!r} has {len(levels)} levels; mapping names add "
+            f"{MAPPING_NAME_LEVELS} and SSM allows {MAX_HIERARCHY_LEVELS}, so use at most "
+            f"{MAX_HIERARCHY_LEVELS - MAPPING_NAME_LEVELS}"
         )
     longest = f"{prefix}/{HASH_NAMESPACE}/" + "0" * _SHA256_HEX_LENGTH
     if not _fits(longest):
@@ -235,11 +238,12 @@ def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
             )
     scoped = f"{prefix}/{domain_id}/{project_id}"
     levels = prefix.count("/")
-    if levels + SCOPE_LEVELS + 2 > MAX_HIERARCHY_LEVELS:
+    if levels + SCOPE_LEVELS + MAPPING_NAME_LEVELS > MAX_HIERARCHY_LEVELS:
         raise ValueError(
             f"DZLINEAGE_SSM_PREFIX={prefix!r} has {levels} levels; a run adds the domain's and "
-            f"project's, each mapping name 2 more, and SSM allows {MAX_HIERARCHY_LEVELS}, so "
-            f"use at most {MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - 2}"
+            f"project's, each mapping name {MAPPING_NAME_LEVELS} more, and SSM allows "
+            f"{MAX_HIERARCHY_LEVELS}, so use at most "
+            f"{MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - MAPPING_NAME_LEVELS}"
         )
     try:
         validate_prefix(scoped)

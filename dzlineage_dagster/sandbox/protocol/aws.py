@@ -301,11 +301,12 @@ def input_validation_message(service_name: str, operation: str, params: Any) -> 
         errors = _validation_errors(input_shape, params) if input_shape is not None else []
     except _SerializationError as error:
         return str(error)
-    if not errors:
-        return None
-    return f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected: " + (
-        "; ".join(errors)
-    )
+    return _validation_message(errors) if errors else None
+
+
+def _validation_message(errors: list[str]) -> str:
+    count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected"
+    return f"{count}: {'; '.join(errors)}"
 
 
 def _validation_errors(shape: Shape, value: Any, path: str = "") -> list[str]:
@@ -475,8 +476,7 @@ class RestJsonService:
         except (ValueError, TypeError, AttributeError, _SerializationError) as error:
             raise AwsServiceError("SerializationException", str(error), 400) from error
         if errors:
-            count = f"{len(errors)} validation error{'s' if len(errors) > 1 else ''} detected"
-            raise AwsServiceError(self.validation_error_code, f"{count}: {'; '.join(errors)}")
+            raise AwsServiceError(self.validation_error_code, _validation_message(errors))
         return params
 
     def _answer(
