@@ -300,7 +300,9 @@ class Topology:
         if (
             not parts
             and kind is TopicKind.TABLE
-            and not any(topic.startswith(f"{source.topic_prefix}.") for source in self.sources)
+            and not any(
+                topic.startswith(source.topic_prefix + source.delimiter) for source in self.sources
+            )
         ):
             prefixes = ", ".join(sorted({source.topic_prefix for source in self.sources}))
             return (
