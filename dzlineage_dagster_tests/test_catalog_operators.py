@@ -49,6 +49,15 @@ def action_of(out: str, topic: str) -> str:
     return match.group(1)
 
 
+def rows_of(out: str, topic: str) -> list[list[str]]:
+    """The printed rows of ``topic`` (the sync's and the reconcile's): name, action, the rest."""
+    rows = [
+        line.rstrip().split(None, 2) for line in out.splitlines() if line.startswith(f"{topic} ")
+    ]
+    assert rows, out
+    return rows
+
+
 def mapped_records(platform) -> dict[str, MappingRecord]:
     """Schema ARN -> record, of every mapping parameter under the prefix (every scope)."""
     return {
@@ -208,9 +217,10 @@ def test_a_hand_deleted_asset_is_recreated_and_remapped_by_reconcile(platform, c
 
     platform.control.clear_calls()
     plan = sync_output(capsys, "--dry-run", "--reconcile")
-    assert re.search(
-        rf"^{re.escape(TOPIC)}\s+recreate\s+mapped asset {asset_id} is gone", plan, re.M
-    )
+    # The whole row: a dry run has no result to append to the repair.
+    assert [
+        TOPIC, "recreate", f"mapped asset {asset_id} is gone: create a new asset"
+    ] in rows_of(plan, TOPIC)  # fmt: skip
     assert "nothing was written" in plan
     writes = [
         c for c in platform.control.calls()
@@ -219,8 +229,10 @@ def test_a_hand_deleted_asset_is_recreated_and_remapped_by_reconcile(platform, c
     assert writes == []
 
     out = sync_output(capsys, "--reconcile")
-    assert re.search(rf"^{re.escape(TOPIC)}\s+recreate\s.*-> created$", out, re.M), out
     [new_id] = topic_assets(platform)[arn]
+    assert [
+        TOPIC, "recreate", f"mapped asset {asset_id} is gone: create a new asset -> created"
+    ] in rows_of(out, TOPIC)  # fmt: skip
     assert new_id != asset_id
     assert mapped_records(platform)[arn].asset_id == new_id
     assert "reconcile: nothing to repair" in sync_output(capsys, "--reconcile")
@@ -432,3 +444,37 @@ def test_the_reconcile_job_lists_its_repairs_in_the_runs_metadata(platform, caps
     assert done["search_pages"] == 1
     [new_id] = topic_assets(platform)[arn]
     assert mapped_records(platform)[arn].asset_id == new_id
+
+
+def test_a_schema_another_project_cataloged_fails_by_name_and_maps_nothing(platform, capsys):
+    """Another team's project has an asset of this schema: DataZone refuses a second asset with
+    its externalIdentifier in the domain, and taking over another project's asset is not this
+    sync's to do, so the topic fails saying where the asset must be, and the others complete."""
+    datazone = platform.client("datazone")
+    domain = platform.settings.domain_id
+    analytics = datazone.create_project(domainIdentifier=domain, name="analytics")
+    arn = platform.schema_arn(TOPIC)
+    glue_form = {"databaseName": "lakehouse", "tableName": "sales_payments"}
+    theirs = datazone.create_asset(
+        domainIdentifier=domain,
+        owningProjectIdentifier=analytics["id"],
+        name="payments, as analytics cataloged it",
+        typeIdentifier="amazon.datazone.GlueTableAssetType",
+        formsInput=[{"formName": "GlueTableForm", "content": json.dumps(glue_form)}],
+        externalIdentifier=arn,
+    )
+
+    assert dzlineage(["sync"]) == 1
+    out = capsys.readouterr().out
+    assert rows_of(out, TOPIC) == [
+        [
+            TOPIC,
+            "FAILED",
+            f"asset: DataZone refused to create an asset for {arn} (an asset with that "
+            f"externalIdentifier exists), but Search finds no asset of project "
+            f"{platform.settings.project_id} with it: is it owned by another project?",
+        ]
+    ]
+    assert arn not in mapped_records(platform)
+    assert all(action_of(out, t) == "created" for t in table_topics(platform) if t != TOPIC), out
+    assert asset(platform, theirs["id"])["owningProjectId"] == analytics["id"]

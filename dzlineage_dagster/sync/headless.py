@@ -202,8 +202,10 @@ def run_headless_sync(
                     rows.append((outcome.topic, asset, lineage))
                 else:
                     failed += 1
-                    stage = outcome.failed_stage.value if outcome.failed_stage else "?"
-                    rows.append((outcome.topic, "FAILED", f"{stage}: {outcome.error}"))
+                    # A failed outcome always names its stage (runner.sync_topic sets both).
+                    rows.append(
+                        (outcome.topic, "FAILED", f"{outcome.failed_stage.value}: {outcome.error}")
+                    )
                 if report is not None and outcome.topic in report.topics:
                     report.results[outcome.topic] = rows[-1][1]
                 if stop:

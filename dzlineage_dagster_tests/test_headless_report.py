@@ -1,0 +1,132 @@
+"""What `dzlineage sync` prints, word for word, on the seeded demo: the first sync, an idle
+one, one after a single schema change, a failing topic, its dry run, and a sync that cannot
+start. Operators and cron mails read these texts, and the call counts in them are the product's
+cost promise (an idle sync reads the registry listing and one parameter), so they are pinned as
+literals: a changed text or an extra call fails here first."""
+
+from __future__ import annotations
+
+import textwrap
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.ssm_names import is_digest_parameter
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+
+BROKEN_SCHEMA = {"type": "record", "name": "x", "fields": [{"name": "bad-name", "type": "string"}]}
+BROKEN_AVRO = (
+    "schema shop.sales.broken version 1 is not valid Avro: schema.bad-name: field name must "
+    "match [A-Za-z_][A-Za-z0-9_]*"
+)
+
+
+def printed(text: str) -> str:
+    """``text`` without the padding `_table` leaves at the end of each line."""
+    return "\n".join(line.rstrip() for line in text.splitlines())
+
+
+def expected(text: str) -> str:
+    return textwrap.dedent(text).strip("\n")
+
+
+def stored_digest(platform) -> str:
+    prefix = platform.settings.ssm_prefix
+    pages = platform.client("ssm").get_paginator("get_parameters_by_path")
+    (digest,) = [
+        parameter["Value"]
+        for page in pages.paginate(Path=prefix, Recursive=True)
+        for parameter in page["Parameters"]
+        if is_digest_parameter(prefix, parameter["Name"])
+    ]
+    return digest
+
+
+def test_first_idle_and_changed_sync_reports(platform, capsys):
+    assert dzlineage(["sync"]) == 0
+    assert printed(capsys.readouterr().out) == expected(
+        """
+        topic                        asset    lineage
+        ---------------------------  -------  -------------------------------------------------------------------------------------------------------------------------------------
+        __debezium-heartbeat.shop    -        no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
+        shop.archive.orders          created  shop.sales.orders_archive_2025, shop.sales.orders_archive_2026 -> shop.archive.orders -> lakehouse.orders_history (posted, connector)
+        shop.inventory.customers     created  shop.inventory.customers -> shop.inventory.customers -> lakehouse.inventory_customers (posted, connector)
+        shop.inventory.products      created  shop.inventory.products -> shop.inventory.products -> lakehouse.inventory_products (posted, connector)
+        shop.inventory.stock_levels  created  shop.inventory.stock_levels -> shop.inventory.stock_levels -> lakehouse.inventory_stock_levels (posted, connector)
+        shop.sales.order_lines       created  shop.sales.order_lines -> shop.sales.order_lines -> lakehouse.sales_order_lines (posted, connector)
+        shop.sales.orders            created  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
+        shop.sales.payments          created  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
+
+        8 topics, 0 failed, 68 AWS API calls
+        """
+    )
+    digest = stored_digest(platform)
+    assert len(digest) == 64, digest
+
+    # Idle: the registry listing, the custom types' check and the digest parameter, nothing else.
+    assert dzlineage(["sync"]) == 0
+    assert printed(capsys.readouterr().out) == expected(
+        f"""
+        registry shop-cdc unchanged since the last complete sync (digest {digest[:12]}): nothing to do
+
+        8 topics, 0 failed, 13 AWS API calls
+        """
+    )
+
+    # One new version: that topic is revised and re-posted; the others are known unchanged from
+    # the registry token in their mapping records, without a call of their own.
+    platform.register_new_version("shop.sales.orders", "coupon")
+    assert dzlineage(["sync"]) == 0
+    assert printed(capsys.readouterr().out) == expected(
+        """
+        topic                        asset      lineage
+        ---------------------------  ---------  ------------------------------------------------------------------------------------
+        __debezium-heartbeat.shop    -          no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
+        shop.archive.orders          unchanged  unchanged (registry token)
+        shop.inventory.customers     unchanged  unchanged (registry token)
+        shop.inventory.products      unchanged  unchanged (registry token)
+        shop.inventory.stock_levels  unchanged  unchanged (registry token)
+        shop.sales.order_lines       unchanged  unchanged (registry token)
+        shop.sales.orders            revised    shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
+        shop.sales.payments          unchanged  unchanged (registry token)
+
+        8 topics, 0 failed, 29 AWS API calls
+        """
+    )
+    assert stored_digest(platform) != digest, "the changed registry's digest was not recorded"
+
+
+def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
+    platform.create_schema("shop.sales.broken", BROKEN_SCHEMA, compatibility="NONE")
+    assert dzlineage(["sync", "--dry-run"]) == 1
+    plan = printed(capsys.readouterr().out).splitlines()
+    assert plan[0].split() == ["topic", "asset", "schema", "lineage"]
+    assert plan[1].split() == ["-" * len(word) for word in plan[1].split()]
+    broken = next(line for line in plan if line.startswith("shop.sales.broken "))
+    assert broken.split(None, 2) == ["shop.sales.broken", "error", BROKEN_AVRO]
+    orders = next(line for line in plan if line.startswith("shop.sales.orders "))
+    assert orders.split(None, 3) == [
+        "shop.sales.orders",
+        "create",
+        "v1",
+        "post: shop.sales.orders -> [kafka-connect/shop-debezium-source] -> shop.sales.orders "
+        "(connector); shop.sales.orders -> [kafka-connect/shop-iceberg-sink] -> "
+        "table/lakehouse/sales_orders (connector)",
+    ]
+    assert plan[-2:] == ["", "dry run: nothing was written (9 rows)"]
+
+    assert dzlineage(["sync"]) == 1
+    report = printed(capsys.readouterr().out).splitlines()
+    broken = next(line for line in report if line.startswith("shop.sales.broken "))
+    assert broken.split(None, 2) == ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
+    assert report[-1] == "9 topics, 1 failed, 69 AWS API calls"
+
+
+def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):
+    platform.control.set_faults(FaultRule(service="datazone", operation="GetFormType"))
+    assert dzlineage(["sync"]) == 1
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err == (
+        "dzlineage sync: could not start: GetFormType failed: ThrottlingException: Injected "
+        "fault (throttle) for datazone.GetFormType (retry budget exhausted: all 5 attempts "
+        "failed (DZLINEAGE_MAX_ATTEMPTS))\n"
+    )
