@@ -11,6 +11,7 @@ import textwrap
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.ssm_names import is_digest_parameter
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.test_catalog_operators import rows_of, scoped_parameters
 
 BROKEN_SCHEMA = {"type": "record", "name": "x", "fields": [{"name": "bad-name", "type": "string"}]}
 BROKEN_AVRO = (
@@ -30,12 +31,8 @@ def expected(text: str) -> str:
 
 def stored_digest(platform) -> str:
     prefix = platform.settings.ssm_prefix
-    pages = platform.client("ssm").get_paginator("get_parameters_by_path")
     (digest,) = [
-        parameter["Value"]
-        for page in pages.paginate(Path=prefix, Recursive=True)
-        for parameter in page["Parameters"]
-        if is_digest_parameter(prefix, parameter["Name"])
+        v for n, v in scoped_parameters(platform).items() if is_digest_parameter(prefix, n)
     ]
     return digest
 
@@ -100,8 +97,9 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     plan = printed(capsys.readouterr().out).splitlines()
     assert plan[0].split() == ["topic", "asset", "schema", "lineage"]
     assert plan[1].split() == ["-" * len(word) for word in plan[1].split()]
-    broken = next(line for line in plan if line.startswith("shop.sales.broken "))
-    assert broken.split(None, 2) == ["shop.sales.broken", "error", BROKEN_AVRO]
+    assert rows_of("\n".join(plan), "shop.sales.broken") == [
+        ["shop.sales.broken", "error", BROKEN_AVRO]
+    ]
     orders = next(line for line in plan if line.startswith("shop.sales.orders "))
     assert orders.split(None, 3) == [
         "shop.sales.orders",
@@ -115,8 +113,9 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
 
     assert dzlineage(["sync"]) == 1
     report = printed(capsys.readouterr().out).splitlines()
-    broken = next(line for line in report if line.startswith("shop.sales.broken "))
-    assert broken.split(None, 2) == ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
+    assert rows_of("\n".join(report), "shop.sales.broken") == [
+        ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
+    ]
     assert report[-1] == "9 topics, 1 failed, 69 AWS API calls"
 
 
