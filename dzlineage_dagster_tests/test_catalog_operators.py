@@ -272,7 +272,7 @@ def test_a_renamed_asset_whose_mapping_was_lost_is_adopted_by_external_identifie
     # Within DataZone's window the rerun's CreateAsset replays the first answer, which is then
     # checked against the asset as it is now; after it, DataZone refuses the duplicate
     # externalIdentifier and the asset is found by it (not by its name, which changed).
-    platform.control.set_client_token_window(token_window)
+    platform.control.set_client_tokens(window_seconds=token_window)
     arn = platform.schema_arn(TOPIC)
     [asset_id] = topic_assets(platform)[arn]
     current = asset(platform, asset_id)
@@ -301,29 +301,36 @@ def test_a_renamed_asset_whose_mapping_was_lost_is_adopted_by_external_identifie
         actions = re.findall(rf"^{re.escape(TOPIC)}\s+(\S+)", out, re.M)
         assert "adopt" in actions and actions[0] in ("adopted", "revised"), out
     finally:
-        platform.control.set_client_token_window(8 * 3600)
+        platform.control.set_client_tokens(window_seconds=8 * 3600)
     assert mapped_records(platform)[arn].asset_id == asset_id
     assert topic_assets(platform)[arn] == [asset_id]
 
 
-def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys):
-    sync_output(capsys)
-    before = topic_assets(platform)
+def to_first_layout(platform) -> dict[str, str]:
+    """Rewrite every mapping as the first SSM layout stored it; schema ARN -> parameter name."""
     ssm = platform.client("ssm")
     prefix = platform.settings.ssm_prefix
     # Before the scoped layout there was no registry digest under the scoped path either.
     for name in set(scoped_parameters(platform)) - set(mapping_parameters(platform)):
         ssm.delete_parameter(Name=name)
+    first_layout = {}
     for name, value in mapping_parameters(platform).items():
         record = json.loads(value)
         for key in ("domain_id", "project_id", "registry_arn"):
             del record[key]
         ssm.delete_parameter(Name=name)
+        first_layout[record["schema_arn"]] = parameter_name(prefix, record["schema_arn"])
         ssm.put_parameter(
-            Name=parameter_name(prefix, record["schema_arn"]),
-            Value=json.dumps(record),
-            Type="String",
+            Name=first_layout[record["schema_arn"]], Value=json.dumps(record), Type="String"
         )
+    return first_layout
+
+
+def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys):
+    sync_output(capsys)
+    before = topic_assets(platform)
+    prefix = platform.settings.ssm_prefix
+    to_first_layout(platform)
     platform.control.clear_calls()
 
     out = sync_output(capsys)
@@ -336,6 +343,40 @@ def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys
     names = list(mapping_parameters(platform))
     scoped = f"{prefix}/{platform.settings.domain_id}/{platform.settings.project_id}/s/"
     assert len(names) == len(before) and all(n.startswith(scoped) for n in names)
+
+
+def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(platform, capsys):
+    sync_output(capsys)
+    before = topic_assets(platform)
+    first_layout = to_first_layout(platform)
+    kept, gone = "shop.sales.orders", TOPIC
+    [gone_asset] = before[platform.schema_arn(gone)]
+    platform.client("datazone").delete_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=gone_asset
+    )
+    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
+    ensure_custom_types(run)
+    platform.control.clear_calls()
+
+    # Two of the registry's topics: their mappings are read by name, not the whole prefix.
+    outcomes = {o.topic: o for o in sync_topics(run, [kept, gone])}
+    assert platform.control.call_counts()[("ssm", "GetParametersByPath")] == 0
+    assert all(o.ok for o in outcomes.values()), {t: o.error for t, o in outcomes.items()}
+    # Its first-layout record named this project's asset: moved, and the asset left alone.
+    assert outcomes[kept].asset.action == "unchanged"
+    assert run.mappings.migrated == {
+        platform.schema_arn(kept): first_layout[platform.schema_arn(kept)]
+    }
+    assert (
+        mapped_records(platform)[platform.schema_arn(kept)].asset_id
+        == before[platform.schema_arn(kept)][0]
+    )
+    # Its asset is gone (GetAsset: ResourceNotFoundException): not this run's to move; the topic
+    # gets a new asset and its own scoped mapping.
+    assert outcomes[gone].asset.action == "created"
+    assert mapped_records(platform)[platform.schema_arn(gone)].asset_id != gone_asset
+    left = set(mapping_parameters(platform)) & set(first_layout.values())
+    assert left == set(first_layout.values()) - {first_layout[platform.schema_arn(kept)]}
 
 
 def test_an_empty_registry_retires_nothing_without_confirmation(platform, monkeypatch, capsys):
@@ -388,14 +429,14 @@ def test_the_sandbox_honours_a_client_token_within_its_window_only(platform):
             **project, event=lineage_event("run-b"), clientToken="token-window-test"
         )
     try:
-        platform.control.set_client_token_window(0.2)
+        platform.control.set_client_tokens(window_seconds=0.2)
         time.sleep(0.3)
         later = datazone.post_lineage_event(
             **project, event=lineage_event("run-b"), clientToken="token-window-test"
         )
         assert later["id"] != first["id"]
     finally:
-        platform.control.set_client_token_window(8 * 3600)
+        platform.control.set_client_tokens(window_seconds=8 * 3600)
 
 
 def lineage_event(run_name: str) -> bytes:

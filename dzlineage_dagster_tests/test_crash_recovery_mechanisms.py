@@ -9,8 +9,15 @@ then Search finds the asset and a revision takes it over). The call log tells th
 from __future__ import annotations
 
 import pytest
+from botocore.exceptions import ClientError
 
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset, topic_forms_input
+from dzlineage_dagster.sync.stages.schema import read_schema
 from dzlineage_dagster_tests.platform import fresh_platform
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 
@@ -103,3 +110,47 @@ def test_an_asset_deleted_in_datazone_is_recreated_when_its_schema_changes(platf
     assert recreated != deleted
     metadata = latest_metadata(platform, "datazone_topic_asset", TOPIC)
     assert (metadata["action"], metadata["datazone_asset_id"]) == ("created", recreated)
+
+
+def test_an_answer_replayed_for_another_write_is_not_trusted(platform):
+    """DataZone publishes no rule for a reused clientToken with other parameters; AWS's generic
+    one is a 409, but a service that compares only the token would replay the first answer. A
+    write then checks the answer against its request and refuses one made for another write."""
+    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
+    ensure_custom_types(run)
+    first_version = read_schema(run, TOPIC)
+    plan = plan_topic_asset(run, first_version, run.asset_type_revision)
+    platform.register_new_version(TOPIC, "added_later")
+    second_version_forms = topic_forms_input(run, read_schema(SyncRun(run.resource), TOPIC))
+
+    def write(name: str, forms: list[dict[str, str]]) -> AssetWrite:
+        # One content key for every write: the client tokens of all of them collide.
+        return AssetWrite(
+            run, first_version, name=name, forms=forms, type_revision=run.asset_type_revision,
+            content_key=plan.desired.content_fingerprint,
+        )  # fmt: skip
+
+    created, action = write("orders", plan.forms).create()
+    assert action == "created"
+    # The default, AWS's generic answer: a 409.
+    with pytest.raises(ClientError, match=r"\(ConflictException\)"):
+        write("orders-renamed", plan.forms).create()
+
+    platform.control.set_client_tokens(other_parameters="replay")
+    with pytest.raises(SyncError) as raised:
+        write("orders-renamed", second_version_forms).create()
+    assert str(raised.value) == (
+        f"CreateAsset for {TOPIC} answered with asset {created['id']} whose name, forms differ "
+        "from the request: its client token replayed another write; the answer is not trusted"
+    )
+    _, action = write("orders", second_version_forms).revise(
+        created["id"], str(created["revision"])
+    )
+    assert action == "revised"
+    with pytest.raises(SyncError) as raised:
+        write("orders", plan.forms).revise(created["id"], str(created["revision"]))
+    assert str(raised.value) == (
+        f"CreateAssetRevision for {TOPIC} answered with asset {created['id']} whose forms differ "
+        "from the request: its client token replayed another write; the answer is not trusted"
+    )
+    assert topic_assets(platform)[platform.schema_arn(TOPIC)] == [created["id"]]

@@ -4,10 +4,15 @@ sync, exactly those, and the run says so (CLI summary, Dagster metadata)."""
 from __future__ import annotations
 
 import re
+import uuid
 from collections import Counter
+from datetime import datetime, timedelta, timezone
 
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.avro import Column
+from dzlineage_dagster.core.openlineage import DatasetSpec, build_run_events, event_json
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.sync.lineage_health import LIST_PAGE_SIZE
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
 #: The first table topic's two hops (source and sink), one COMPLETE each: the first two events
@@ -145,3 +150,33 @@ def test_the_dagster_run_says_which_topic_re_posted_its_lineage(platform):
     others = [t for t in table_topics(platform) if t not in failed]
     assert "re-posted" not in latest_metadata(platform, "topic_lineage", others[0])["edge"]
     assert_every_edge_in_the_graph(platform)
+
+
+def test_the_second_listing_covers_only_the_events_since_the_first_failure(platform, capsys):
+    # Another producer's history from two days ago: a page of events the check need not read.
+    datazone = platform.client("datazone")
+    columns = [Column("id", "long", True, None)]
+    for _ in range(LIST_PAGE_SIZE // 2):
+        for event in build_run_events(
+            job_namespace="airflow",
+            job_name="nightly_export",
+            inputs=[DatasetSpec("postgres://erp-db:5432", "erp.public.invoices", columns)],
+            outputs=[DatasetSpec("s3://exports", "invoices", columns)],
+            run_id=str(uuid.uuid4()),
+            event_time=datetime.now(timezone.utc) - timedelta(days=2),
+            producer="https://github.com/apache/airflow",
+        ):
+            datazone.post_lineage_event(
+                domainIdentifier=platform.settings.domain_id, event=event_json(event).encode()
+            )
+    fail_after_accept(platform, FIRST_TOPIC_EVENTS)
+    assert dzlineage(["sync"]) == 0
+    platform.control.clear_faults()
+    platform.control.clear_calls()
+
+    assert dzlineage(["sync"]) == 0
+    assert "re-posted: 2 events had failed" in capsys.readouterr().out
+    # The failed events, then the events since the earliest of them (this run's first sync's),
+    # one page each; a listing of every event would take a second page.
+    assert platform.control.call_counts()[("datazone", "ListLineageEvents")] == 2
+    assert len(lineage_events(platform)) > LIST_PAGE_SIZE

@@ -67,3 +67,28 @@ def test_invalid_fault_rules_are_rejected_with_a_reason(sandbox):
         sandbox.control._call("PUT", "faults", {"rules": [{"service": "ssm", "kind": "boom"}]})
     assert raised.value.code == 400
     assert "unknown fault kind" in raised.value.read().decode()
+
+
+def test_the_client_token_policy_is_changed_by_field_and_refused_when_malformed(sandbox):
+    import urllib.error
+
+    default = {"window_seconds": 8 * 3600.0, "other_parameters": "conflict"}
+    assert sandbox.control._call("GET", "client-tokens") == default
+    try:
+        assert sandbox.control.set_client_tokens(other_parameters="replay") == {
+            **default, "other_parameters": "replay"
+        }  # fmt: skip
+        for bad, reason in (
+            ({"other_parameters": "ignore"}, "other_parameters must be 'conflict' or 'replay'"),
+            ({"window_seconds": -1}, "window_seconds must be a number >= 0"),
+            ({"seconds": 1}, "unexpected keyword argument 'seconds'"),
+        ):
+            with pytest.raises(urllib.error.HTTPError) as raised:
+                sandbox.control.set_client_tokens(**bad)
+            assert raised.value.code == 400
+            assert reason in raised.value.read().decode()
+        assert sandbox.control._call("GET", "client-tokens")["other_parameters"] == "replay"
+        sandbox.control.reset()
+        assert sandbox.control._call("GET", "client-tokens") == default
+    finally:
+        sandbox.control.reset()

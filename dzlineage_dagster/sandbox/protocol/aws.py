@@ -21,9 +21,9 @@ import time
 import unicodedata
 import uuid
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 from xml.sax.saxutils import escape as xml_escape
 
 from botocore.exceptions import UnknownServiceError
@@ -403,16 +403,13 @@ class RestJsonService:
     output dict (or None for an empty output); they raise :class:`AwsServiceError`. Handlers run
     one at a time, so the emulator's state needs no locking of its own.
 
-    Idempotency tokens (``clientToken``) behave as AWS's generic pattern (DataZone's API
-    reference does not publish its window; Directory Service, Verified Permissions and DynamoDB
-    do): within :attr:`client_token_window_seconds` (8 hours) of a successful call, the same
+    Idempotency tokens (``clientToken``) behave as :attr:`client_tokens` says, by default AWS's
+    generic pattern (DataZone's API reference does not publish its own; Directory Service,
+    Verified Permissions and DynamoDB do): within 8 hours of a successful call, the same
     operation with the same token and the same parameters is answered again, unchanged and
     without running the handler; with different parameters it is refused with a 409
     ``ConflictException``. After the window the token is forgotten and the call runs anew.
     """
-
-    #: How long a successful call's token is honoured (AWS's generic pattern: 8 hours).
-    DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS = 8 * 3600.0
 
     def __init__(self, service_name: str, handlers: Mapping[str, Handler]) -> None:
         self.service_name = service_name
@@ -425,7 +422,7 @@ class RestJsonService:
         self._handlers = dict(handlers)
         self._lock = threading.Lock()
         self._answered: dict[tuple[str, str], _TokenAnswer] = {}
-        self.client_token_window_seconds = self.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
+        self.client_tokens = ClientTokenPolicy()
         shapes = self.model.shape_names
         self.validation_error_code = (
             "ValidationException" if "ValidationException" in shapes else "BadRequestException"
@@ -488,8 +485,9 @@ class RestJsonService:
         with self._lock:
             earlier = self._answered.get(key) if key is not None else None
             moment = time.monotonic()
-            if earlier is not None and moment - earlier.at <= self.client_token_window_seconds:
-                if earlier.asked != asked:
+            policy = self.client_tokens
+            if earlier is not None and moment - earlier.at <= policy.window_seconds:
+                if earlier.asked != asked and policy.other_parameters == "conflict":
                     raise AwsServiceError(
                         "ConflictException",
                         f"The client token {key[1]} was already used for a {operation.name} "
@@ -538,6 +536,31 @@ class RestJsonService:
 
 
 @dataclass(frozen=True)
+class ClientTokenPolicy:
+    """How the emulators honour a ``clientToken``: AWS's generic pattern unless a test asks for
+    the other answers DataZone might give (it publishes neither)."""
+
+    #: How long a successful call's token is honoured (AWS's generic pattern: 8 hours).
+    window_seconds: float = 8 * 3600.0
+    #: The answer to a reused token with other parameters: ``conflict`` (409
+    #: ``ConflictException``, AWS's generic pattern) or ``replay`` (the first call's answer again,
+    #: as a service that compares only the token would give).
+    other_parameters: Literal["conflict", "replay"] = "conflict"
+
+    def __post_init__(self) -> None:
+        if not self.window_seconds >= 0:
+            raise ValueError(f"window_seconds must be a number >= 0, not {self.window_seconds!r}")
+        if self.other_parameters not in ("conflict", "replay"):
+            raise ValueError(
+                f"other_parameters must be 'conflict' or 'replay', not {self.other_parameters!r}"
+            )
+
+    def changed(self, changes: Mapping[str, Any]) -> ClientTokenPolicy:
+        """This policy with some fields changed (unknown names raise TypeError)."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
 class _TokenAnswer:
     """A successful call's answer, kept for the idempotency token it carried."""
 
@@ -565,9 +588,9 @@ class RestJsonEmulator:
         return self._service.handle(request)
 
     @property
-    def client_token_window_seconds(self) -> float:
-        return self._service.client_token_window_seconds
+    def client_tokens(self) -> ClientTokenPolicy:
+        return self._service.client_tokens
 
-    @client_token_window_seconds.setter
-    def client_token_window_seconds(self, seconds: float) -> None:
-        self._service.client_token_window_seconds = seconds
+    @client_tokens.setter
+    def client_tokens(self, policy: ClientTokenPolicy) -> None:
+        self._service.client_tokens = policy

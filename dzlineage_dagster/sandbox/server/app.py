@@ -39,7 +39,7 @@ from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulato
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
 from dzlineage_dagster.sandbox.protocol.aws import (
-    RestJsonService,
+    ClientTokenPolicy,
     aws_error_response,
     resolve_operation_name,
 )
@@ -69,7 +69,7 @@ class Emulator(Protocol):
 
     def handle(self, request: Request) -> Response: ...
 
-    client_token_window_seconds: float
+    client_tokens: ClientTokenPolicy
 
 
 EMULATOR_FACTORIES: dict[str, Callable[..., Emulator]] = {
@@ -103,7 +103,7 @@ class SandboxApp:
         self._moto = DomainDispatcherApplication(create_backend_app)
         self._emulators: dict[tuple[str, str], Emulator] = {}
         self._emulators_lock = threading.Lock()
-        self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
+        self.client_tokens = ClientTokenPolicy()
 
     def pace(self, latency: Latency, quotas: Quotas) -> None:
         """Change the service time and the quotas from the next call on."""
@@ -114,7 +114,7 @@ class SandboxApp:
         moto_api_backend.reset()
         with self._emulators_lock:
             self._emulators.clear()
-        self.client_token_window_seconds = RestJsonService.DEFAULT_CLIENT_TOKEN_WINDOW_SECONDS
+        self.client_tokens = ClientTokenPolicy()
         self.calls.clear()
         self.faults.replace([])
 
@@ -189,7 +189,7 @@ class SandboxApp:
                 self._emulators[key] = factory(
                     region=region, account_id=SANDBOX_ACCOUNT_ID, **options
                 )
-                self._emulators[key].client_token_window_seconds = self.client_token_window_seconds
+                self._emulators[key].client_tokens = self.client_tokens
             return self._emulators[key]
 
     def _moto_response(self, environ: dict[str, Any], body: bytes) -> Response:
@@ -234,10 +234,10 @@ class SandboxApp:
             except (ValueError, AttributeError) as error:
                 return _json({"error": f"invalid pacing: {error}"}, status=400)
             return _json({"latency": self.latency.describe(), "quotas": self.quotas.describe()})
-        if route == ("GET", "client-token-window"):
-            return _json({"seconds": self.client_token_window_seconds})
-        if route == ("PUT", "client-token-window"):
-            return self._set_client_token_window(request)
+        if route == ("GET", "client-tokens"):
+            return _json(asdict(self.client_tokens))
+        if route == ("PUT", "client-tokens"):
+            return self._set_client_tokens(request)
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):
@@ -245,19 +245,19 @@ class SandboxApp:
             return _json({"status": "reset"})
         return _json({"error": f"no admin route {route[0]} {request.path}"}, status=404)
 
-    def _set_client_token_window(self, request: Request) -> Response:
-        """How long the emulators honour a clientToken (tests shorten AWS's 8 hours)."""
+    def _set_client_tokens(self, request: Request) -> Response:
+        """How the emulators honour a clientToken: tests shorten AWS's 8 hours, or make a reused
+        token with other parameters replay instead of conflict."""
         try:
-            seconds = float(json.loads(request.get_data() or b"{}")["seconds"])
-        except (KeyError, TypeError, ValueError) as error:
-            return _json({"error": f'expected {{"seconds": <number>}}: {error}'}, status=400)
-        if seconds < 0:
-            return _json({"error": "seconds must not be negative"}, status=400)
+            changes = json.loads(request.get_data() or b"{}")
+            policy = self.client_tokens.changed(changes)
+        except (TypeError, ValueError, AttributeError) as error:
+            return _json({"error": f"invalid client token policy: {error}"}, status=400)
         with self._emulators_lock:
-            self.client_token_window_seconds = seconds
+            self.client_tokens = policy
             for emulator in self._emulators.values():
-                emulator.client_token_window_seconds = seconds
-        return _json({"seconds": seconds})
+                emulator.client_tokens = policy
+        return _json(asdict(policy))
 
     def _operations(self, service: str | None) -> Response:
         """Who answers what: the project's services, or the one ``?service=`` names."""

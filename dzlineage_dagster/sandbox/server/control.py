@@ -85,9 +85,10 @@ class SandboxControl:
         """Service time (``"aws"`` or milliseconds) and quotas (``"aws"`` or ``"off"``)."""
         return self._call("PUT", "pacing", {"latency": latency, "quotas": quotas})
 
-    def set_client_token_window(self, seconds: float) -> None:
-        """How long the emulated services honour a clientToken (default AWS's 8 hours)."""
-        self._call("PUT", "client-token-window", {"seconds": seconds})
+    def set_client_tokens(self, **changes: Any) -> dict[str, Any]:
+        """How the emulated services honour a clientToken: ``window_seconds`` (default AWS's 8
+        hours), ``other_parameters`` (``"conflict"``, AWS's generic answer, or ``"replay"``)."""
+        return self._call("PUT", "client-tokens", changes)
 
     def reset(self) -> None:
         self._call("POST", "reset")
