@@ -17,6 +17,7 @@ from dzlineage_dagster.core.ssm_names import is_digest_parameter
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import (
     latest_metadata,
@@ -62,6 +63,34 @@ def test_a_deleted_schema_loses_its_partition_and_its_asset_is_kept_as_deprecate
     assert not any(
         json.loads(v)["schema_arn"] == arn for v in mapping_parameters(platform).values()
     )
+
+
+def test_a_refused_retirement_fails_the_sync_by_topic_and_keeps_the_mapping(
+    platform, monkeypatch, capsys
+):
+    assert dzlineage(["sync"]) == 0
+    arn = platform.schema_arn(GONE)
+    platform.client("glue").delete_schema(SchemaId={"SchemaArn": arn})
+    monkeypatch.setenv("DZLINEAGE_DELETED_SCHEMA_POLICY", "delete")
+    platform.control.set_faults(
+        FaultRule(service="datazone", operation="DeleteAsset", kind="access-denied")
+    )
+    capsys.readouterr()
+
+    assert dzlineage(["sync"]) == 1
+    out = capsys.readouterr().out
+    [row] = [line.rstrip() for line in out.splitlines() if line.startswith(f"{GONE} ")]
+    assert re.fullmatch(
+        rf"{re.escape(GONE)}\s+failed: DeleteAsset failed: AccessDeniedException: Injected fault "
+        r"\(access-denied\) for datazone\.DeleteAsset\s+schema left the registry",
+        row,
+    ), row
+    assert any(json.loads(v)["schema_arn"] == arn for v in mapping_parameters(platform).values())
+
+    platform.control.clear_faults()
+    assert dzlineage(["sync"]) == 0
+    assert re.search(rf"^{re.escape(GONE)}\s+deleted\s", capsys.readouterr().out, re.M)
+    assert len(mapping_parameters(platform)) == len(table_topics(platform))
 
 
 def test_the_delete_policy_deletes_the_asset_and_the_mapping(platform, monkeypatch, capsys):

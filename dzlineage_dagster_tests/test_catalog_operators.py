@@ -141,6 +141,33 @@ def test_a_new_domain_gets_its_own_assets_and_mappings(platform, monkeypatch, ca
     assert topic_assets(platform) == first
 
 
+def test_a_second_project_never_gets_the_first_projects_assets_back_by_client_token(
+    platform, monkeypatch, capsys
+):
+    """The same schema and content in another project of the domain: a client token that did
+    not cover the project would be the first project's, and a DataZone that replays reused
+    tokens whatever the parameters would hand that project's asset over."""
+    sync_output(capsys)
+    first = topic_assets(platform)
+    datazone = platform.client("datazone")
+    second = datazone.create_project(domainIdentifier=platform.settings.domain_id, name="second")
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", second["id"])
+    platform.control.set_client_tokens(other_parameters="replay")
+
+    assert dzlineage(["sync"]) == 1
+    out = capsys.readouterr().out
+    for topic in table_topics(platform):
+        [[_, action, detail]] = rows_of(out, topic)
+        assert (action, detail) == (
+            "FAILED",
+            f"asset: DataZone refused to create an asset for {platform.schema_arn(topic)} (an "
+            "asset with that externalIdentifier exists), but Search finds no asset of project "
+            f"{second['id']} with it: is it owned by another project?",
+        )
+    assert topic_assets(platform) == first
+    assert not [r for r in mapped_records(platform).values() if r.project_id == second["id"]]
+
+
 def recreate_schema(platform, topic: str, definition: str) -> None:
     glue = platform.client("glue")
     glue.delete_schema(SchemaId={"SchemaArn": platform.schema_arn(topic)})

@@ -89,6 +89,16 @@ def test_second_sync_makes_no_datazone_or_ssm_writes(platform):
     platform.control.clear_calls()
     assert platform.sync().success
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+    # Known unchanged from the registry token alone, the partition still links its asset.
+    settings = platform.settings
+    portal = platform.client("datazone").get_domain(identifier=settings.domain_id)["portalUrl"]
+    for topic in table_topics(platform):
+        metadata = latest_metadata(platform, "datazone_topic_asset", topic)
+        assert metadata["action"] == "unchanged"
+        assert metadata["datazone_asset_url"] == (
+            f"{portal.rstrip('/')}/projects/{settings.project_id}/data/inventory/"
+            f"{metadata['datazone_asset_id']}"
+        )
 
 
 def test_new_schema_version_is_sensed_for_exactly_that_topic_and_revised_once(platform):

@@ -108,6 +108,19 @@ def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(
     plan = capsys.readouterr().out
     assert re.search(rf"^{re.escape(broken_topic)}\s.*re-post \(its events failed", plan, re.M)
     assert plan.count("re-post (") == 1
+    # Reconcile reads every lineage event, whatever the lookback, and names the failed runs.
+    assert dzlineage(["sync", "--dry-run", "--reconcile"]) == 0
+    repairs = [
+        line.split(None, 2)
+        for line in capsys.readouterr().out.splitlines()
+        if " repost-lineage " in line
+    ]
+    [[topic, _, detail]] = repairs
+    named = re.fullmatch(
+        r"lineage run (\S+), (\S+) is FAILED in DataZone: re-post", detail.rstrip()
+    )
+    assert topic == broken_topic and named, detail
+    assert set(named.groups()) == {s["runId"] for s in failed}
     platform.control.clear_calls()
     assert dzlineage(["sync"]) == 0
     out = capsys.readouterr().out

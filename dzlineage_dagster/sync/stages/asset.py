@@ -222,7 +222,7 @@ class AssetWrite:
         """Trust an answer only if it is the write that was asked for.
 
         A client token DataZone already saw returns the first answer unchanged; if that answer
-        is not about this schema, name and content, the token replayed another write.
+        is not about this project, schema, name and content, the token replayed another write.
         """
         asked = {form["formName"]: json.loads(form["content"]) for form in self.forms}
         got = {
@@ -237,6 +237,7 @@ class AssetWrite:
                     "externalIdentifier",
                     not asset_id and response.get("externalIdentifier") != self.snapshot.schema_arn,
                 ),
+                ("owning project", response.get("owningProjectId") != self.run.settings.project_id),
                 ("name", response.get("name") != self.name),
                 ("type revision", str(response.get("typeRevision")) != self.type_revision),
                 ("forms", any(got.get(name) != content for name, content in asked.items())),
