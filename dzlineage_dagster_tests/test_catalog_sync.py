@@ -243,3 +243,22 @@ def test_a_failed_mapping_write_fails_the_stage_whose_change_it_held(platform):
     # and the outcome says nothing new was made.
     assert rerun.asset.action == "replayed"
     assert rerun.asset.record.asset_id == outcome.asset.record.asset_id
+
+
+def test_a_garbage_mapping_parameter_is_warned_about_in_the_dagster_runs_log(platform):
+    assert platform.sync().success
+    ssm = platform.client("ssm")
+    pages = ssm.get_paginator("get_parameters_by_path").paginate(
+        Path=platform.settings.ssm_prefix, Recursive=True
+    )
+    name = next(p["Name"] for page in pages for p in page["Parameters"])
+    ssm.put_parameter(Name=name, Value="{hand edited", Overwrite=True, Type="String")
+
+    result = platform.sync()
+    assert result.success
+    warnings = [
+        entry.user_message
+        for entry in platform.instance.all_logs(result.run_id)
+        if entry.user_message.startswith("ignoring unreadable mapping parameter")
+    ]
+    assert warnings and all(name in warning for warning in warnings), warnings
