@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 from dzlineage_dagster.core.ssm_names import (
     CorruptMappingValue,
     MappingRecord,
+    digest_parameter_name,
+    is_digest_parameter,
     parameter_name,
     schema_arn_from_parameter_name,
+    scoped_prefix,
     validate_prefix,
 )
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import parameter_name_problems
@@ -254,3 +257,132 @@ def test_mapping_value_over_the_standard_tier_is_refused() -> None:
 def test_corrupt_mapping_values_say_what_is_wrong(text: str, reason: str) -> None:
     with pytest.raises(CorruptMappingValue, match=reason):
         MappingRecord.from_parameter_value(text)
+
+
+def test_exact_prefix_and_empty_arn_errors() -> None:
+    for prefix, message in (
+        (
+            "/dz//x",
+            "SSM prefix '/dz//x' has invalid levels ['']: each level between slashes must be "
+            "non-empty and use only A-Z a-z 0-9 _ . - (no trailing slash)",
+        ),
+        (
+            "/" + "/".join("a" * 14),
+            f"SSM prefix '{'/' + '/'.join('a' * 14)}' has 14 levels; mapping names add 2 and SSM "
+            "allows 15, so use at most 13",
+        ),
+        (
+            "/" + "a" * 881,
+            f"SSM prefix '{'/' + 'a' * 881}' is too long: a mapping name under it would exceed "
+            "947 characters",
+        ),
+    ):
+        with pytest.raises(ValueError) as raised:
+            validate_prefix(prefix)
+        assert str(raised.value) == message
+    with pytest.raises(ValueError) as raised:
+        parameter_name(PREFIX, "")
+    assert str(raised.value) == "a schema ARN can't be empty"
+
+
+def test_the_longest_prefix_leaves_exactly_room_for_a_hash_name() -> None:
+    longest = "/" + "a" * 880
+    validate_prefix(longest)
+    name = parameter_name(longest, gsr_arn("r", "s" * 200))
+    # The name after its leading slash is exactly the 947 characters any account allows.
+    assert name.startswith(f"{longest}/h/") and len(name) == 1 + 947
+    assert parameter_name_problems(name) == []
+
+
+REGISTRY_ARN = "arn:aws:glue:us-east-1:123456789012:registry/shop-cdc"
+#: sha256 of REGISTRY_ARN's UTF-8 bytes, in hex.
+REGISTRY_DIGEST_NAME = "d9b4426123394bd00a69f4691b2e67192518dde0d4c2cb0f03a802db980827b3"
+
+
+def test_a_registrys_digest_parameter_is_named_by_the_hash_of_its_arn() -> None:
+    assert digest_parameter_name(PREFIX, REGISTRY_ARN) == f"{PREFIX}/d/{REGISTRY_DIGEST_NAME}"
+    with pytest.raises(ValueError, match="must start with '/'"):
+        digest_parameter_name("dz", REGISTRY_ARN)
+
+
+@pytest.mark.parametrize(
+    ("name", "is_digest"),
+    [
+        (f"{PREFIX}/d/{REGISTRY_DIGEST_NAME}", True),
+        (f"{PREFIX}/dzd_1/project-1/d/{REGISTRY_DIGEST_NAME}", True),  # a scoped digest
+        (f"{PREFIX}/dzd_1/d/{REGISTRY_DIGEST_NAME}", False),  # one scope level only
+        (f"{PREFIX}/a/b/c/d/{REGISTRY_DIGEST_NAME}", False),  # too deep
+        (f"{PREFIX}/d/{REGISTRY_DIGEST_NAME.upper()}", False),  # not what sha256 hex writes
+        (f"{PREFIX}/d/{REGISTRY_DIGEST_NAME[:-1]}", False),
+        (f"{PREFIX}/h/{REGISTRY_DIGEST_NAME}", False),  # a hash-form mapping
+        (f"{PREFIX}/s/abc", False),
+        (f"/other/d/{REGISTRY_DIGEST_NAME}", False),  # another prefix
+        (f"{PREFIX}d/{REGISTRY_DIGEST_NAME}", False),  # the prefix is a whole level
+        (f"d/{REGISTRY_DIGEST_NAME}", False),
+    ],
+)
+def test_digest_parameters_are_told_from_mappings(name: str, is_digest: bool) -> None:
+    assert is_digest_parameter(PREFIX, name) is is_digest
+
+
+def test_a_scoped_prefix_adds_the_domain_and_project_levels() -> None:
+    assert scoped_prefix(PREFIX, "dzd_1", "project-1") == f"{PREFIX}/dzd_1/project-1"
+    assert scoped_prefix(PREFIX, "d" * 64, "p") == f"{PREFIX}/{'d' * 64}/p"
+
+
+@pytest.mark.parametrize(
+    ("prefix", "domain_id", "project_id", "message"),
+    [
+        (
+            PREFIX, "dzd 1", "p1",
+            "DZLINEAGE_DOMAIN_ID 'dzd 1' is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)",
+        ),
+        (
+            PREFIX, "dzd_1", "p/1",
+            "DZLINEAGE_PROJECT_ID 'p/1' is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)",
+        ),
+        (
+            PREFIX, "dzd_1", "",
+            "DZLINEAGE_PROJECT_ID '' is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)",
+        ),
+        (
+            PREFIX, "d" * 65, "p1",
+            f"DZLINEAGE_DOMAIN_ID '{'d' * 65}' is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)",
+        ),
+        (
+            "/" + "/".join("a" * 12), "dzd_1", "p1",
+            f"DZLINEAGE_SSM_PREFIX='{'/' + '/'.join('a' * 12)}' has 12 levels; a run adds the "
+            "domain's and project's, each mapping name 2 more, and SSM allows 15, so use at most 11",
+        ),
+        (
+            "/" + "a" * 880, "dzd_1", "p1",
+            f"DZLINEAGE_SSM_PREFIX='{'/' + 'a' * 880}' leaves no room for domain 'dzd_1' and "
+            f"project 'p1' below it: SSM prefix '{'/' + 'a' * 880}/dzd_1/p1' is too long: a "
+            "mapping name under it would exceed 947 characters",
+        ),
+    ],
+)  # fmt: skip
+def test_a_scope_that_cannot_be_a_path_names_its_setting(
+    prefix: str, domain_id: str, project_id: str, message: str
+) -> None:
+    with pytest.raises(ValueError) as raised:
+        scoped_prefix(prefix, domain_id, project_id)
+    assert str(raised.value) == message
+
+
+def test_a_first_layout_value_reads_with_empty_scope_and_token() -> None:
+    value = RECORD.to_parameter_value()
+    for key in ("domain_id", "project_id", "registry_arn", "registry_token"):
+        value = value.replace(f'"{key}":"",', "").replace(f',"{key}":""', "")
+    assert "domain_id" not in value and "registry_token" not in value
+    record = MappingRecord.from_parameter_value(value)
+    assert record == RECORD and record.is_legacy
+
+
+def test_a_value_missing_required_keys_names_each() -> None:
+    with pytest.raises(CorruptMappingValue) as raised:
+        MappingRecord.from_parameter_value('{"schema_arn": "x"}')
+    assert str(raised.value) == (
+        "mapping value has missing keys ['asset_id', 'asset_revision', 'asset_type_revision', "
+        "'content_fingerprint', 'schema_version', 'topic'] / unknown keys []"
+    )

@@ -220,5 +220,35 @@ def test_a_topic_name_past_kafka_s_249_characters_is_a_problem_naming_the_limit(
     assert problem is not None
     assert f"{MAX_TOPIC_NAME_LENGTH + 1} characters" in problem
     assert f"more than Kafka's {MAX_TOPIC_NAME_LENGTH}" in problem
-    assert "its schema" in problem
-    assert repr(f"{too_long}-value") in topic_name_problem(too_long, f"{too_long}-value")
+    assert problem == (
+        "topic name of 250 characters, more than Kafka's 249: its schema names no topic that "
+        "can exist (not cataloged)"
+    )
+    assert topic_name_problem(too_long, f"{too_long}-value") == (
+        f"topic name of 250 characters, more than Kafka's 249: schema {too_long + '-value'!r} "
+        "names no topic that can exist (not cataloged)"
+    )
+
+
+def test_split_table_topic_errors_say_what_layout_was_expected() -> None:
+    for topic, kwargs, message in (
+        (
+            "cdc.orders",
+            {},
+            "topic 'cdc.orders' has 1 parts after prefix 'cdc': not a table topic of a known "
+            "layout (give flavour= for anything but 2 or 3)",
+        ),
+        (
+            "cdc.shop.dbo.orders",
+            {"flavour": ConnectorFlavour.MYSQL},
+            "topic 'cdc.shop.dbo.orders' is not a mysql table topic (prefix.database.table)",
+        ),
+        (
+            "other.public.orders",
+            {"topic_prefix": "cdc"},
+            "topic 'other.public.orders' does not start with prefix 'cdc'",
+        ),
+    ):
+        with pytest.raises(ValueError) as raised:
+            split_table_topic(topic, **kwargs)
+        assert str(raised.value) == message
