@@ -12,6 +12,7 @@ from dzlineage_dagster.core.ssm_names import (
     digest_parameter_name,
     is_digest_parameter,
     parameter_name,
+    registry_arn_of_schema,
     schema_arn_from_parameter_name,
     scoped_prefix,
     validate_prefix,
@@ -226,6 +227,10 @@ def test_mapping_value_is_compact_json() -> None:
 
 
 def test_mapping_value_over_the_standard_tier_is_refused() -> None:
+    at_the_limit = dataclasses.replace(
+        RECORD, topic="t" * (4096 - len(RECORD.to_parameter_value()) + len(RECORD.topic))
+    )
+    assert len(at_the_limit.to_parameter_value()) == 4096
     record = dataclasses.replace(RECORD, topic="t" * 4000)
     with pytest.raises(ValueError, match="standard-tier limit of 4096"):
         record.to_parameter_value()
@@ -328,6 +333,20 @@ def test_digest_parameters_are_told_from_mappings(name: str, is_digest: bool) ->
 def test_a_scoped_prefix_adds_the_domain_and_project_levels() -> None:
     assert scoped_prefix(PREFIX, "dzd_1", "project-1") == f"{PREFIX}/dzd_1/project-1"
     assert scoped_prefix(PREFIX, "d" * 64, "p") == f"{PREFIX}/{'d' * 64}/p"
+    # 11 levels, 2 of scope and 2 of a mapping name: exactly SSM's 15.
+    deepest = "/" + "/".join("a" * 11)
+    assert scoped_prefix(deepest, "d", "p") == f"{deepest}/d/p"
+
+
+def test_a_schema_arn_names_its_registry_and_anything_else_is_refused() -> None:
+    assert registry_arn_of_schema(gsr_arn("shop-cdc", "orders")) == (
+        f"arn:aws:glue:{REGION}:{ACCOUNT}:registry/shop-cdc"
+    )
+    with pytest.raises(ValueError) as raised:
+        registry_arn_of_schema("arn:aws:glue:us-east-1:1:registry/shop-cdc")
+    assert str(raised.value) == (
+        "'arn:aws:glue:us-east-1:1:registry/shop-cdc' is not a Glue Schema Registry schema ARN"
+    )
 
 
 @pytest.mark.parametrize(
