@@ -25,6 +25,7 @@ from dzlineage_dagster.core.openlineage import (
     glue_source_identifier,
     kafka_dataset_namespace,
     lineage_client_token,
+    preferred_broker_string,
 )
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 
@@ -240,4 +241,37 @@ def test_source_identifiers() -> None:
     )
     assert dataset_source_identifier("kafka://b-1.x:9098", "cdc.public.orders") == (
         "kafka://b-1.x:9098/cdc.public.orders"
+    )
+
+
+IAM, TLS, PLAINTEXT = "b-1.c:9098,b-2.c:9098", "b-1.c:9094", "b-1.c:9092"
+
+
+@pytest.mark.parametrize(
+    ("strings", "preferred"),
+    [
+        (
+            {"BootstrapBrokerString": PLAINTEXT, "BootstrapBrokerStringTls": TLS,
+             "BootstrapBrokerStringSaslIam": IAM},
+            IAM,
+        ),
+        ({"BootstrapBrokerString": PLAINTEXT, "BootstrapBrokerStringTls": TLS}, TLS),
+        ({"BootstrapBrokerStringSaslIam": "", "BootstrapBrokerString": PLAINTEXT}, PLAINTEXT),
+        ({"BootstrapBrokerStringSaslScram": "b-1.c:9096"}, ""),
+        ({}, ""),
+    ],
+)  # fmt: skip
+def test_the_cluster_is_named_by_its_iam_then_tls_then_plaintext_brokers(
+    strings: dict[str, str], preferred: str
+) -> None:
+    assert preferred_broker_string(strings) == preferred
+
+
+def test_a_kafka_namespace_keeps_an_ipv6_host_and_names_a_bad_list() -> None:
+    assert kafka_dataset_namespace("[::1]:9092,[::2]:9092") == "kafka://[::1]:9092"
+    with pytest.raises(ValueError) as raised:
+        kafka_dataset_namespace("b-1.x")
+    assert str(raised.value) == (
+        "bootstrap servers 'b-1.x' must start with host:port, "
+        "e.g. 'b-1.cluster.kafka.us-east-1.amazonaws.com:9098'"
     )
