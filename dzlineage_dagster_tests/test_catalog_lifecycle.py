@@ -45,6 +45,9 @@ def test_a_deleted_schema_loses_its_partition_and_its_asset_is_kept_as_deprecate
     assert platform.sync().success
     arn = platform.schema_arn(GONE)
     asset_id = topic_assets(platform)[arn][0]
+    datazone = platform.client("datazone")
+    domain = {"domainIdentifier": platform.settings.domain_id}
+    described = datazone.get_asset(**domain, identifier=asset_id)["description"]
     platform.client("glue").delete_schema(SchemaId={"SchemaArn": arn})
 
     second = platform.tick(cursor=first.cursor)
@@ -56,13 +59,37 @@ def test_a_deleted_schema_loses_its_partition_and_its_asset_is_kept_as_deprecate
         run_config=retire.run_config, instance=platform.instance
     )
     assert result.success
-    asset = platform.client("datazone").get_asset(
-        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    asset = datazone.get_asset(**domain, identifier=asset_id)
+    assert asset["description"] == (
+        f"DEPRECATED: schema {arn} was deleted from the registry. {described}"
     )
-    assert asset["description"].startswith("DEPRECATED")
     assert not any(
         json.loads(v)["schema_arn"] == arn for v in mapping_parameters(platform).values()
     )
+
+
+def test_a_retire_run_retires_only_the_topics_it_names(platform):
+    assert platform.sync().success
+    other = "shop.inventory.customers"
+    before = topic_assets(platform)
+    arns = {topic: platform.schema_arn(topic) for topic in (GONE, other)}
+    for arn in arns.values():
+        platform.client("glue").delete_schema(SchemaId={"SchemaArn": arn})
+
+    result = defs.resolve_job_def(RETIRE_TOPICS_JOB.name).execute_in_process(
+        run_config={"ops": {"retire_topic_assets": {"config": {"topics": [GONE]}}}},
+        instance=platform.instance,
+    )
+    assert result.success
+    datazone = platform.client("datazone")
+    domain = {"domainIdentifier": platform.settings.domain_id}
+    [gone_id], [other_id] = before[arns[GONE]], before[arns[other]]
+    assert datazone.get_asset(**domain, identifier=gone_id)["description"].startswith("DEPRECATED")
+    assert not datazone.get_asset(**domain, identifier=other_id)["description"].startswith(
+        "DEPRECATED"
+    )
+    mapped = {json.loads(v)["schema_arn"] for v in mapping_parameters(platform).values()}
+    assert arns[other] in mapped and arns[GONE] not in mapped
 
 
 def test_a_refused_retirement_fails_the_sync_by_topic_and_keeps_the_mapping(

@@ -406,7 +406,9 @@ def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(pl
     assert left == set(first_layout.values()) - {first_layout[platform.schema_arn(kept)]}
 
 
-def test_an_empty_registry_retires_nothing_without_confirmation(platform, monkeypatch, capsys):
+def test_an_empty_registry_retires_nothing_without_confirmation(
+    platform, monkeypatch, capsys, caplog
+):
     sync_output(capsys)
     before = topic_assets(platform)
     glue = platform.client("glue")
@@ -415,11 +417,13 @@ def test_an_empty_registry_retires_nothing_without_confirmation(platform, monkey
     monkeypatch.setenv("DZLINEAGE_DELETED_SCHEMA_POLICY", "delete")
 
     out = sync_output(capsys)
-    assert (
+    held = (
         f"retirement held back: registry {platform.settings.registry_name} lists no schemas, "
         f"so all {len(before)} mapped assets would be retired; set "
         "DZLINEAGE_RETIRE_WHEN_REGISTRY_EMPTY=true to confirm"
-    ) in out
+    )
+    assert held in out
+    assert held in [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert topic_assets(platform) == before
 
     monkeypatch.setenv("DZLINEAGE_RETIRE_WHEN_REGISTRY_EMPTY", "true")
