@@ -80,13 +80,19 @@ def test_the_client_token_policy_is_changed_by_field_and_refused_when_malformed(
         }  # fmt: skip
         for bad, reason in (
             ({"other_parameters": "ignore"}, "other_parameters must be 'conflict' or 'replay'"),
-            ({"window_seconds": -1}, "window_seconds must be a number >= 0"),
+            ({"window_seconds": -1}, "window_seconds must be a number >= 0, not -1"),
+            ({"window_seconds": "soon"}, "window_seconds must be a number >= 0, not 'soon'"),
             ({"seconds": 1}, "unexpected keyword argument 'seconds'"),
         ):
             with pytest.raises(urllib.error.HTTPError) as raised:
                 sandbox.control.set_client_tokens(**bad)
             assert raised.value.code == 400
             assert reason in raised.value.read().decode()
+        with pytest.raises(urllib.error.HTTPError) as raised:
+            sandbox.control._call("PUT", "client-tokens", [1])  # type: ignore[arg-type]
+        assert 'expected an object like {\\"other_parameters\\": \\"replay\\"}' in (
+            raised.value.read().decode()
+        )
         assert sandbox.control._call("GET", "client-tokens")["other_parameters"] == "replay"
         sandbox.control.reset()
         assert sandbox.control._call("GET", "client-tokens") == default

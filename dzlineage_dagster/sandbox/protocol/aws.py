@@ -548,7 +548,8 @@ class ClientTokenPolicy:
     other_parameters: Literal["conflict", "replay"] = "conflict"
 
     def __post_init__(self) -> None:
-        if not self.window_seconds >= 0:
+        seconds = self.window_seconds
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not seconds >= 0:
             raise ValueError(f"window_seconds must be a number >= 0, not {self.window_seconds!r}")
         if self.other_parameters not in ("conflict", "replay"):
             raise ValueError(

@@ -250,8 +250,10 @@ class SandboxApp:
         token with other parameters replay instead of conflict."""
         try:
             changes = json.loads(request.get_data() or b"{}")
+            if not isinstance(changes, dict):
+                raise TypeError('expected an object like {"other_parameters": "replay"}')
             policy = self.client_tokens.changed(changes)
-        except (TypeError, ValueError, AttributeError) as error:
+        except (TypeError, ValueError) as error:
             return _json({"error": f"invalid client token policy: {error}"}, status=400)
         with self._emulators_lock:
             self.client_tokens = policy
