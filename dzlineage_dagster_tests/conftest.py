@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import pytest
 
+from dzlineage_dagster.sandbox.protocol.aws import ClientTokenPolicy
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 from dzlineage_dagster_tests.clients import sandbox_client
@@ -44,9 +45,11 @@ def sandbox_env(sandbox: RunningSandbox, monkeypatch: pytest.MonkeyPatch) -> dic
 @pytest.fixture
 def platform(sandbox: RunningSandbox, monkeypatch: pytest.MonkeyPatch):
     """The demo CDC platform freshly seeded into the emptied sandbox, its environment set; fault
-    rules a test sets are cleared after it."""
+    rules and a client-token policy a test sets are undone after it, so the tests after it on the
+    shared sandbox (the emulators' own ones reset nothing) see AWS's behaviour."""
     from dzlineage_dagster_tests.platform import fresh_platform  # imports dagster: only when used
 
     platform = fresh_platform(sandbox, monkeypatch)
     yield platform
     sandbox.control.clear_faults()
+    sandbox.control.set_client_tokens(**asdict(ClientTokenPolicy()))

@@ -58,6 +58,15 @@ def rows_of(out: str, topic: str) -> list[list[str]]:
     return rows
 
 
+def another_projects_asset(schema_arn: str, project_id: str) -> str:
+    """The failed asset stage's text when another project's asset has the schema's ARN."""
+    return (
+        f"asset: DataZone refused to create an asset for {schema_arn} (an asset with that "
+        f"externalIdentifier exists), but Search finds no asset of project {project_id} with "
+        "it: is it owned by another project?"
+    )
+
+
 def mapped_records(platform) -> dict[str, MappingRecord]:
     """Schema ARN -> record, of every mapping parameter under the prefix (every scope)."""
     return {
@@ -160,9 +169,7 @@ def test_a_second_project_never_gets_the_first_projects_assets_back_by_client_to
         [[_, action, detail]] = rows_of(out, topic)
         assert (action, detail) == (
             "FAILED",
-            f"asset: DataZone refused to create an asset for {platform.schema_arn(topic)} (an "
-            "asset with that externalIdentifier exists), but Search finds no asset of project "
-            f"{second['id']} with it: is it owned by another project?",
+            another_projects_asset(platform.schema_arn(topic), second["id"]),
         )
     assert topic_assets(platform) == first
     assert not [r for r in mapped_records(platform).values() if r.project_id == second["id"]]
@@ -322,13 +329,10 @@ def test_a_renamed_asset_whose_mapping_was_lost_is_adopted_by_external_identifie
     # An idle sync whose registry digest matches reads no mapping (the accepted trade-off):
     # the reconcile, which reads everything, adopts the asset.
     assert "nothing to do" in sync_output(capsys)
-    try:
-        out = sync_output(capsys, "--reconcile")
-        # The reconcile's repair adopts the asset; the stage then revises the portal's name.
-        actions = re.findall(rf"^{re.escape(TOPIC)}\s+(\S+)", out, re.M)
-        assert "adopt" in actions and actions[0] in ("adopted", "revised"), out
-    finally:
-        platform.control.set_client_tokens(window_seconds=8 * 3600)
+    out = sync_output(capsys, "--reconcile")
+    # The reconcile's repair adopts the asset; the stage then revises the portal's name.
+    actions = re.findall(rf"^{re.escape(TOPIC)}\s+(\S+)", out, re.M)
+    assert "adopt" in actions and actions[0] in ("adopted", "revised"), out
     assert mapped_records(platform)[arn].asset_id == asset_id
     assert topic_assets(platform)[arn] == [asset_id]
 
@@ -459,15 +463,12 @@ def test_the_sandbox_honours_a_client_token_within_its_window_only(platform):
         datazone.post_lineage_event(
             **project, event=lineage_event("run-b"), clientToken="token-window-test"
         )
-    try:
-        platform.control.set_client_tokens(window_seconds=0.2)
-        time.sleep(0.3)
-        later = datazone.post_lineage_event(
-            **project, event=lineage_event("run-b"), clientToken="token-window-test"
-        )
-        assert later["id"] != first["id"]
-    finally:
-        platform.control.set_client_tokens(window_seconds=8 * 3600)
+    platform.control.set_client_tokens(window_seconds=0.2)
+    time.sleep(0.3)
+    later = datazone.post_lineage_event(
+        **project, event=lineage_event("run-b"), clientToken="token-window-test"
+    )
+    assert later["id"] != first["id"]
 
 
 def lineage_event(run_name: str) -> bytes:
@@ -539,13 +540,7 @@ def test_a_schema_another_project_cataloged_fails_by_name_and_maps_nothing(platf
     assert dzlineage(["sync"]) == 1
     out = capsys.readouterr().out
     assert rows_of(out, TOPIC) == [
-        [
-            TOPIC,
-            "FAILED",
-            f"asset: DataZone refused to create an asset for {arn} (an asset with that "
-            f"externalIdentifier exists), but Search finds no asset of project "
-            f"{platform.settings.project_id} with it: is it owned by another project?",
-        ]
+        [TOPIC, "FAILED", another_projects_asset(arn, platform.settings.project_id)]
     ]
     assert arn not in mapped_records(platform)
     assert all(action_of(out, t) == "created" for t in table_topics(platform) if t != TOPIC), out

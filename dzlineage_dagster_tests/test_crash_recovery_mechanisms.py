@@ -18,18 +18,10 @@ from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset, topic_forms_input
 from dzlineage_dagster.sync.stages.schema import read_schema
-from dzlineage_dagster_tests.platform import fresh_platform
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 
 TOPIC = "shop.sales.orders"
 CONFLICT = 409
-
-
-@pytest.fixture
-def platform(sandbox, monkeypatch):
-    platform = fresh_platform(sandbox, monkeypatch)
-    yield platform
-    sandbox.control.clear_faults()
 
 
 def crash_after_create_asset(platform) -> str:

@@ -4,7 +4,7 @@
 
 Used by `scripts/mutation <target> --score [COUNT [SEED]]`: names given (a seeded sample), only
 those mutants count. The score is (killed + timeout) / mutants, as in mutation/BASELINE.md; a
-mutant not run yet counts as "not run" and lowers it.
+mutant not run yet counts as "not checked" and lowers it.
 """
 
 from __future__ import annotations
