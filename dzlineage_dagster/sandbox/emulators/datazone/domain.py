@@ -21,6 +21,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageGraph
+from dzlineage_dagster.sandbox.emulators.datazone.listings import Listings
 from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
 
@@ -44,6 +45,7 @@ class Domain:
     asset_types: dict[str, list[AssetTypeRevision]] = field(init=False)
     assets: dict[str, Asset] = field(default_factory=dict)
     lineage: LineageGraph = field(default_factory=LineageGraph)
+    listings: Listings = field(default_factory=Listings)
 
     def __post_init__(self) -> None:
         # Every domain is born with the managed amazon.datazone.* types.

@@ -29,6 +29,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
     LineageGraph,
     RunEvent,
 )
+from dzlineage_dagster.sandbox.emulators.datazone.listings import Listing
 from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
@@ -50,13 +51,20 @@ class DataZoneEmulator(RestJsonEmulator):
     """DataZone for one region and account, all state in the instance."""
 
     def __init__(
-        self, *, region: str, account_id: str, lineage_processing_seconds: float = 0.0
+        self,
+        *,
+        region: str,
+        account_id: str,
+        lineage_processing_seconds: float = 0.0,
+        listing_processing_seconds: float = 0.0,
     ) -> None:
         self.region = region
         self.account_id = account_id
         self.user_id = new_id()
         #: How long DataZone takes to process an accepted lineage event (AWS: asynchronous).
         self.lineage_processing = timedelta(seconds=lineage_processing_seconds)
+        #: How long DataZone takes to publish a listing (AWS: CREATING, then ACTIVE).
+        self.listing_processing = timedelta(seconds=listing_processing_seconds)
         #: The deferred fault of the request this thread is answering (see handle()).
         self._request = threading.local()
         self._domains: dict[str, Domain] = {}
@@ -77,6 +85,9 @@ class DataZoneEmulator(RestJsonEmulator):
                 "ListAssetRevisions": self._list_asset_revisions,
                 "DeleteAsset": self._delete_asset,
                 "Search": self._search,
+                "CreateListingChangeSet": self._create_listing_change_set,
+                "GetListing": self._get_listing,
+                "SearchListings": self._search_listings,
                 "PostLineageEvent": self._post_lineage_event,
                 "GetLineageNode": self._get_lineage_node,
                 "ListLineageNodeHistory": self._list_lineage_node_history,
@@ -293,7 +304,11 @@ class DataZoneEmulator(RestJsonEmulator):
         revision = revision_of(asset.revisions, params.get("revision"))
         if revision is None:
             raise not_found(f"Revision {params['revision']} of asset {asset.id} doesn't exist")
-        return _asset_output(domain, asset, revision)
+        output = _asset_output(domain, asset, revision)
+        listing = domain.listings.of_asset(asset.id)
+        if listing is not None:
+            output["listing"] = {"listingId": listing.id, "listingStatus": listing.status(now())}
+        return output
 
     def _list_asset_revisions(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
@@ -314,7 +329,9 @@ class DataZoneEmulator(RestJsonEmulator):
 
     def _delete_asset(self, params: dict[str, Any]) -> None:
         domain = self._domain(params)
-        del domain.assets[domain.asset(params["identifier"]).id]
+        asset_id = domain.asset(params["identifier"]).id
+        del domain.assets[asset_id]
+        domain.listings.withdraw(asset_id, at=now())
 
     # search
 
@@ -326,6 +343,49 @@ class DataZoneEmulator(RestJsonEmulator):
         page, next_token = self._service.page(matches, params, default_size=50)
         with_forms = "FORMS" in (params.get("additionalAttributes") or [])
         items = [{"assetItem": _asset_item(domain, a, with_forms)} for a in page]
+        return {"items": items, "nextToken": next_token, "totalMatchCount": len(matches)}
+
+    # listings
+
+    def _create_listing_change_set(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        if params["entityType"] != "ASSET":
+            raise invalid(f"The sandbox lists assets only, not {params['entityType']}")
+        asset = domain.asset(params["entityIdentifier"])
+        at = now()
+        listing: Listing
+        if params["action"] == "PUBLISH":
+            listing = domain.listings.publish(
+                asset,
+                params.get("entityRevision"),
+                at=at,
+                by=self.user_id,
+                processing=self.listing_processing,
+            )
+        else:
+            listing = domain.listings.unpublish(asset, at=at, by=self.user_id)
+        return listing.change_output(at)
+
+    def _get_listing(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        listing = domain.listings.get(params["identifier"])
+        revision = listing.revision(params.get("listingRevision"))
+        return listing.output(domain.id, revision, now())
+
+    def _search_listings(self, params: dict[str, Any]) -> dict[str, Any]:
+        """What a user of any project finds in the catalog: listed assets as published."""
+        domain = self._domain(params)
+        shown = domain.listings.visible(now())
+        by_asset = {listing.asset.id: (listing, revision) for listing, revision in shown}
+        matches = matching_assets(
+            [listing.as_published(revision) for listing, revision in shown], params
+        )
+        page, next_token = self._service.page(matches, params, default_size=50)
+        with_forms = "FORMS" in (params.get("additionalAttributes") or [])
+        items = [
+            {"assetListing": by_asset[asset.id][0].search_item(by_asset[asset.id][1], with_forms)}
+            for asset in page
+        ]
         return {"items": items, "nextToken": next_token, "totalMatchCount": len(matches)}
 
     # lineage
