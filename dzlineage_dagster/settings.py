@@ -151,6 +151,15 @@ class LineageSettings(ConfigurableResource):
             "by default its assets are not retired and the sync says so in one line."
         ),
     )
+    publish_to_catalog: bool = Field(
+        default=True,
+        description=(
+            "Publish each topic asset to the DataZone catalog (`true`/`false`): on creation and "
+            "again after every revision the sync makes, so other projects find and subscribe to "
+            "the topic at its current revision. Retiring a topic unpublishes its asset either "
+            "way. `false` publishes nothing and leaves existing listings alone."
+        ),
+    )
     asset_url_template: str = Field(
         default="{portal_url}/projects/{project_id}/data/inventory/{asset_id}",
         description=(

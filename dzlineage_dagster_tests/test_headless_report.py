@@ -41,18 +41,18 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
-        topic                        asset    lineage
-        ---------------------------  -------  -------------------------------------------------------------------------------------------------------------------------------------
-        __debezium-heartbeat.shop    -        no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
-        shop.archive.orders          created  shop.sales.orders_archive_2025, shop.sales.orders_archive_2026 -> shop.archive.orders -> lakehouse.orders_history (posted, connector)
-        shop.inventory.customers     created  shop.inventory.customers -> shop.inventory.customers -> lakehouse.inventory_customers (posted, connector)
-        shop.inventory.products      created  shop.inventory.products -> shop.inventory.products -> lakehouse.inventory_products (posted, connector)
-        shop.inventory.stock_levels  created  shop.inventory.stock_levels -> shop.inventory.stock_levels -> lakehouse.inventory_stock_levels (posted, connector)
-        shop.sales.order_lines       created  shop.sales.order_lines -> shop.sales.order_lines -> lakehouse.sales_order_lines (posted, connector)
-        shop.sales.orders            created  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
-        shop.sales.payments          created  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
+        topic                        asset    catalog       lineage
+        ---------------------------  -------  ------------  -------------------------------------------------------------------------------------------------------------------------------------
+        __debezium-heartbeat.shop    -                      no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
+        shop.archive.orders          created  published r1  shop.sales.orders_archive_2025, shop.sales.orders_archive_2026 -> shop.archive.orders -> lakehouse.orders_history (posted, connector)
+        shop.inventory.customers     created  published r1  shop.inventory.customers -> shop.inventory.customers -> lakehouse.inventory_customers (posted, connector)
+        shop.inventory.products      created  published r1  shop.inventory.products -> shop.inventory.products -> lakehouse.inventory_products (posted, connector)
+        shop.inventory.stock_levels  created  published r1  shop.inventory.stock_levels -> shop.inventory.stock_levels -> lakehouse.inventory_stock_levels (posted, connector)
+        shop.sales.order_lines       created  published r1  shop.sales.order_lines -> shop.sales.order_lines -> lakehouse.sales_order_lines (posted, connector)
+        shop.sales.orders            created  published r1  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
+        shop.sales.payments          created  published r1  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
 
-        8 topics, 0 failed, 68 AWS API calls
+        8 topics, 0 failed, 75 AWS API calls
         """
     )
     digest = stored_digest(platform)
@@ -74,18 +74,18 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
-        topic                        asset      lineage
-        ---------------------------  ---------  ------------------------------------------------------------------------------------
-        __debezium-heartbeat.shop    -          no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
-        shop.archive.orders          unchanged  unchanged (registry token)
-        shop.inventory.customers     unchanged  unchanged (registry token)
-        shop.inventory.products      unchanged  unchanged (registry token)
-        shop.inventory.stock_levels  unchanged  unchanged (registry token)
-        shop.sales.order_lines       unchanged  unchanged (registry token)
-        shop.sales.orders            revised    shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
-        shop.sales.payments          unchanged  unchanged (registry token)
+        topic                        asset      catalog       lineage
+        ---------------------------  ---------  ------------  ------------------------------------------------------------------------------------
+        __debezium-heartbeat.shop    -                        no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
+        shop.archive.orders          unchanged                unchanged (registry token)
+        shop.inventory.customers     unchanged                unchanged (registry token)
+        shop.inventory.products      unchanged                unchanged (registry token)
+        shop.inventory.stock_levels  unchanged                unchanged (registry token)
+        shop.sales.order_lines       unchanged                unchanged (registry token)
+        shop.sales.orders            revised    published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
+        shop.sales.payments          unchanged                unchanged (registry token)
 
-        8 topics, 0 failed, 29 AWS API calls
+        8 topics, 0 failed, 30 AWS API calls
         """
     )
     assert stored_digest(platform) != digest, "the changed registry's digest was not recorded"
@@ -116,7 +116,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert rows_of("\n".join(report), "shop.sales.broken") == [
         ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
     ]
-    assert report[-1] == "9 topics, 1 failed, 69 AWS API calls"
+    assert report[-1] == "9 topics, 1 failed, 76 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):

@@ -34,6 +34,7 @@ from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
 from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, LineageOutcome, LineagePlan
+from dzlineage_dagster.sync.stages.publish import Publication
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 REGISTRY_SCHEMA = AssetKey("registry_schema")
@@ -179,7 +180,7 @@ def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[Asse
         )
     if Stage.ASSET in done:
         metadata = (
-            asset_metadata(outcome.asset)
+            asset_metadata(outcome.asset, outcome.publication)
             if outcome.asset is not None
             else {
                 "action": "not cataloged",
@@ -217,7 +218,7 @@ def schema_metadata(snapshot: SchemaSnapshot) -> dict[str, object]:
     }
 
 
-def asset_metadata(outcome: AssetOutcome) -> dict[str, object]:
+def asset_metadata(outcome: AssetOutcome, publication: Publication | None) -> dict[str, object]:
     record = outcome.record
     metadata: dict[str, object] = {
         "action": outcome.action,
@@ -225,7 +226,13 @@ def asset_metadata(outcome: AssetOutcome) -> dict[str, object]:
         "datazone_asset_revision": record.asset_revision,
         "asset_type_revision": record.asset_type_revision,
         "schema_version": record.schema_version,
+        # The revision subscribers see in the catalog (empty: not published by the sync).
+        "published_revision": record.published_revision,
     }
+    if publication is not None:
+        metadata["catalog"] = publication.summary
+        metadata["listing_id"] = publication.listing_id
+        metadata["listing_status"] = publication.status
     if outcome.url:
         metadata["datazone_asset_url"] = MetadataValue.url(outcome.url)
     return metadata

@@ -12,8 +12,9 @@ Published figures (per account and Region):
 - Systems Manager endpoints and quotas, Parameter Store max throughput: GetParameter,
   GetParameters and GetParametersByPath share 40 TPS by default (one bucket for the three).
 
-Assumed where nothing is published (:data:`ASSUMED` says which): DataZone's Get* operations
-and PostLineageEvent at 20 TPS, like the published DataZone operations; SSM PutParameter and
+Assumed where nothing is published (:data:`ASSUMED` says which): DataZone's Get* operations,
+PostLineageEvent and CreateListingChangeSet (publishing; the quotas page lists no figure for it)
+at 20 TPS, like the published DataZone operations; SSM PutParameter and
 DeleteParameter at 20 TPS (the published default covers reads only); Glue Schema Registry and
 Data Catalog reads at 50 TPS (Glue publishes no per-operation rates); MSK and MSK Connect
 describes at 10 TPS (called once a run). Raise or lower any of them with
@@ -56,7 +57,8 @@ def _quotas() -> dict[str, Quota]:
     )
     add(
         "datazone.GetAsset datazone.GetAssetType datazone.GetFormType datazone.GetDomain "
-        "datazone.GetProject datazone.PostLineageEvent datazone.GetLineageNode "
+        "datazone.GetProject datazone.PostLineageEvent datazone.CreateListingChangeSet "
+        "datazone.GetLineageNode "
         "datazone.GetLineageEvent datazone.ListLineageEvents datazone.ListLineageNodeHistory "
         "ssm.PutParameter ssm.DeleteParameter",
         20,

@@ -162,6 +162,8 @@ class MappingRecord:
     domain_id: str = ""
     project_id: str = ""
     registry_arn: str = ""
+    #: The asset revision last published to the catalog (empty: never published by the sync).
+    published_revision: str = ""
 
     @property
     def is_legacy(self) -> bool:

@@ -199,12 +199,17 @@ def run_headless_sync(
                         lineage = "unchanged (registry token)"
                     else:
                         lineage = outcome.lineage.summary if outcome.lineage else "-"
-                    rows.append((outcome.topic, asset, lineage))
+                    rows.append((outcome.topic, asset, outcome.catalog_summary, lineage))
                 else:
                     failed += 1
                     # A failed outcome always names its stage (runner.sync_topic sets both).
                     rows.append(
-                        (outcome.topic, "FAILED", f"{outcome.failed_stage.value}: {outcome.error}")
+                        (
+                            outcome.topic,
+                            "FAILED",
+                            outcome.catalog_summary,
+                            f"{outcome.failed_stage.value}: {outcome.error}",
+                        )
                     )
                 if report is not None and outcome.topic in report.topics:
                     report.results[outcome.topic] = rows[-1][1]
@@ -216,13 +221,13 @@ def run_headless_sync(
             if not stop:
                 for topic, result in retire_removed_topics(run).items():
                     failed += result.startswith("failed")
-                    rows.append((topic, result, "schema left the registry"))
+                    rows.append((topic, result, "", "schema left the registry"))
             if not stop and not failed:
                 _record_digest(run, registry_arn, digest, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
-            print(_table(rows, ("topic", "asset", "lineage")), file=out)
+            print(_table(rows, ("topic", "asset", "catalog", "lineage")), file=out)
         if reposted:
             print(
                 f"\nlineage re-posted for {len(reposted)} topics whose events DataZone had failed "

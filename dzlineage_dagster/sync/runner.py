@@ -2,6 +2,8 @@
 
 A topic's mapping record is written once, when its stages are done (or one of them failed):
 the asset stage and the lineage stage each only stage their change in the run's mapping store.
+The asset stage ends with the asset's publication to the catalog (`sync/stages/publish.py`), so
+the Dagster job and `dzlineage sync` both publish what they create or revise.
 
 Topics run on a pool of threads (the ``concurrency`` setting), so a first sync of thousands of
 topics is bound by DataZone's quotas rather than by one call's latency after another; the
@@ -27,6 +29,7 @@ from dzlineage_dagster.sync.errors import TOPIC_ERRORS, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetOutcome, sync_topic_asset
 from dzlineage_dagster.sync.stages.lineage import LineageOutcome, post_topic_lineage
+from dzlineage_dagster.sync.stages.publish import Publication, publish_topic_asset
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot, read_schema
 
 
@@ -49,6 +52,8 @@ class TopicOutcome:
     topic: str
     schema: SchemaSnapshot | None = None
     asset: AssetOutcome | None = None
+    #: The asset's publication to the catalog this run made (None: nothing to publish).
+    publication: Publication | None = None
     lineage: LineageOutcome | None = None
     #: The stages whose work is done and recorded (the mapping written when they changed it).
     completed: frozenset[Stage] = field(default_factory=frozenset)
@@ -60,6 +65,11 @@ class TopicOutcome:
     @property
     def ok(self) -> bool:
         return self.error is None
+
+    @property
+    def catalog_summary(self) -> str:
+        """What this run did to the asset's catalog listing: ``published r3``, or nothing."""
+        return self.publication.summary if self.publication else ""
 
 
 def sync_topics(
@@ -197,6 +207,9 @@ def sync_topic(
                 continue
             if stage is Stage.ASSET:
                 outcome.asset = sync_topic_asset(run, outcome.schema)
+                published = publish_topic_asset(run, outcome.asset) if outcome.asset else None
+                if published is not None:
+                    outcome.asset, outcome.publication = published
             else:
                 outcome.lineage = post_topic_lineage(run, outcome.schema)
             completed.append(stage)

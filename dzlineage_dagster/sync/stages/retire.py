@@ -1,5 +1,5 @@
-"""The retire stage: the assets of schemas that left the registry are deprecated or deleted
-(per `deleted_schema_policy`), then their mappings are dropped."""
+"""The retire stage: the assets of schemas that left the registry are unpublished from the
+catalog, deprecated or deleted (per `deleted_schema_policy`), then their mappings are dropped."""
 
 from __future__ import annotations
 
@@ -10,9 +10,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.reconcile import DEPRECATED_MARK
 from dzlineage_dagster.core.ssm_names import MappingRecord
-from dzlineage_dagster.sync.errors import describe_error, error_code
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import client_token
+from dzlineage_dagster.sync.stages.publish import unpublish_retired_asset
 
 
 def removed_records(run: SyncRun, topics: Collection[str] | None = None) -> list[MappingRecord]:
@@ -72,26 +73,31 @@ def retire_removed_topics(run: SyncRun, topics: Collection[str] | None = None) -
     for record in removed_records(run, topics):
         try:
             results[record.topic] = retire_topic_asset(run, record)
-        except (ClientError, BotoCoreError) as error:
+        except (ClientError, BotoCoreError, SyncError) as error:
             results[record.topic] = f"failed: {describe_error(error)}"
             run.log.error(f"topic {record.topic!r} could not be retired: {results[record.topic]}")
     return results
 
 
-RetireAction = Literal["deleted", "deprecated", "already gone"]
+RetireAction = Literal[
+    "deleted", "deprecated", "deleted and unpublished", "deprecated and unpublished", "already gone"
+]
 
 
 def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
-    """A schema left the registry: delete or deprecate its asset, then drop its mapping."""
+    """A schema left the registry: take its asset out of the catalog, delete or deprecate it,
+    then drop its mapping."""
     datazone = run.resource.datazone.client()
     domain = run.settings.domain_id
     action: RetireAction
     try:
+        asset = datazone.get_asset(domainIdentifier=domain, identifier=record.asset_id)
+        # Unpublished first: a deleted asset's listing must not outlive it in the catalog.
+        unpublished = unpublish_retired_asset(run, record, asset) is not None
         if run.settings.deleted_schema_policy == "delete":
             datazone.delete_asset(domainIdentifier=domain, identifier=record.asset_id)
-            action = "deleted"
+            action = "deleted and unpublished" if unpublished else "deleted"
         else:
-            asset = datazone.get_asset(domainIdentifier=domain, identifier=record.asset_id)
             note = f"{DEPRECATED_MARK}: schema {record.schema_arn} was deleted from the registry"
             if not (asset.get("description") or "").startswith(DEPRECATED_MARK):
                 datazone.create_asset_revision(
@@ -103,7 +109,7 @@ def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
                     formsInput=[_form_input(f) for f in asset.get("formsOutput", [])],
                     clientToken=client_token("deprecate", record.asset_id, asset["revision"]),
                 )
-            action = "deprecated"
+            action = "deprecated and unpublished" if unpublished else "deprecated"
     except ClientError as error:
         if error_code(error) != "ResourceNotFoundException":
             raise

@@ -1,0 +1,126 @@
+"""The publish stage: a topic's asset is listed in the DataZone catalog at its latest revision.
+
+A DataZone asset is visible only to its owning project until it is published; after every
+revision "you must publish the new revision to the catalog for it to be updated and available
+to subscribers", and only the latest revision can be published (AWS's asset-versioning guide).
+So, with `publish_to_catalog` on, the asset stage's revision is published right after it is
+made: one ``CreateListingChangeSet`` per created or revised asset, none for an unchanged one.
+
+The mapping record remembers the revision last published (``published_revision``). An asset
+whose record says its revision is not published yet (a run that failed or was killed between
+the revision and the publication, an adopted or replayed asset, a record from before this
+stage existed) is published by the next run that sees it. The record changes only when the
+publication was accepted; the client token (asset and revision) makes a retried or repeated
+publication of the same revision one listing revision.
+
+Retirement unpublishes (:func:`unpublish_retired_asset`): a topic that left the registry is
+taken out of the catalog, whatever `publish_to_catalog` says, since no one can subscribe to it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from typing import Any, Literal
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.asset import AssetOutcome, client_token
+
+#: GetAsset's ``listing.listingStatus`` values of a listing the catalog shows (or soon will).
+LISTED_STATUSES = frozenset({"CREATING", "ACTIVE"})
+
+
+@dataclass(frozen=True)
+class Publication:
+    """One CreateListingChangeSet the sync made for a topic's asset, and DataZone's answer."""
+
+    action: Literal["published", "unpublished"]
+    asset_id: str
+    asset_revision: str
+    listing_id: str
+    listing_revision: str
+    #: CREATING while DataZone publishes it (asynchronously), then ACTIVE; INACTIVE unpublished.
+    status: str
+
+    @property
+    def summary(self) -> str:
+        """How the sync's table says it: ``published r3``, ``unpublished``."""
+        if self.action == "published":
+            return f"published r{self.asset_revision}"
+        return "unpublished"
+
+
+def publish_topic_asset(
+    run: SyncRun, asset: AssetOutcome
+) -> tuple[AssetOutcome, Publication] | None:
+    """Publish the asset's revision if it is not published yet (with `publish_to_catalog` on).
+
+    Returns the asset outcome with the published revision in its record (staged for the
+    runner to write) and what was published; None when nothing needed publishing.
+    """
+    record = asset.record
+    if not run.settings.publish_to_catalog or record.published_revision == record.asset_revision:
+        return None
+    answer = _change_listing(
+        run,
+        record,
+        action="PUBLISH",
+        entityRevision=record.asset_revision,
+        clientToken=client_token("publish", record.asset_id, record.asset_revision),
+    )
+    published = replace(record, published_revision=record.asset_revision)
+    run.mappings.stage(published)
+    publication = _publication("published", record.asset_id, record.asset_revision, answer)
+    return replace(asset, record=published), publication
+
+
+def unpublish_retired_asset(
+    run: SyncRun, record: MappingRecord, asset: dict[str, Any]
+) -> Publication | None:
+    """Take a retired topic's asset (its GetAsset output) out of the catalog, if it is listed."""
+    listing = asset.get("listing") or {}
+    if listing.get("listingStatus") not in LISTED_STATUSES:
+        return None
+    answer = _change_listing(
+        run,
+        record,
+        action="UNPUBLISH",
+        clientToken=client_token("unpublish", asset["id"], listing["listingId"], asset["revision"]),
+    )
+    return _publication("unpublished", asset["id"], str(asset["revision"]), answer)
+
+
+def _change_listing(run: SyncRun, record: MappingRecord, **change: str) -> dict[str, Any]:
+    try:
+        return run.resource.datazone.client().create_listing_change_set(
+            domainIdentifier=run.settings.domain_id,
+            entityIdentifier=record.asset_id,
+            entityType="ASSET",
+            **change,
+        )
+    except (ClientError, BotoCoreError) as error:
+        verb = "publish" if change["action"] == "PUBLISH" else "unpublish"
+        raise SyncError(
+            f"{record.topic}: could not {verb} asset {record.asset_id} (revision "
+            f"{change.get('entityRevision') or record.asset_revision}) in the catalog: "
+            f"{describe_error(error)}"
+        ) from error
+
+
+def _publication(
+    action: Literal["published", "unpublished"],
+    asset_id: str,
+    asset_revision: str,
+    answer: dict[str, Any],
+) -> Publication:
+    return Publication(
+        action=action,
+        asset_id=asset_id,
+        asset_revision=asset_revision,
+        listing_id=answer["listingId"],
+        listing_revision=str(answer["listingRevision"]),
+        status=answer["status"],
+    )
