@@ -178,3 +178,39 @@ def test_a_retired_topic_leaves_the_catalog(platform, capsys, monkeypatch, polic
             domainIdentifier=platform.settings.domain_id, identifier=asset_id
         )
         assert asset["listing"]["listingStatus"] == "INACTIVE"
+
+
+def test_an_asset_a_person_revised_since_is_left_for_them_to_publish(
+    platform, capsys, monkeypatch, caplog
+):
+    monkeypatch.setenv("DZLINEAGE_PUBLISH_TO_CATALOG", "false")
+    sync_output(capsys)
+    asset_id = topic_assets(platform)[platform.schema_arn(TOPIC)][0]
+    datazone, domain_id = _datazone(platform)
+    made = datazone.get_asset(domainIdentifier=domain_id, identifier=asset_id)
+    datazone.create_asset_revision(
+        domainIdentifier=domain_id,
+        identifier=asset_id,
+        name="Orders (curated)",
+        typeRevision=made["typeRevision"],
+        formsInput=[
+            {
+                "formName": form["formName"],
+                "typeIdentifier": form["typeName"],
+                "typeRevision": form["typeRevision"],
+                "content": form["content"],
+            }
+            for form in made["formsOutput"]
+        ],
+    )
+
+    monkeypatch.setenv("DZLINEAGE_PUBLISH_TO_CATALOG", "true")
+    with caplog.at_level("WARNING", logger="dzlineage.sync"):
+        sync_output(capsys)
+    assert (
+        f"{TOPIC}: revision 1 of asset {asset_id} not published: the asset has a later "
+        "revision 2 made outside the sync"
+    ) in caplog.text
+    listed = catalog_listings(platform)
+    assert asset_id not in listed
+    assert len(listed) == len(table_topics(platform)) - 1

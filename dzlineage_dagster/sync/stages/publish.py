@@ -25,7 +25,7 @@ from typing import Any, Literal
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.ssm_names import MappingRecord
-from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetOutcome, client_token
 
@@ -59,22 +59,51 @@ def publish_topic_asset(
     """Publish the asset's revision if it is not published yet (with `publish_to_catalog` on).
 
     Returns the asset outcome with the published revision in its record (staged for the
-    runner to write) and what was published; None when nothing needed publishing.
+    runner to write) and what was published; None when nothing was published.
     """
     record = asset.record
     if not run.settings.publish_to_catalog or record.published_revision == record.asset_revision:
         return None
-    answer = _change_listing(
-        run,
-        record,
-        action="PUBLISH",
-        entityRevision=record.asset_revision,
-        clientToken=client_token("publish", record.asset_id, record.asset_revision),
-    )
+    try:
+        answer = _change_listing(
+            run,
+            record.asset_id,
+            action="PUBLISH",
+            entityRevision=record.asset_revision,
+            clientToken=client_token("publish", record.asset_id, record.asset_revision),
+        )
+    except ClientError as error:
+        if _revised_outside_the_sync(run, record, error):
+            return None
+        raise _failure(record, f"publish revision {record.asset_revision} of", error) from error
+    except BotoCoreError as error:
+        raise _failure(record, f"publish revision {record.asset_revision} of", error) from error
     published = replace(record, published_revision=record.asset_revision)
     run.mappings.stage(published)
     publication = _publication("published", record.asset_id, record.asset_revision, answer)
     return replace(asset, record=published), publication
+
+
+def _revised_outside_the_sync(run: SyncRun, record: MappingRecord, error: ClientError) -> bool:
+    """Whether DataZone refused the publication because a person revised the asset after the
+    sync's revision (only the latest revision can be published); logged as a warning.
+
+    The sync does not publish a revision it did not make: that is the person's to publish.
+    """
+    if error_code(error) not in ("ValidationException", "ConflictException"):
+        return False
+    latest = run.resource.datazone.client().get_asset(
+        domainIdentifier=run.settings.domain_id, identifier=record.asset_id
+    )["revision"]
+    if str(latest) == record.asset_revision:
+        return False
+    run.log.warning(
+        f"{record.topic}: revision {record.asset_revision} of asset {record.asset_id} not "
+        f"published: the asset has a later revision {latest} made outside the sync, and only "
+        "an asset's latest revision can be published; the sync publishes its own next "
+        "revision of it (or publish it in the portal)"
+    )
+    return True
 
 
 def unpublish_retired_asset(
@@ -84,30 +113,34 @@ def unpublish_retired_asset(
     listing = asset.get("listing") or {}
     if listing.get("listingStatus") not in LISTED_STATUSES:
         return None
-    answer = _change_listing(
-        run,
-        record,
-        action="UNPUBLISH",
-        clientToken=client_token("unpublish", asset["id"], listing["listingId"], asset["revision"]),
-    )
+    try:
+        answer = _change_listing(
+            run,
+            record.asset_id,
+            action="UNPUBLISH",
+            clientToken=client_token(
+                "unpublish", asset["id"], listing["listingId"], asset["revision"]
+            ),
+        )
+    except (ClientError, BotoCoreError) as error:
+        raise _failure(record, "unpublish", error) from error
     return _publication("unpublished", asset["id"], str(asset["revision"]), answer)
 
 
-def _change_listing(run: SyncRun, record: MappingRecord, **change: str) -> dict[str, Any]:
-    try:
-        return run.resource.datazone.client().create_listing_change_set(
-            domainIdentifier=run.settings.domain_id,
-            entityIdentifier=record.asset_id,
-            entityType="ASSET",
-            **change,
-        )
-    except (ClientError, BotoCoreError) as error:
-        verb = "publish" if change["action"] == "PUBLISH" else "unpublish"
-        raise SyncError(
-            f"{record.topic}: could not {verb} asset {record.asset_id} (revision "
-            f"{change.get('entityRevision') or record.asset_revision}) in the catalog: "
-            f"{describe_error(error)}"
-        ) from error
+def _change_listing(run: SyncRun, asset_id: str, **change: str) -> dict[str, Any]:
+    return run.resource.datazone.client().create_listing_change_set(
+        domainIdentifier=run.settings.domain_id,
+        entityIdentifier=asset_id,
+        entityType="ASSET",
+        **change,
+    )
+
+
+def _failure(record: MappingRecord, what: str, error: Exception) -> SyncError:
+    return SyncError(
+        f"{record.topic}: could not {what} asset {record.asset_id} in the catalog: "
+        f"{describe_error(error)}"
+    )
 
 
 def _publication(
