@@ -84,6 +84,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="how long DataZone takes to process an accepted lineage event, as on AWS where "
         "PostLineageEvent is asynchronous (default 0: nodes appear at once)",
     )
+    parser.add_argument(
+        "--listing-processing-seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long DataZone takes to publish an asset to the catalog, as on AWS where a "
+        "listing is CREATING before it is ACTIVE (default 0: listed at once)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -183,7 +191,12 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     except ValueError as error:
         raise SystemExit(f"dzlineage: {error}") from None
     try:
-        sandbox = Sandbox(args.host, args.port, args.lineage_processing_seconds).start()
+        sandbox = Sandbox(
+            args.host,
+            args.port,
+            args.lineage_processing_seconds,
+            listing_processing_seconds=args.listing_processing_seconds,
+        ).start()
     except OSError as error:
         raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None
     environment = sandbox_environment(sandbox.endpoint_url)
