@@ -74,7 +74,7 @@ def test_every_created_asset_is_published_and_a_new_schema_version_is_republishe
     assert calls_of(platform, "CreateListingChangeSet") == len(topics)
     metadata = latest_metadata(platform, "datazone_topic_asset", TOPIC)
     assert (metadata["catalog"], metadata["published_revision"]) == ("published r1", "1")
-    assert metadata["listing_status"] == "ACTIVE"
+    assert (metadata["listing_status"], metadata["listing_revision"]) == ("ACTIVE", "1")
 
     platform.register_new_version(TOPIC, "note")
     platform.control.clear_calls()
@@ -118,7 +118,12 @@ def test_a_publication_that_failed_is_made_by_the_next_run(platform, capsys):
     platform.control.set_faults(
         FaultRule(service="datazone", operation="CreateListingChangeSet", kind="access-denied")
     )
-    assert headless_sync(platform.environment)[0] == 1
+    code, out = headless_sync(platform.environment)
+    assert code == 1
+    assert (
+        f"asset: {TOPIC}: could not publish revision 2 of asset {asset_id} in the catalog: "
+        "CreateListingChangeSet failed: AccessDeniedException"
+    ) in out
     assert catalog_listings(platform)[asset_id]["entityRevision"] == "1"
 
     platform.control.clear_faults()

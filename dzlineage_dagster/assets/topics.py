@@ -232,6 +232,7 @@ def asset_metadata(outcome: AssetOutcome, publication: Publication | None) -> di
     if publication is not None:
         metadata["catalog"] = publication.summary
         metadata["listing_id"] = publication.listing_id
+        metadata["listing_revision"] = publication.listing_revision
         metadata["listing_status"] = publication.status
     if outcome.url:
         metadata["datazone_asset_url"] = MetadataValue.url(outcome.url)

@@ -38,7 +38,6 @@ class Publication:
     """One CreateListingChangeSet the sync made for a topic's asset, and DataZone's answer."""
 
     action: Literal["published", "unpublished"]
-    asset_id: str
     asset_revision: str
     listing_id: str
     listing_revision: str
@@ -72,15 +71,13 @@ def publish_topic_asset(
             entityRevision=record.asset_revision,
             clientToken=client_token("publish", record.asset_id, record.asset_revision),
         )
-    except ClientError as error:
-        if _revised_outside_the_sync(run, record, error):
+    except (ClientError, BotoCoreError) as error:
+        if isinstance(error, ClientError) and _revised_outside_the_sync(run, record, error):
             return None
-        raise _failure(record, f"publish revision {record.asset_revision} of", error) from error
-    except BotoCoreError as error:
         raise _failure(record, f"publish revision {record.asset_revision} of", error) from error
     published = replace(record, published_revision=record.asset_revision)
     run.mappings.stage(published)
-    publication = _publication("published", record.asset_id, record.asset_revision, answer)
+    publication = _publication("published", record.asset_revision, answer)
     return replace(asset, record=published), publication
 
 
@@ -124,7 +121,7 @@ def unpublish_retired_asset(
         )
     except (ClientError, BotoCoreError) as error:
         raise _failure(record, "unpublish", error) from error
-    return _publication("unpublished", asset["id"], str(asset["revision"]), answer)
+    return _publication("unpublished", str(asset["revision"]), answer)
 
 
 def _change_listing(run: SyncRun, asset_id: str, **change: str) -> dict[str, Any]:
@@ -144,14 +141,10 @@ def _failure(record: MappingRecord, what: str, error: Exception) -> SyncError:
 
 
 def _publication(
-    action: Literal["published", "unpublished"],
-    asset_id: str,
-    asset_revision: str,
-    answer: dict[str, Any],
+    action: Literal["published", "unpublished"], asset_revision: str, answer: dict[str, Any]
 ) -> Publication:
     return Publication(
         action=action,
-        asset_id=asset_id,
         asset_revision=asset_revision,
         listing_id=answer["listingId"],
         listing_revision=str(answer["listingRevision"]),
