@@ -70,6 +70,8 @@ class CatalogState:
     lineage_events: dict[tuple[str, str], int]
     #: (input dataset, output dataset) of every edge DataZone holds, with its count.
     edges: dict[tuple[str, str], int]
+    #: schema ARN -> whether the catalog (SearchListings) shows its asset at its latest revision.
+    listed_at_latest: dict[str, bool]
 
 
 def catalog_state(environment: dict[str, str]) -> CatalogState:
@@ -78,6 +80,7 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
     ssm = sandbox_client(environment, "ssm")
     assets: Counter[str] = Counter()
     asset_ids: set[str] = set()
+    latest_revisions: dict[str, tuple[str, str]] = {}
     for page in datazone.get_paginator("search").paginate(
         domainIdentifier=settings.domain_id,
         searchScope="ASSET",
@@ -88,6 +91,10 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
             if asset["typeIdentifier"] == "KafkaTopicAssetType":
                 assets[asset["externalIdentifier"]] += 1
                 asset_ids.add(asset["identifier"])
+                revision = datazone.get_asset(
+                    domainIdentifier=settings.domain_id, identifier=asset["identifier"]
+                )["revision"]
+                latest_revisions[asset["identifier"]] = (asset["externalIdentifier"], revision)
     mappings = {}
     for page in ssm.get_paginator("get_parameters_by_path").paginate(
         Path=settings.ssm_prefix, Recursive=True
@@ -113,7 +120,18 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
                 for source in summary["inputs"]:
                     for target in summary["outputs"]:
                         edges[(_dataset(source), _dataset(target))] += 1
-    return CatalogState(dict(assets), mappings, dict(events), dict(edges))
+    listed = {
+        item["assetListing"]["entityId"]: item["assetListing"]["entityRevision"]
+        for page in datazone.get_paginator("search_listings").paginate(
+            domainIdentifier=settings.domain_id
+        )
+        for item in page["items"]
+    }
+    listed_at_latest = {
+        arn: listed.get(asset_id) == revision
+        for asset_id, (arn, revision) in latest_revisions.items()
+    }
+    return CatalogState(dict(assets), mappings, dict(events), dict(edges), listed_at_latest)
 
 
 def _dataset(reference: dict[str, str]) -> str:

@@ -83,6 +83,7 @@ def test_a_sync_killed_at_every_write_boundary_then_rerun_converges(
     expected = catalog_state(environment)
     writes = _write_calls(sandbox.control.calls())
     assert len(expected.assets) == 1 and set(expected.assets.values()) == {1}
+    assert set(expected.listed_at_latest.values()) == {True}, "the asset is not published"
     assert len(writes) >= 7, writes
 
     # Killed before write k+1 leaves AWS as killed after write k (no write between them), so
@@ -118,6 +119,7 @@ def _comparable(state) -> tuple:
             ((source.rsplit("/", 1)[-1], target.rsplit("/", 1)[-1]), count)
             for (source, target), count in state.edges.items()
         ),
+        state.listed_at_latest,
     )
 
 
