@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from dzlineage_dagster.core.lineage_state import PostedLineage
 from dzlineage_dagster.core.ssm_names import MappingRecord
 
 #: What the retire stage puts in front of a deprecated asset's description.
@@ -98,8 +99,8 @@ def plan_repairs(
             repairs.append(repair)
             continue
         if record is not None and lineage is not None and record.lineage_fingerprint:
-            # The record keeps the run ids of the topic's hops, comma-separated.
-            run_ids = record.lineage_fingerprint.split(",")
+            posted = PostedLineage.decode(record.lineage_fingerprint)
+            run_ids = posted.run_ids(topic) if posted else []
             unhealthy = [run_id for run_id in run_ids if run_id not in lineage.healthy]
             if unhealthy:
                 failed = any(run_id in lineage.failed for run_id in unhealthy)

@@ -13,6 +13,7 @@ from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import client_token
+from dzlineage_dagster.sync.stages.lineage import close_topic_lineage
 
 
 def removed_records(run: SyncRun, topics: Collection[str] | None = None) -> list[MappingRecord]:
@@ -82,7 +83,9 @@ RetireAction = Literal["deleted", "deprecated", "already gone"]
 
 
 def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
-    """A schema left the registry: delete or deprecate its asset, then drop its mapping."""
+    """A schema left the registry: close its lineage jobs, delete or deprecate its asset, then
+    drop its mapping."""
+    close_topic_lineage(run, record)
     datazone = run.resource.datazone.client()
     domain = run.settings.domain_id
     action: RetireAction
