@@ -225,7 +225,10 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
     try:
         previous = PostedLineage.decode(stored.lineage_fingerprint) if stored else None
     except ValueError as error:
-        raise SyncError(f"{snapshot.topic}: {error}") from None
+        raise SyncError(
+            f"{snapshot.topic}: {error} (its SSM mapping was edited?); "
+            "`dzlineage sync --reconcile` re-posts the topic's lineage"
+        ) from None
     closing = tuple(
         ClosingHop.of(run, snapshot.topic, job.side, job.job(snapshot.topic))
         for job in jobs_to_close(previous, (hop.posted_job for hop in hops))
