@@ -299,8 +299,8 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     )
 
 
-def close_topic_lineage(run: SyncRun, record: MappingRecord) -> int:
-    """A retired topic: a closing run for every job its record says is open; the events posted."""
+def close_topic_lineage(run: SyncRun, record: MappingRecord) -> None:
+    """A retired topic: a closing run for every job its record says is open."""
     try:
         previous = PostedLineage.decode(record.lineage_fingerprint)
     except ValueError as error:
@@ -309,10 +309,8 @@ def close_topic_lineage(run: SyncRun, record: MappingRecord) -> int:
         ClosingHop.of(run, record.topic, job.side, job.job(record.topic))
         for job in jobs_to_close(previous, current=())
     )
-    if not closing:
-        return 0
-    base = next_base("retired", previous)
-    return _post_runs(run, record.topic, base, closing, delivery="").events
+    if closing:
+        _post_runs(run, record.topic, next_base("retired", previous), closing, delivery="")
 
 
 @dataclass(frozen=True)
