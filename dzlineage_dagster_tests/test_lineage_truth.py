@@ -24,8 +24,9 @@ from dzlineage_dagster.core.openlineage import (
 from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
-from dzlineage_dagster_tests.test_connector_lineage import create_connector
+from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
 from dzlineage_dagster_tests.test_lineage_cli import trace
 
 TOPIC = "shop.archive.orders"
@@ -122,6 +123,11 @@ def test_a_deleted_sink_s_edge_goes_and_comes_back_when_the_sink_is_re_added(dem
     config = delete_archive_sink(demo)
     out = sync(capsys)
     assert f"closed [kafka-connect.{SINK}/{TOPIC}]" in out, out
+    runs = [e for e in posted_events(demo) if e["job"]["name"] == f"{SINK}/{TOPIC}"]
+    assert len(runs) == 2  # the hop's run, then its closing run: the topic in, nothing out
+    (closing,) = [e for e in runs if not e["outputs"]]
+    assert [d["name"] for d in closing["inputs"]] == [TOPIC]
+    validate_openlineage_event(json.dumps(closing))
     assert downstream_tables(capsys) == set()
     found = orphans(capsys)
     assert TOPIC in found["topics_without_downstream_table"]
