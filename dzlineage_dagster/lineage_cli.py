@@ -2,7 +2,9 @@
 ask ("what feeds this table?", "what breaks if I drop this topic?", "can I delete this?").
 
 Both read the graph the sync (and any other producer) posted, through GetLineageNode by
-sourceIdentifier, so they answer the same against AWS and the sandbox. A name a user types is
+sourceIdentifier at the moment the command started (the timestamp view: the latest run of each
+job, so what a job's newer run no longer says is gone), and answer the same against AWS and
+the sandbox. A name a user types is
 resolved against the datasets the settings name: the registry's topics (named as the sync
 names them), the Glue tables of the configured database, and the source tables found upstream
 of those topics; :mod:`dzlineage_dagster.core.lineage_graph` resolves, walks and renders.
@@ -15,6 +17,7 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -53,17 +56,21 @@ class LineageQueryError(Exception):
 
 @dataclass
 class DataZoneLineage:
-    """DataZone's lineage nodes, each read once (by id or sourceIdentifier) per command."""
+    """DataZone's lineage nodes, each read once (by id or sourceIdentifier) per command, as
+    the timestamp view shows them when the command started: only the latest run of each job
+    (``GetLineageNode``'s ``eventTimestamp``), so an edge a job's newer run no longer draws (a
+    re-routed or deleted connector's) is not in the answer."""
 
     client: Any
     domain_id: str
+    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
     _nodes: dict[str, dict | None] = field(default_factory=dict)
 
     def node(self, identifier: str) -> dict | None:
         if identifier not in self._nodes:
             try:
                 found = self.client.get_lineage_node(
-                    domainIdentifier=self.domain_id, identifier=identifier
+                    domainIdentifier=self.domain_id, identifier=identifier, eventTimestamp=self.at
                 )
             except self.client.exceptions.ResourceNotFoundException:
                 found = None

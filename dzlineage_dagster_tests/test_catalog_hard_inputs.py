@@ -98,9 +98,13 @@ def test_a_schema_too_wide_for_one_lineage_event_splits_each_hop_and_keeps_every
     assert outcomes[topic].asset.action == "created"
 
     by_job = hop_events(platform)
-    source_events, sink_events = by_job["wide-source"], by_job["wide-sink"]
-    # Each hop was split (several runs), and no event DataZone holds passes its limit.
+    source_events, sink_events = by_job[f"wide-source/{topic}"], by_job[f"wide-sink/{topic}"]
+    # Each hop was split (several events of its one run, so DataZone's latest-run view keeps
+    # every part), and no event DataZone holds passes its limit.
     assert len(source_events) > 1 and len(sink_events) > 1
+    for events in (source_events, sink_events):
+        assert len({event["run"]["runId"] for _, event in events}) == 1
+        assert {event["eventType"] for _, event in events} == {"RUNNING", "COMPLETE"}
     for size, event in source_events + sink_events:
         assert size <= LINEAGE_EVENT_LIMIT
         validate_openlineage_event(json.dumps(event))
@@ -142,7 +146,7 @@ def test_a_column_too_long_for_one_event_drops_the_sink_hop_s_facets_and_keeps_i
     outcome = outcomes[topic].lineage
 
     by_job = hop_events(platform)
-    source_events, sink_events = by_job["wide-source"], by_job["wide-sink"]
+    source_events, sink_events = by_job[f"wide-source/{topic}"], by_job[f"wide-sink/{topic}"]
     assert len(source_events) == 1 and len(sink_events) == 1
     for size, event in source_events + sink_events:
         assert size <= LINEAGE_EVENT_LIMIT
@@ -153,6 +157,6 @@ def test_a_column_too_long_for_one_event_drops_the_sink_hop_s_facets_and_keeps_i
     assert_both_hops_in_the_graph(platform, topic, "public_long_column")
 
     (hop,) = outcome.oversized_hops
-    assert hop.startswith("sink hop [kafka-connect/wide-sink]")
+    assert hop.startswith(f"sink hop [kafka-connect.wide-sink/{topic}]")
     assert "facets left out, datasets kept" in hop and hop in outcome.summary
     assert lineage_metadata(outcome)["column_facets_dropped"] is True

@@ -249,9 +249,14 @@ def test_source_table_to_topic_to_table_for_mysql_sqlserver_and_postgres(connect
         for s in platform.upstream_source_identifiers(shards, 2)
         if s.startswith("postgres://")
     } == {"shop.sales.orders_archive_2025", "shop.sales.orders_archive_2026"}
-    # One job per connector, named by it.
-    assert {"erp-mysql-source", "erp-iceberg-sink", "wms-sqlserver-source"} <= set(by_job)
-    assert all(e["job"]["namespace"] == "kafka-connect" for e in by_job["erp-iceberg-sink"])
+    # One job per hop, named by its connector and topic.
+    assert {
+        "erp-mysql-source/erp.erp.customers",
+        "erp-iceberg-sink/erp.erp.customers",
+        "erp-iceberg-sink/erp.billing.invoices",
+        "wms-sqlserver-source/wms.wms.dbo.shipments",
+    } <= set(by_job)
+    assert all(e["job"]["namespace"] == "kafka-connect" for e in events)
     for event in events:
         validate_openlineage_event(json.dumps(event))
 
@@ -261,7 +266,9 @@ def test_column_lineage_on_both_hops(connectors_platform):
     run, _ = sync(platform, ["erp.billing.invoices"])
     events = posted_events(platform)
     namespace, name = run.topic_dataset("erp.billing.invoices")
-    source_hop = next(e for e in events if e["job"]["name"] == "erp-mysql-source")
+    source_hop = next(
+        e for e in events if e["job"]["name"] == "erp-mysql-source/erp.billing.invoices"
+    )
     (topic_output,) = source_hop["outputs"]
     fields = topic_output["facets"]["columnLineage"]["fields"]
     assert fields["after.amount"]["inputFields"] == [
@@ -272,7 +279,9 @@ def test_column_lineage_on_both_hops(connectors_platform):
             "transformations": [{"type": "DIRECT", "subtype": "IDENTITY"}],
         }
     ]
-    sink_hop = next(e for e in events if e["job"]["name"] == "erp-iceberg-sink")
+    sink_hop = next(
+        e for e in events if e["job"]["name"] == "erp-iceberg-sink/erp.billing.invoices"
+    )
     (table_output,) = sink_hop["outputs"]
     assert table_output["name"] == "table/finance/invoices"
     inputs = table_output["facets"]["columnLineage"]["fields"]["id"]["inputFields"]
@@ -301,7 +310,9 @@ def test_an_ambiguous_static_sink_is_reported_not_guessed(connectors_platform):
         assert [hop.side for hop in lineage.plan.hops] == ["source"]  # the decided hop only
         metadata = lineage_metadata(lineage)
         assert "which topic is which table" in metadata["ambiguous_reason"]
-    assert not any(e["job"]["name"] == "crm-iceberg-sink" for e in posted_events(platform))
+    assert not any(
+        e["job"]["name"].startswith("crm-iceberg-sink/") for e in posted_events(platform)
+    )
     result = checks.no_ambiguous_edges(LineageSyncResource.with_settings(platform.settings))
     assert not result.passed
     assert any("crm.public.leads" in p for p in result.metadata["problems"].value)

@@ -70,8 +70,8 @@ def test_partition_metadata_shows_columns_asset_link_and_why_a_topic_has_no_edge
     assert lineage["mapping_origin"] == "connector" and "mapping_is_guess" not in lineage
     assert lineage["source_tables"] == ["shop.inventory.customers"]
     assert lineage["jobs"] == [
-        "kafka-connect/shop-debezium-source",
-        "kafka-connect/shop-iceberg-sink",
+        "kafka-connect.shop-debezium-source/shop.inventory.customers",
+        "kafka-connect.shop-iceberg-sink/shop.inventory.customers",
     ]
     deps = lineage["dagster/column_lineage"].deps_by_column
     assert [d.column_name for d in deps["email"]] == ["email"]

@@ -105,9 +105,10 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
         "shop.sales.orders",
         "create",
         "v1",
-        "post: shop.sales.orders -> [kafka-connect/shop-debezium-source] -> shop.sales.orders "
-        "(connector); shop.sales.orders -> [kafka-connect/shop-iceberg-sink] -> "
-        "table/lakehouse/sales_orders (connector)",
+        "post: shop.sales.orders -> [kafka-connect.shop-debezium-source/shop.sales.orders] -> "
+        "shop.sales.orders (connector); shop.sales.orders -> "
+        "[kafka-connect.shop-iceberg-sink/shop.sales.orders] -> table/lakehouse/sales_orders "
+        "(connector)",
     ]
     assert plan[-2:] == ["", "dry run: nothing was written (9 rows)"]
 

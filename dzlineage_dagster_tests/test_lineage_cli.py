@@ -36,9 +36,10 @@ def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, 
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith(f"{TABLE}  [glue_table] arn:aws:glue:us-east-1:")
-    assert lines[1] == f"└─<- {TOPIC}  [topic] via kafka-connect.shop-iceberg-sink"
+    assert lines[1] == f"└─<- {TOPIC}  [topic] via kafka-connect.shop-iceberg-sink/{TOPIC}"
     assert (
-        "   └─<- shop.sales.orders  [source_table] via kafka-connect.shop-debezium-source" in lines
+        f"   └─<- shop.sales.orders  [source_table] via kafka-connect.shop-debezium-source/{TOPIC}"
+        in lines
     )
     assert "         after.total <- total" in lines
 

@@ -132,15 +132,29 @@ def source_table_dataset(
     return named.get_namespace(), named.get_name()
 
 
-#: The namespace of the jobs that stand for connectors (one job per connector).
+#: The namespace of the jobs that stand for a connector's hop of one topic.
 CONNECTOR_JOB_NAMESPACE = "kafka-connect"
+#: Between the owner and the topic in a hop's job name: no Kafka topic has it, so the last one
+#: splits the name back into the two, whatever the owner's name holds.
+HOP_JOB_SEPARATOR = "/"
 
 
-def connector_job(connector_name: str, namespace: str = CONNECTOR_JOB_NAMESPACE) -> tuple[str, str]:
-    """The (namespace, name) of the job standing for one connector: stable across its runs."""
-    if not connector_name:
-        raise ValueError("a connector job needs the connector's name")
-    return namespace, connector_name
+def hop_job(owner: str, topic: str, namespace: str = CONNECTOR_JOB_NAMESPACE) -> tuple[str, str]:
+    """The (namespace, name) of the job of one hop: ``owner`` (a connector, or a stand-in for
+    edges no connector decided) moving ``topic``; named ``<owner>/<topic>``, so DataZone's job
+    sourceIdentifier ``<namespace>.<owner>/<topic>`` says both and is unique per hop.
+
+    One job per hop, not per connector: DataZone's timestamp view keeps only the latest run of
+    each job, so the latest run of a hop's own job is that hop's whole truth.
+    """
+    if not owner:
+        raise ValueError(f"the job of topic {topic!r}'s hop needs its connector's name")
+    if not topic or HOP_JOB_SEPARATOR in topic:
+        raise ValueError(
+            f"topic {topic!r} cannot name a hop's job: a Kafka topic is 1 to 249 of "
+            "a-z A-Z 0-9 . _ -"
+        )
+    return namespace, f"{owner}{HOP_JOB_SEPARATOR}{topic}"
 
 
 def glue_dataset(region: str, account_id: str, database: str, table: str) -> tuple[str, str]:
@@ -352,21 +366,21 @@ def event_size_ok(event_json: str, limit: int = MAX_EVENT_BYTES) -> bool:
 
 
 @dataclass(frozen=True)
-class FittedRuns:
-    """Runs whose every event fits PostLineageEvent's limit.
+class FittedRun:
+    """One run whose every event fits PostLineageEvent's limit.
 
-    ``runs`` holds the events of each run (by default a START/COMPLETE pair); ``split`` says the columns were spread over
-    several runs (ids derived from the original run id), ``trimmed`` that even one column per
-    run did not fit, so schema and column facets were left out (the datasets stay).
+    ``split`` says the columns were spread over several events of the run (``parts`` of
+    them), ``trimmed`` that even one column per event did not fit, so schema and column facets
+    were left out (the datasets stay).
     """
 
-    runs: list[list[RunEvent]]
-    split: bool
+    events: list[RunEvent]
+    parts: int
     trimmed: bool
 
     @property
-    def events(self) -> list[RunEvent]:
-        return [event for run in self.runs for event in run]
+    def split(self) -> bool:
+        return self.parts > 1
 
 
 def build_fitted_run_events(
@@ -380,44 +394,49 @@ def build_fitted_run_events(
     producer: str,
     limit: int = MAX_EVENT_BYTES,
     event_types: Sequence[RunState] = (RunState.START, RunState.COMPLETE),
-) -> FittedRuns:
+) -> FittedRun:
     """:func:`build_run_events`, split or trimmed so that no event passes ``limit`` bytes.
 
-    An event that is too big is rebuilt as ``parts`` runs (2, 4, 8, ...), each carrying every
-    dataset with every ``parts``-th column (schema facet and column lineage alike), each run
-    with its own deterministic id so the parts' client tokens differ. When one column per run
-    still does not fit, the facets are dropped and the result says ``trimmed``: the dataset
-    edges are never dropped.
+    An event that is too big is rebuilt as ``parts`` events (2, 4, 8, ...) of the same run,
+    each carrying every dataset with every ``parts``-th column (schema facet and column lineage
+    alike): the first part in the first of ``event_types`` when there are several (START), the
+    last in the last (COMPLETE), the others RUNNING, as OpenLineage adds a running run's facets
+    up. One run, not a run per part: a consumer that shows only a job's latest run (DataZone's
+    timestamp view) would otherwise show one part. When one column per event still does not
+    fit, the facets are dropped and the result says ``trimmed``: the dataset edges are never
+    dropped.
     """
     common = {
         "job_namespace": job_namespace,
         "job_name": job_name,
+        "run_id": run_id,
         "event_time": event_time,
         "producer": producer,
-        "event_types": event_types,
     }
-    events = build_run_events(inputs=inputs, outputs=outputs, run_id=run_id, **common)
+    events = build_run_events(inputs=inputs, outputs=outputs, event_types=event_types, **common)
     if all(_fits(event, limit) for event in events):
-        return FittedRuns([events], split=False, trimmed=False)
+        return FittedRun(events, parts=1, trimmed=False)
     widest = max(_width(dataset) for dataset in (*inputs, *outputs))
     parts = 2
     while parts <= max(widest, 1):
-        runs = [
-            build_run_events(
+        states = _part_states(event_types, parts)
+        split = [
+            event
+            for index, state in enumerate(states)
+            for event in build_run_events(
                 inputs=[_part(d, index, parts) for d in inputs],
                 outputs=[_part(d, index, parts) for d in outputs],
-                run_id=deterministic_run_id(run_id, f"part {index + 1} of {parts}"),
+                event_types=(state,),
                 **common,
             )
-            for index in range(parts)
         ]
-        if all(_fits(event, limit) for run in runs for event in run):
-            return FittedRuns(runs, split=True, trimmed=False)
+        if all(_fits(event, limit) for event in split):
+            return FittedRun(split, parts=parts, trimmed=False)
         parts *= 2
     bare = build_run_events(
         inputs=[DatasetSpec(d.namespace, d.name) for d in inputs],
         outputs=[DatasetSpec(d.namespace, d.name) for d in outputs],
-        run_id=run_id,
+        event_types=event_types,
         **common,
     )
     if not all(_fits(event, limit) for event in bare):
@@ -425,7 +444,13 @@ def build_fitted_run_events(
             f"job {job_namespace}.{job_name}: even without facets its events pass {limit} "
             "bytes (too many datasets for one run)"
         )
-    return FittedRuns([bare], split=False, trimmed=True)
+    return FittedRun(bare, parts=1, trimmed=True)
+
+
+def _part_states(event_types: Sequence[RunState], parts: int) -> list[RunState]:
+    """The state of each part's event: the first and last of ``event_types`` at the ends."""
+    first = event_types[0] if len(event_types) > 1 else RunState.RUNNING
+    return [first, *[RunState.RUNNING] * (parts - 2), event_types[-1]]
 
 
 def _fits(event: RunEvent, limit: int) -> bool:

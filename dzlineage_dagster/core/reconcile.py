@@ -15,6 +15,7 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
+from dzlineage_dagster.core.lineage_state import PostedLineage
 from dzlineage_dagster.core.ssm_names import MappingRecord
 
 #: What the retire stage puts in front of a deprecated asset's description.
@@ -98,22 +99,27 @@ def plan_repairs(
             repairs.append(repair)
             continue
         if record is not None and lineage is not None and record.lineage_fingerprint:
-            # The record keeps the run ids of the topic's hops, comma-separated.
-            run_ids = record.lineage_fingerprint.split(",")
-            unhealthy = [run_id for run_id in run_ids if run_id not in lineage.healthy]
-            if unhealthy:
-                failed = any(run_id in lineage.failed for run_id in unhealthy)
-                state = "FAILED in DataZone" if failed else "missing"
+            detail = _lineage_problem(topic, record, lineage)
+            if detail:
                 repairs.append(
-                    Repair(
-                        topic,
-                        schema_arn,
-                        RepairKind.REPOST_LINEAGE,
-                        f"lineage run {', '.join(unhealthy)} is {state}: re-post",
-                        record.asset_id,
-                    )
+                    Repair(topic, schema_arn, RepairKind.REPOST_LINEAGE, detail, record.asset_id)
                 )
     return repairs
+
+
+def _lineage_problem(topic: str, record: MappingRecord, lineage: LineageRuns) -> str | None:
+    """Why the topic's lineage must be re-posted, or None when DataZone has every run."""
+    try:
+        posted = PostedLineage.decode(record.lineage_fingerprint)
+    except ValueError as error:
+        return f"{error}: re-post"
+    run_ids = posted.run_ids(topic) if posted else []
+    unhealthy = [run_id for run_id in run_ids if run_id not in lineage.healthy]
+    if not unhealthy:
+        return None
+    failed = any(run_id in lineage.failed for run_id in unhealthy)
+    state = "FAILED in DataZone" if failed else "missing"
+    return f"lineage run {', '.join(unhealthy)} is {state}: re-post"
 
 
 def _asset_repair(

@@ -138,8 +138,10 @@ class CorruptMappingValue(ValueError):
 class MappingRecord:
     """What the store remembers about one schema's DataZone asset (the parameter value).
 
-    ``lineage_fingerprint`` identifies the lineage last posted for the topic (empty before
-    the first), so an unchanged edge is not posted again. ``registry_token`` is the schema's
+    ``lineage_fingerprint`` is the lineage last posted for the topic (empty before the first):
+    its content, the base its run ids derive from and the jobs it left open, as
+    :class:`~dzlineage_dagster.core.lineage_state.PostedLineage` encodes them, so an unchanged
+    edge is not posted again and a hop that is gone gets its job closed. ``registry_token`` is the schema's
     change token in the registry listing (its ARN and ``UpdatedTime``) combined with the sync's
     settings, when the record was last written: an equal token in a later listing means the
     topic needs no GetSchema, GetSchemaVersion or write (empty: unknown, read it). Records

@@ -65,7 +65,7 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 state = "unchanged" if lineage.already_posted else "post"
                 if lineage.failed_events:
                     state = "re-post (its events failed after acceptance)"
-                edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.hops)
+                edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
             rows.append((topic, asset.action, f"v{snapshot.version}", edge))
         except Exception as error:
             unplannable += 1

@@ -16,9 +16,9 @@ from dzlineage_dagster.core.openlineage import (
     FieldRef,
     build_fitted_run_events,
     build_run_events,
-    connector_job,
     event_json,
     glue_dataset,
+    hop_job,
     sink_hop_column_lineage,
     source_hop_column_lineage,
     source_table_dataset,
@@ -117,8 +117,8 @@ def two_hop_events() -> tuple[list, list]:
         sink_hop_column_lineage(table_columns, topic),
     )
     source_hop = build_run_events(
-        job_namespace=connector_job(source.name)[0],
-        job_name=connector_job(source.name)[1],
+        job_namespace=hop_job(source.name, lineage.topic)[0],
+        job_name=hop_job(source.name, lineage.topic)[1],
         inputs=sources,
         outputs=[topic],
         run_id="00000000-0000-5000-8000-000000000001",
@@ -126,8 +126,8 @@ def two_hop_events() -> tuple[list, list]:
         producer=PRODUCER,
     )
     sink_hop = build_run_events(
-        job_namespace=connector_job(sink.connector)[0],
-        job_name=connector_job(sink.connector)[1],
+        job_namespace=hop_job(sink.connector, lineage.topic)[0],
+        job_name=hop_job(sink.connector, lineage.topic)[1],
         inputs=[DatasetSpec(topic.namespace, topic.name, COLUMNS)],
         outputs=[output],
         run_id="00000000-0000-5000-8000-000000000002",
@@ -157,7 +157,7 @@ def test_both_hops_carry_column_lineage_and_follow_the_specification() -> None:
     assert set(fields) == {"id", "total"}  # _cdc comes from no topic field
     assert fields["id"]["inputFields"][0]["field"] == "after.id"
     job = json.loads(event_json(sink_hop[0]))["job"]
-    assert (job["namespace"], job["name"]) == ("kafka-connect", "erp-iceberg-sink")
+    assert (job["namespace"], job["name"]) == ("kafka-connect", "erp-iceberg-sink/erp.erp.orders")
 
 
 def test_inputs_keep_no_column_lineage_facet() -> None:
@@ -191,23 +191,28 @@ def fitted(topic: DatasetSpec, table: DatasetSpec, limit: int):
 
 def test_events_that_fit_are_left_alone() -> None:
     result = fitted(*wide_table(3, "short"), limit=300_000)
-    assert (len(result.runs), result.split, result.trimmed) == (1, False, False)
+    assert (len(result.events), result.split, result.trimmed) == (2, False, False)
 
 
-def test_an_oversized_event_is_split_over_runs_keeping_every_column() -> None:
+def test_an_oversized_event_is_split_over_events_of_one_run_keeping_every_column() -> None:
     topic, table = wide_table(2_000, "x" * 100)
     assert len(event_json(fitted(topic, table, 10**9).events[0]).encode()) > 300_000
     result = fitted(topic, table, 300_000)
     assert result.split and not result.trimmed
-    assert len({run[0].run.runId for run in result.runs}) == len(result.runs) > 1
+    # One run (a consumer that shows a job's latest run sees every part), one event per part:
+    # START first, COMPLETE last, RUNNING between.
+    assert {str(event.run.runId) for event in result.events} == {
+        "00000000-0000-5000-8000-000000000003"
+    }
+    states = [event.eventType.value for event in result.events]
+    assert len(states) == result.parts > 2
+    assert states == ["START", *["RUNNING"] * (result.parts - 2), "COMPLETE"]
     lineage_columns: list[str] = []
-    for run in result.runs:
-        for event in run:
-            text = event_json(event)
-            assert len(text.encode()) <= 300_000
-        facets = json.loads(event_json(run[1]))["outputs"][0]["facets"]
-        lineage_columns += facets["columnLineage"]["fields"]
-    validate_openlineage_event(event_json(result.runs[0][1]))
+    for event in result.events:
+        text = event_json(event)
+        assert len(text.encode()) <= 300_000
+        validate_openlineage_event(text)
+        lineage_columns += json.loads(text)["outputs"][0]["facets"]["columnLineage"]["fields"]
     assert sorted(lineage_columns) == sorted(c.name for c in table.columns or ())
 
 
@@ -215,7 +220,7 @@ def test_an_event_that_cannot_be_split_enough_is_trimmed_not_dropped() -> None:
     topic, table = wide_table(1, "y" * 20_000)
     result = fitted(topic, table, 15_000)
     assert result.trimmed and not result.split
-    (_start, complete) = result.runs[0]
+    (_start, complete) = result.events
     document = json.loads(event_json(complete))
     assert [d["name"] for d in document["inputs"]] == ["t"]
     assert [d["name"] for d in document["outputs"]] == ["table/lake/t"]

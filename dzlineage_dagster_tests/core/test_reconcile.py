@@ -8,6 +8,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dzlineage_dagster.core.lineage_state import HopJob, PostedLineage
 from dzlineage_dagster.core.reconcile import (
     CatalogAsset,
     LineageRuns,
@@ -152,6 +153,22 @@ def test_missing_lineage_is_reposted_and_unknown_lineage_state_is_not_checked():
         "asset-a",
     )
     assert plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, None) == []
+
+
+def test_a_record_s_posted_jobs_name_the_runs_to_look_for_and_an_unreadable_one_is_reposted():
+    job = HopJob("sink", "kafka-connect", "shop-iceberg-sink")
+    state = PostedLineage("content", "base", (job,))
+    (run_id,) = state.run_ids("a.t")
+    mappings = {arn("a.t"): record("a.t", "asset-a", state.encode())}
+    assets = [CatalogAsset("asset-a", "a", arn("a.t"))]
+    assert plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, healthy(run_id)) == []
+    [missing] = plan_repairs({"a.t": arn("a.t")}, mappings, {}, assets, healthy())
+    assert missing.detail == f"lineage run {run_id} is missing: re-post"
+
+    edited = {arn("a.t"): record("a.t", "asset-a", '{"v": 2}')}
+    [repair] = plan_repairs({"a.t": arn("a.t")}, edited, {}, assets, healthy())
+    assert repair.kind is RepairKind.REPOST_LINEAGE
+    assert repair.detail.startswith("the posted lineage state '{\"v\": 2}' is not readable")
 
 
 def test_the_registry_of_a_schema_arn():

@@ -2,23 +2,30 @@
 
 Per topic, the source hop (the captured source tables -> the Debezium connector's job -> the
 topic) and the sink hop (the topic -> each Iceberg sink connector's job -> its tables), one job
-per connector (:func:`~dzlineage_dagster.core.openlineage.connector_job`), with
+per hop (:func:`~dzlineage_dagster.core.openlineage.hop_job`: ``<connector>/<topic>``), with
 ``columnLineage`` on every output. Edges come from :class:`~dzlineage_dagster.core.topology.
 Topology`: override > connector > convention, each hop says which; what the configs leave
 undecided is not posted but reported (``ambiguous_reason``).
+
+The newest run of every hop's job states the hop's whole current truth, so DataZone's
+timestamp view (the latest run of each job) shows every topic's edges, and a job whose hop is
+gone (connector deleted or re-routed away, topic retired) gets a closing run that keeps only
+the topic (:mod:`~dzlineage_dagster.core.lineage_state`): the old edge leaves the graph. The
+topic's mapping record keeps which jobs were posted.
 
 One COMPLETE event per hop, no START: DataZone's PostLineageEvent takes any OpenLineage run
 event and builds the job, run and dataset nodes from its inputs and outputs (the API reference
 lists START | RUNNING | COMPLETE | ABORT | FAIL | OTHER as equally valid event types, and the
 sandbox's emulator builds the graph from any of them); OpenLineage itself lets a producer send
 only the final state of a run. A START carrying the same datasets would add nothing to the
-graph but a second write per hop. An event over 300,000 bytes is split into several runs or
-trimmed of its facets (flagged in the outcome), never dropped.
+graph but a second write per hop. An event over 300,000 bytes is split into several events of
+the one run (RUNNING, then COMPLETE) or trimmed of its facets (flagged in the outcome), never
+dropped.
 
-All of the topic's hops share one fingerprint (a uuid5 of their content) from which each hop's
-run id derives; the topic's mapping record keeps those run ids: an unchanged topic posts
-nothing, a changed one reposts its hops with new run ids (and so new client tokens), and a
-reconcile finds each run among DataZone's lineage events.
+The run ids derive from the hops' content chained to the runs posted before it: an unchanged
+topic posts nothing, a changed one (or content that comes back) posts new runs with new client
+tokens, a rerun after a crash replays, and a reconcile finds each run among DataZone's lineage
+events.
 """
 
 from __future__ import annotations
@@ -27,24 +34,34 @@ import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
-from typing import Literal
 
 from botocore.exceptions import ClientError
 from openlineage.client.event_v2 import RunState
 
+from dzlineage_dagster.core.lineage_state import (
+    HopJob,
+    PostedLineage,
+    Side,
+    closing_datasets,
+    hop_run_id,
+    jobs_to_close,
+    next_base,
+)
 from dzlineage_dagster.core.openlineage import (
+    CONNECTOR_JOB_NAMESPACE,
     DatasetSpec,
     build_fitted_run_events,
-    connector_job,
     deterministic_run_id,
     event_json,
     glue_dataset,
     glue_source_identifier,
+    hop_job,
     lineage_client_token,
     sink_hop_column_lineage,
     source_hop_column_lineage,
     source_table_dataset,
 )
+from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
 from dzlineage_dagster.sync.errors import SyncError, error_code
@@ -61,10 +78,13 @@ ENVELOPE_PREFIX = "after."
 
 @dataclass(frozen=True)
 class Hop:
-    """One job run of a topic's lineage: the connector's job, its inputs and outputs."""
+    """One hop of a topic's lineage: its own job (the connector and the topic), the job's
+    inputs and outputs."""
 
-    side: Literal["source", "sink"]
+    side: Side
     connector: str | None
+    #: Who moves the topic: the connector, or the stand-in for edges no connector decided.
+    owner: str
     job: tuple[str, str]
     inputs: tuple[DatasetSpec, ...]
     outputs: tuple[DatasetSpec, ...]
@@ -73,7 +93,12 @@ class Hop:
 
     @property
     def job_label(self) -> str:
-        return f"{self.job[0]}/{self.job[1]}"
+        """The job as DataZone names its node: ``<namespace>.<name>``."""
+        return f"{self.job[0]}.{self.job[1]}"
+
+    @property
+    def posted_job(self) -> HopJob:
+        return HopJob(self.side, self.job[0], self.owner)
 
     def describe(self) -> str:
         ins = ", ".join(d.name for d in self.inputs)
@@ -82,24 +107,59 @@ class Hop:
 
 
 @dataclass(frozen=True)
+class ClosingHop:
+    """A hop posted before that is gone now: its job's closing run keeps only the topic."""
+
+    side: Side
+    job: tuple[str, str]
+    inputs: tuple[DatasetSpec, ...]
+    outputs: tuple[DatasetSpec, ...]
+
+    @classmethod
+    def of(cls, run: SyncRun, topic: str, side: Side, job: tuple[str, str]) -> ClosingHop:
+        inputs, outputs = closing_datasets(side, run.topic_dataset(topic))
+        return cls(
+            side,
+            job,
+            tuple(DatasetSpec(*d) for d in inputs),
+            tuple(DatasetSpec(*d) for d in outputs),
+        )
+
+    @property
+    def job_label(self) -> str:
+        return f"{self.job[0]}.{self.job[1]}"
+
+    def describe(self) -> str:
+        return f"closed [{self.job_label}]"
+
+
+@dataclass(frozen=True)
 class LineagePlan:
-    """The hops a topic should have; ``fingerprint`` identifies their content (None: none)."""
+    """The hops a topic should have and the ones to close; ``fingerprint`` is what their runs
+    derive from (None: nothing to post, ever)."""
 
     lineage: TopicLineage
     mapping: TopicTableMapping
     hops: tuple[Hop, ...] = ()
     fingerprint: str | None = None
-    #: What the topic's mapping record keeps once posted: the hops' run ids, comma-separated,
-    #: so a reconcile can look each run up among DataZone's lineage events.
-    posted_runs: str = ""
+    #: What the topic's mapping record keeps once posted (a :class:`PostedLineage`), so the
+    #: next post knows which jobs to close and a reconcile which runs to look for.
+    posted_state: str = ""
     output_source_identifier: str | None = None
     already_posted: bool = False
     #: Events of these hops' runs that DataZone failed after accepting them: posted again.
     failed_events: tuple[str, ...] = ()
+    #: Jobs posted before whose hop is gone: each gets a closing run.
+    closing: tuple[ClosingHop, ...] = ()
 
     @property
     def run_id(self) -> str | None:
         return self.fingerprint
+
+    @property
+    def posts(self) -> tuple[Hop | ClosingHop, ...]:
+        """Every job this plan posts a run for: the hops, then the closings."""
+        return (*self.hops, *self.closing)
 
 
 @dataclass(frozen=True)
@@ -138,8 +198,10 @@ class LineageOutcome:
 
     @property
     def summary(self) -> str:
+        closed = "".join(f"; {hop.describe()}" for hop in self.plan.closing)
         if not self.plan.hops:
-            return f"no edge: {self.lineage.ambiguous_reason or self.mapping.reason}"
+            reason = self.lineage.ambiguous_reason or self.mapping.reason
+            return f"no edge: {reason}{closed}"
         state = "already posted" if self.replayed else "posted" if self.posted else "unchanged"
         if self.reposted_failed_events:
             count = len(self.reposted_failed_events)
@@ -150,32 +212,43 @@ class LineageOutcome:
         oversized = "".join(f"; {hop}" for hop in self.oversized_hops)
         return (
             f"{sources} -> {self.mapping.topic} -> {tables} "
-            f"({state}, {self.lineage.origin}{oversized})"
+            f"({state}, {self.lineage.origin}{oversized}{closed})"
         )
 
 
-def hop_run_id(fingerprint: str, hop: Hop) -> str:
-    """The run id of one hop of a topic's lineage content (a split event's runs derive from it)."""
-    return deterministic_run_id(fingerprint, hop.side, *hop.job)
-
-
 def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
-    """The topic's hops and whether DataZone already has them (reads only)."""
+    """The topic's hops, the jobs to close, and whether DataZone already has them (reads only)."""
     lineage = run.topology.lineage_for(snapshot.topic)
     mapping = run.mapper.map_topic(snapshot.topic)
     hops = (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
-    if not hops:
+    stored = run.mappings.get(snapshot.schema_arn)
+    try:
+        previous = PostedLineage.decode(stored.lineage_fingerprint) if stored else None
+    except ValueError as error:
+        raise SyncError(
+            f"{snapshot.topic}: {error} (its SSM mapping was edited?); "
+            "`dzlineage sync --reconcile` re-posts the topic's lineage"
+        ) from None
+    closing = tuple(
+        ClosingHop.of(run, snapshot.topic, job.side, job.job(snapshot.topic))
+        for job in jobs_to_close(previous, (hop.posted_job for hop in hops))
+    )
+    if previous is not None and previous.legacy_runs:
+        closing += tuple(
+            ClosingHop.of(run, snapshot.topic, hop.side, _legacy_job(run, hop, snapshot.topic))
+            for hop in hops
+        )
+    if not hops and not closing:
         return LineagePlan(lineage, mapping)
-    fingerprint = deterministic_run_id(
+    content = deterministic_run_id(
         snapshot.schema_arn, str(snapshot.version), json.dumps([_hop_key(h) for h in hops])
     )
-    posted_runs = ",".join(hop_run_id(fingerprint, hop) for hop in hops)
+    base = next_base(content, previous)
     failed_events = tuple(
         event
-        for hop in hops
-        for event in run.lineage_health.failed_runs.get(hop_run_id(fingerprint, hop), ())
+        for hop in (*hops, *closing)
+        for event in run.lineage_health.failed_runs.get(hop_run_id(base, hop.side, hop.job), ())
     )
-    stored = run.mappings.get(snapshot.schema_arn)
     first_table = lineage.tables[0] if lineage.tables else None
     identifier = (
         glue_source_identifier(
@@ -184,70 +257,120 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         if first_table
         else None
     )
+    posted = PostedLineage(content, base, tuple(hop.posted_job for hop in hops))
     return LineagePlan(
         lineage,
         mapping,
         hops,
-        fingerprint,
-        posted_runs,
+        base,
+        posted.encode(),
         identifier,
-        already_posted=stored is not None
-        and stored.lineage_fingerprint == posted_runs
-        and not failed_events,
+        already_posted=previous is not None and previous.content == content and not failed_events,
         failed_events=failed_events,
+        closing=closing,
     )
 
 
 def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome:
-    """Post one COMPLETE event per hop (split when too big), once per content."""
+    """Post one run per hop (its events split when too big) and a closing run per job whose
+    hop is gone, once per content."""
     plan = plan_topic_lineage(run, snapshot)
     if plan.fingerprint is None or plan.already_posted:
         return LineageOutcome(plan, posted=False)
-    datazone = run.resource.datazone.client()
     # A reconcile re-post is a new delivery of the same logical run: a token of its own, or
     # DataZone would replay the missing or failed delivery.
     delivery = (
         f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
     )
-    posted, refused, split, trimmed = 0, 0, False, False
+    posted = _post_runs(run, snapshot.topic, plan.fingerprint, plan.posts, delivery)
+    # The asset stage of this run may have staged the record: it gets the state on top.
+    current = run.mappings.get(snapshot.schema_arn)
+    if current is not None:
+        run.mappings.stage(replace(current, lineage_fingerprint=plan.posted_state))
+    return LineageOutcome(
+        plan,
+        posted=True,
+        events_posted=posted.events,
+        split=posted.split,
+        trimmed=posted.trimmed,
+        reposted_failed_events=plan.failed_events,
+        replayed=posted.refused == posted.events,
+        oversized_hops=posted.oversized_hops,
+    )
+
+
+def close_topic_lineage(run: SyncRun, record: MappingRecord) -> None:
+    """A retired topic: a closing run for every job its record says is open."""
+    try:
+        previous = PostedLineage.decode(record.lineage_fingerprint)
+    except ValueError as error:
+        raise SyncError(f"{record.topic}: {error}") from None
+    closing = tuple(
+        ClosingHop.of(run, record.topic, job.side, job.job(record.topic))
+        for job in jobs_to_close(previous, current=())
+    )
+    if closing:
+        _post_runs(run, record.topic, next_base("retired", previous), closing, delivery="")
+
+
+@dataclass(frozen=True)
+class _Posted:
+    events: int
+    refused: int
+    split: bool
+    trimmed: bool
+    oversized_hops: tuple[str, ...]
+
+
+def _post_runs(
+    run: SyncRun,
+    topic: str,
+    base: str,
+    posts: Sequence[Hop | ClosingHop],
+    delivery: str,
+) -> _Posted:
+    """One run per hop under ``base``: PostLineageEvent for each of its events."""
+    datazone = run.resource.datazone.client()
+    events, refused, split, trimmed = 0, 0, False, False
     oversized_hops: list[str] = []
     now = datetime.now(timezone.utc)
-    for hop in plan.hops:
-        run_id = hop_run_id(plan.fingerprint, hop)
+    for hop in posts:
         try:
             fitted = build_fitted_run_events(
                 job_namespace=hop.job[0],
                 job_name=hop.job[1],
                 inputs=hop.inputs,
                 outputs=hop.outputs,
-                run_id=run_id,
+                run_id=hop_run_id(base, hop.side, hop.job),
                 event_time=now,
                 producer=PRODUCER,
                 limit=LINEAGE_EVENT_LIMIT,
                 event_types=EVENT_TYPES,
             )
         except ValueError as error:
-            raise SyncError(f"{snapshot.topic}: {error}") from None
+            raise SyncError(f"{topic}: {error}") from None
         if fitted.split or fitted.trimmed:
             done = (
                 "schema and column-lineage facets left out, datasets kept"
                 if fitted.trimmed
-                else f"columns split over {len(fitted.runs)} runs"
+                else f"columns split over {fitted.parts} events of its run"
             )
             oversized_hops.append(
                 f"{hop.side} hop [{hop.job_label}] over DataZone's {LINEAGE_EVENT_LIMIT} "
                 f"bytes: {done}"
             )
-            run.log.warning(f"{snapshot.topic}: {oversized_hops[-1]}")
+            run.log.warning(f"{topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
-        for event in fitted.events:
+        for part, event in enumerate(fitted.events, start=1):
+            # The parts of a split run share its id (and maybe its state): each its own token.
+            label = f" part {part} of {fitted.parts}" if fitted.split else ""
             try:
                 datazone.post_lineage_event(
                     domainIdentifier=run.settings.domain_id,
                     event=event_json(event).encode(),
                     clientToken=lineage_client_token(
                         str(event.run.runId),
-                        f"{event.eventType.value}{delivery}",
+                        f"{event.eventType.value}{label}{delivery}",
                         run.lineage_health.retry_of(str(event.run.runId)),
                     ),
                 )
@@ -258,21 +381,8 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
                 if error_code(error) != "ConflictException":
                     raise
                 refused += 1
-            posted += 1
-    # The asset stage of this run may have staged the record: it gets the fingerprint on top.
-    current = run.mappings.get(snapshot.schema_arn)
-    if current is not None:
-        run.mappings.stage(replace(current, lineage_fingerprint=plan.posted_runs))
-    return LineageOutcome(
-        plan,
-        posted=True,
-        events_posted=posted,
-        split=split,
-        trimmed=trimmed,
-        reposted_failed_events=plan.failed_events,
-        replayed=refused == posted,
-        oversized_hops=tuple(oversized_hops),
-    )
+            events += 1
+    return _Posted(events, refused, split, trimmed, tuple(oversized_hops))
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
@@ -312,7 +422,7 @@ def _source_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) 
                 run,
                 "source",
                 connector,
-                f"debezium-source.{snapshot.topic}",
+                snapshot.topic,
                 edges,
                 inputs,
                 (_topic_spec(run, snapshot, column_lineage),),
@@ -349,9 +459,7 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
                     sink_hop_column_lineage(list(snapshot.columns), topic, field_prefix=prefix),
                 )
             )
-        hops.append(
-            _hop(run, "sink", connector, f"iceberg-sink.{snapshot.topic}", edges, (topic,), outputs)
-        )
+        hops.append(_hop(run, "sink", connector, snapshot.topic, edges, (topic,), outputs))
     return hops
 
 
@@ -363,31 +471,46 @@ def _by_connector(edges: Sequence) -> dict[str, list]:
     return grouped
 
 
+#: The owner of a hop's job when no connector decided its edges (override or convention).
+UNCONNECTED_OWNERS: dict[Side, str] = {"source": "debezium-source", "sink": "iceberg-sink"}
+
+
 def _hop(
     run: SyncRun,
-    side: Literal["source", "sink"],
+    side: Side,
     connector: str,
-    unconnected_job_name: str,
+    topic: str,
     edges: Sequence,
     inputs: Sequence[DatasetSpec],
     outputs: Sequence[DatasetSpec],
 ) -> Hop:
-    """One hop: the connector's job, or, for edges no connector decided (override or
-    convention), a job of ``DZLINEAGE_JOB_NAMESPACE`` named ``unconnected_job_name``."""
-    job = (
-        connector_job(connector)
-        if connector
-        else (run.settings.job_namespace, unconnected_job_name)
-    )
+    """One hop: the job ``kafka-connect.<connector>/<topic>``, or, for edges no connector
+    decided, ``<DZLINEAGE_JOB_NAMESPACE>.<debezium-source|iceberg-sink>/<topic>``."""
+    if connector:
+        owner, job = connector, hop_job(connector, topic)
+    else:
+        owner = UNCONNECTED_OWNERS[side]
+        job = hop_job(owner, topic, run.settings.job_namespace)
     return Hop(
         side,
         connector or None,
+        owner,
         job,
         tuple(inputs),
         tuple(outputs),
         _weakest(edges),
         "; ".join(dict.fromkeys(e.reason for e in edges)),
     )
+
+
+def _legacy_job(run: SyncRun, hop: Hop, topic: str) -> tuple[str, str]:
+    """The job an earlier version posted this hop under: one per connector (``kafka-connect.
+    <connector>``, shared by all its topics), or ``<owner>.<topic>`` for an unconnected hop.
+    A record of that version names no jobs; closing these once, when its topic is re-posted
+    under the per-hop jobs, takes their last run's edge out of the views."""
+    if hop.connector:
+        return CONNECTOR_JOB_NAMESPACE, hop.connector
+    return run.settings.job_namespace, f"{hop.owner}.{topic}"
 
 
 def _weakest(edges: Sequence) -> EdgeOrigin:

@@ -13,6 +13,7 @@ from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import client_token
+from dzlineage_dagster.sync.stages.lineage import close_topic_lineage
 from dzlineage_dagster.sync.stages.publish import unpublish_retired_asset
 
 
@@ -85,8 +86,9 @@ RetireAction = Literal[
 
 
 def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
-    """A schema left the registry: take its asset out of the catalog, delete or deprecate it,
-    then drop its mapping."""
+    """A schema left the registry: close its lineage jobs, take its asset out of the catalog,
+    delete or deprecate it, then drop its mapping."""
+    close_topic_lineage(run, record)
     datazone = run.resource.datazone.client()
     domain = run.settings.domain_id
     action: RetireAction

@@ -13,10 +13,21 @@ job, the run and each dataset, with edges input -> run -> output. A dataset node
 ``sourceIdentifier`` is ``<namespace>/<name>`` (a Glue table's is its ARN) and links it to the
 catalog asset whose ``AssetCommonDetailsForm.sourceIdentifier`` is the same: the asset's own
 lineage node (``amazon.datazone.asset/<assetId>``) is downstream of it.
+
+Which edges a node shows follows AWS's lineage guide: the timestamp view shows the graph "as it
+existed at a specific point in time, displaying only the latest job run for each job at that
+timestamp", the aggregated view "all jobs that are currently contributing". So a dataset node's
+edges go only to the latest run of each job (the run whose latest event time is the latest, up
+to the time asked), and a run node keeps its own datasets. ``GetLineageNode`` has no switch
+between the views, only ``eventTimestamp``: with it the sandbox answers the timestamp view at
+that time; without it, as of now, which is the aggregated view (every job contributes what its
+latest run says; a job's earlier runs contribute nothing). ``ListLineageNodeHistory`` shows
+each version of a node with its edges as of that version's time.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -251,6 +262,12 @@ class LineageGraph:
         self._by_source: dict[str, str] = {}
         #: Accepted events whose processing has not ended, in the order they were accepted.
         self._pending: list[LineageEventRecord] = []
+        #: Run node id -> its job's node id; job node id -> its runs' node ids -> when (event
+        #: time, processing order) each of the run's events happened: what decides "the
+        #: latest run of each job".
+        self._job_of_run: dict[str, str] = {}
+        self._runs_of_job: dict[str, dict[str, list[tuple[datetime, int]]]] = {}
+        self._processed = itertools.count()
 
     def accept(
         self, record: LineageEventRecord, delay: timedelta = timedelta(0), fails: bool = False
@@ -296,6 +313,9 @@ class LineageGraph:
             _link(node, run_node, event.event_time)
         for node in outputs:
             _link(run_node, node, event.event_time)
+        self._job_of_run[run_node.id] = job_node.id
+        runs = self._runs_of_job.setdefault(job_node.id, {})
+        runs.setdefault(run_node.id, []).append((event.event_time, next(self._processed)))
         touched = {node.id: node for node in (job_node, run_node)}
         for node in (job_node, run_node):
             node.versions.append(NodeVersion(event.event_time, record.created_at))
@@ -306,6 +326,17 @@ class LineageGraph:
             touched[node.id] = node
             facets = event.facets_of(ref)
             node.versions.append(NodeVersion(event.event_time, record.created_at, facets))
+
+    def is_latest_run(self, run_node_id: str, when: datetime | None) -> bool:
+        """Whether the run is its job's latest at ``when`` (None: now): the run whose latest
+        event up to then is the latest, a tie going to the one processed last."""
+        runs = self._runs_of_job[self._job_of_run[run_node_id]]
+        newest = {
+            run: max(eligible)
+            for run, events in runs.items()
+            if (eligible := [e for e in events if when is None or e[0] <= when])
+        }
+        return max(newest, key=newest.__getitem__) == run_node_id
 
     def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
         return self._node(DATASET_NODE_TYPE, ref.name, ref.source_identifier, record)
@@ -336,9 +367,9 @@ class LineageGraph:
         if node is not None:
             if every_version:
                 versions = sorted(node.versions, key=lambda v: v.event_time)
-            else:
-                versions = [v for v in [node.version_at(when)] if v is not None]
-            return [_event_node_view(node, version, assets) for version in versions]
+                return [self._event_node_view(node, v, assets, v.event_time) for v in versions]
+            version = node.version_at(when)
+            return [] if version is None else [self._event_node_view(node, version, assets, when)]
         asset = _asset_of_node(assets, identifier)
         if asset is None:
             return []
@@ -367,6 +398,37 @@ class LineageGraph:
             upstream=upstream,
         )
 
+    def _event_node_view(
+        self,
+        node: LineageNode,
+        version: NodeVersion,
+        assets: Mapping[str, Asset],
+        when: datetime | None,
+    ) -> NodeView:
+        """The node at ``version``, its edges as the timestamp view draws them at ``when``
+        (None: now, which is the aggregated view): a dataset's edges only to the latest run of
+        each job, a run's to its own datasets, each edge dated by its latest event up to then."""
+        upstream, downstream = _edges_at(node.upstream, when), _edges_at(node.downstream, when)
+        if node.type_name == DATASET_NODE_TYPE:
+            upstream = tuple(e for e in upstream if self.is_latest_run(e[0], when))
+            downstream = tuple(e for e in downstream if self.is_latest_run(e[0], when))
+            linked = [a for a in assets.values() if a.source_identifier() == node.source_identifier]
+            downstream += tuple((a.lineage_node_id, a.latest.created_at) for a in linked)
+        return NodeView(
+            id=node.id,
+            type_name=node.type_name,
+            type_revision=NODE_TYPE_REVISION,
+            name=node.name,
+            source_identifier=node.source_identifier,
+            event_time=version.event_time,
+            created_at=node.versions[0].recorded_at,
+            created_by=node.created_by,
+            updated_at=version.recorded_at,
+            forms=_facet_forms(node, version.event_time),
+            upstream=upstream,
+            downstream=downstream,
+        )
+
 
 def _link(upstream: LineageNode, downstream: LineageNode, when: datetime) -> None:
     upstream.downstream.setdefault(downstream.id, []).append(when)
@@ -388,30 +450,6 @@ def _asset_of_node(assets: Mapping[str, Asset], identifier: str) -> Asset | None
     if asset_id in assets:
         return assets[asset_id]
     return next((a for a in assets.values() if a.lineage_node_id == identifier), None)
-
-
-def _event_node_view(
-    node: LineageNode, version: NodeVersion, assets: Mapping[str, Asset]
-) -> NodeView:
-    when = version.event_time
-    downstream = _edges_at(node.downstream, when)
-    if node.type_name == DATASET_NODE_TYPE:
-        linked = [a for a in assets.values() if a.source_identifier() == node.source_identifier]
-        downstream += tuple((a.lineage_node_id, a.latest.created_at) for a in linked)
-    return NodeView(
-        id=node.id,
-        type_name=node.type_name,
-        type_revision=NODE_TYPE_REVISION,
-        name=node.name,
-        source_identifier=node.source_identifier,
-        event_time=when,
-        created_at=node.versions[0].recorded_at,
-        created_by=node.created_by,
-        updated_at=version.recorded_at,
-        forms=_facet_forms(node, when),
-        upstream=_edges_at(node.upstream, when),
-        downstream=downstream,
-    )
 
 
 def _facet_forms(node: LineageNode, when: datetime) -> tuple[Form, ...]:
