@@ -14,6 +14,8 @@ have. So the product builds each revision from the asset's latest revision and i
   last revision to compare with, a text that differs from the product's is taken as a person's,
   so a person's text is never dropped; and nothing is reported as overridden, since a person's
   edit of the product's forms can't be told from the product's own older content.
+- The deprecation note the product puts before a retired asset's description is the product's:
+  an asset revived (its schema back in the registry) loses it and keeps the text after it.
 - A revision carries at most 10 forms: when the product's and the kept ones are more, no
   revision is made (:class:`CurationError`) rather than one that drops a form.
 """
@@ -22,7 +24,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from dzlineage_dagster.core.forms import (
@@ -30,6 +32,7 @@ from dzlineage_dagster.core.forms import (
     KAFKA_TOPIC_ASSET_TYPE,
     MAX_ASSET_TYPE_FORMS,
 )
+from dzlineage_dagster.core.reconcile import DEPRECATED_MARK
 
 PRODUCT_FORM_NAMES = frozenset(form.form_name for form in KAFKA_TOPIC_ASSET_TYPE.forms)
 COMMON_DETAILS_FORM_NAME = next(
@@ -133,6 +136,11 @@ def curated_revision(
     person changed what differs between it and ``latest``. Raises :class:`CurationError` when
     the product's forms and the kept ones are more than DataZone's 10.
     """
+    latest = replace(latest, description=without_deprecation_note(latest.description))
+    if last_written is not None:
+        last_written = replace(
+            last_written, description=without_deprecation_note(last_written.description)
+        )
     kept_text = tuple(
         field
         for field in ("name", "description")
@@ -166,6 +174,14 @@ def curated_revision(
     return CuratedRevision(
         content, tuple(overridden), kept_text, tuple(form.name for form in kept_forms)
     )
+
+
+def without_deprecation_note(description: str | None) -> str | None:
+    """A description without the note the product's retirement put before it
+    (``DEPRECATED: <why>. <description>``): the product's own text, gone once the topic is back."""
+    if description is None or not description.startswith(DEPRECATED_MARK):
+        return description
+    return description.partition(". ")[2] or None
 
 
 def _changed_by_a_person(

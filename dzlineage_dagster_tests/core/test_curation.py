@@ -165,3 +165,17 @@ def test_past_ten_forms_no_revision_is_made_and_the_forms_are_named():
         curated_revision(product(), latest, written)
     assert "9 forms that are not the product's (StewardForm0, " in str(raised.value)
     assert "more than DataZone's 10" in str(raised.value)
+
+
+@pytest.mark.parametrize("before_the_note", [None, "Curated."])
+def test_a_revived_asset_loses_the_products_deprecation_note_and_keeps_what_follows(
+    before_the_note,
+):
+    product_text = product().description
+    deprecated = as_written(product(version=1))
+    note = "DEPRECATED: schema arn:aws:glue:r:1:schema/reg/t was deleted from the registry"
+    latest = dataclasses.replace(
+        deprecated, description=f"{note}. {before_the_note or product_text}"
+    )
+    revision = curated_revision(product(), latest, None).content
+    assert revision.description == (before_the_note or product_text)
