@@ -4,8 +4,11 @@ make starts from theirs, keeps it, and warns; no asset is revised for a type rev
 
 from __future__ import annotations
 
+import json
+
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
+from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
 TEAM_FORM_MODEL = "structure TeamFormType {\n    @required\n    team: String\n}\n"
@@ -137,3 +140,28 @@ def test_a_revision_the_product_must_make_keeps_others_fields_and_forms_and_warn
     assert "data_format is missing" in warnings[0] and "owner_team" in warnings[0]
     assert f"KafkaTopicAssetType: revision {team_asset_type}" in warnings[1]
     assert "TeamForm" in warnings[1]
+
+
+def test_a_record_whose_fingerprint_names_the_type_revision_costs_one_read_and_no_revision(
+    platform,
+):
+    """Records written before the type revision left the content fingerprint end in
+    ``@<type revision>``: their topic's next sync finds the asset already holding the content."""
+    assert platform.sync().success
+    topic = table_topics(platform)[0]
+    arn = platform.schema_arn(topic)
+    ssm = platform.client("ssm")
+    for name, value in mapping_parameters(platform).items():
+        record = json.loads(value)
+        if record["schema_arn"] == arn:
+            record["content_fingerprint"] += "@1"
+            ssm.put_parameter(Name=name, Value=json.dumps(record), Overwrite=True, Type="String")
+    platform.control.clear_calls()
+
+    assert platform.sync([topic]).success
+    counts = platform.control.call_counts()
+    assert (counts[("datazone", "GetAsset")], counts[("datazone", "CreateAssetRevision")]) == (1, 0)
+    assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "replayed"
+    platform.control.clear_calls()
+    assert platform.sync([topic]).success
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
