@@ -87,7 +87,7 @@ def form_type_fit(definition: FormTypeDefinition, latest_model: str) -> FormType
     body = "\n\n".join(members)
     root = f"structure {structure.name} {{\n{body}\n}}"
     next_model = model.text[: structure.span.start] + root + model.text[structure.span.end :]
-    kept = tuple(m.name for m in others) + tuple(
+    kept = tuple(_kept_name(m.name, m.has("required")) for m in others) + tuple(
         name for name in model.shapes if name != structure.name
     )
     return FormTypeFit(tuple(problems), kept, next_model.strip() + "\n")
@@ -123,4 +123,9 @@ def asset_type_fit(
         if form.get("required")
     ]
     next_forms = {**{n: {**f, "required": False} for n, f in others.items()}, **wanted}
-    return AssetTypeFit(tuple(problems), tuple(others), next_forms)
+    kept = tuple(_kept_name(name, bool(form.get("required"))) for name, form in others.items())
+    return AssetTypeFit(tuple(problems), kept, next_forms)
+
+
+def _kept_name(name: str, required: bool) -> str:
+    return f"{name} (as optional)" if required else name

@@ -146,4 +146,5 @@ def test_the_next_asset_type_revision_keeps_others_forms_optional_and_the_produc
         "form Team is required and not the product's, so the product can't fill it",
     )
     assert fit.next_forms == {**product_forms(), "Team": team_form(required=False)}
+    assert fit.kept == ("Team (as optional)",)
     assert asset_type_fit(KAFKA_TOPIC_ASSET_TYPE, fit.next_forms, REVISIONS).usable

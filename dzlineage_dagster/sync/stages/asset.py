@@ -264,8 +264,9 @@ class AssetWrite:
             *(f"the {field} a person gave it" for field in curation.kept_text),
             *(f"form {name}" for name in curation.kept_forms),
         ]
-        if curation.content.glossary_terms:
-            kept.append(f"{len(curation.content.glossary_terms)} glossary terms")
+        terms = len(curation.content.glossary_terms)
+        if terms:
+            kept.append(f"{terms} glossary term{'s' if terms > 1 else ''}")
         if kept:
             self.run.log.info(f"{topic}: asset {asset_id}: the revision keeps {', '.join(kept)}")
         revises = str(latest["revision"])
