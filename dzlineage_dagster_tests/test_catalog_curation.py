@@ -4,8 +4,10 @@ case 1), through the headless CLI and through the Dagster job."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 
+from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_operators import action_of, asset, kafka_form, sync_output
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
@@ -148,3 +150,36 @@ def test_a_stewards_curation_survives_the_dagster_job_and_an_overridden_field_is
         if entry.level >= 30 and "AssetCommonDetailsForm.sourceIdentifier" in entry.user_message
     ]
     assert len(warnings) == 1 and TOPIC in warnings[0], warnings
+
+
+def test_past_ten_forms_the_topic_fails_by_name_and_the_asset_keeps_every_form(platform, capsys):
+    sync_output(capsys)
+    curation = curate(platform, TOPIC)
+    datazone = platform.client("datazone")
+    domain = {"domainIdentifier": platform.settings.domain_id}
+    current = asset(platform, curation.asset_id)
+    forms = curation.forms_output(current)
+    # A person's revision drops the optional common details form to attach 7 forms of theirs.
+    kept = [form_input(f) for name, f in forms.items() if name != "AssetCommonDetailsForm"]
+    notes = [
+        {**form_input(forms["StewardNotes"]), "formName": f"StewardNotes{i}"} for i in range(6)
+    ]
+    datazone.create_asset_revision(
+        **domain,
+        identifier=curation.asset_id,
+        name=curation.name,
+        typeRevision=current["typeRevision"],
+        formsInput=[*kept, *notes],
+    )
+    platform.register_new_version(TOPIC, "coupon_code")
+
+    assert dzlineage(["sync"]) == 1
+    out = capsys.readouterr().out
+    assert re.search(
+        rf"^{re.escape(TOPIC)}\s+FAILED\s+asset: {re.escape(TOPIC)}: asset {curation.asset_id}: "
+        r"the asset has 7 forms that "
+        r"are not the product's \(StewardNotes, StewardNotes0, .*more than DataZone's 10 forms",
+        out,
+        re.M,
+    ), out
+    assert len(asset(platform, curation.asset_id)["formsOutput"]) == 10
