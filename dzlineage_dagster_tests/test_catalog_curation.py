@@ -5,9 +5,18 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+
+import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.curation import AssetContent
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset
+from dzlineage_dagster.sync.stages.schema import read_schema
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_operators import action_of, asset, kafka_form, sync_output
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
@@ -183,3 +192,34 @@ def test_past_ten_forms_the_topic_fails_by_name_and_the_asset_keeps_every_form(p
         re.M,
     ), out
     assert len(asset(platform, curation.asset_id)["formsOutput"]) == 10
+
+
+def test_a_replayed_answer_lacking_the_kept_forms_and_terms_is_not_trusted(platform):
+    """The answer check compares everything a curated revision sent, people's part included."""
+    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
+    ensure_custom_types(run)
+    snapshot = read_schema(run, TOPIC)
+    plan = plan_topic_asset(run, snapshot, run.asset_type_revision)
+    write = AssetWrite(
+        run, snapshot, name="orders", forms=plan.forms, type_revision=run.asset_type_revision,
+        content_key=plan.desired.content_fingerprint,
+    )  # fmt: skip
+    created, _ = write.create()
+    curation = curate(platform, TOPIC)
+    latest = asset(platform, curation.asset_id)
+    steward_forms = [f for f in AssetContent.from_asset(latest).forms if f.name == "StewardNotes"]
+    curated = replace(
+        write.product_content,
+        forms=(*write.product_content.forms, *steward_forms),
+        glossary_terms=(curation.term_id,),
+    )
+    write.revise(created["id"], "2")  # the product's content alone, under the same token
+
+    platform.control.set_client_tokens(other_parameters="replay")
+    with pytest.raises(SyncError) as raised:
+        replace(write, curated=curated).revise(created["id"], "2")
+    assert str(raised.value) == (
+        f"CreateAssetRevision for {TOPIC} answered with asset {created['id']} whose forms, "
+        "glossary terms differ from the request: its client token replayed another write; the "
+        "answer is not trusted"
+    )
