@@ -23,6 +23,7 @@ have. So the product builds each revision from the asset's latest revision and i
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -42,6 +43,12 @@ COMMON_DETAILS_FORM_NAME = next(
 )
 #: The fields of ``AssetCommonDetailsForm`` the product writes; the others are people's.
 PRODUCT_COMMON_DETAILS_FIELDS = frozenset({"sourceIdentifier"})
+
+
+#: What the retirement puts before a deprecated asset's description.
+_DEPRECATION_NOTE = re.compile(
+    rf"\A{re.escape(DEPRECATED_MARK)}: schema \S+ was deleted from the registry\.(?: |\Z)"
+)
 
 
 class CurationError(ValueError):
@@ -177,11 +184,11 @@ def curated_revision(
 
 
 def without_deprecation_note(description: str | None) -> str | None:
-    """A description without the note the product's retirement put before it
-    (``DEPRECATED: <why>. <description>``): the product's own text, gone once the topic is back."""
-    if description is None or not description.startswith(DEPRECATED_MARK):
-        return description
-    return description.partition(". ")[2] or None
+    """A description without the note the product's retirement put before it: the product's
+    own text, gone once the topic is back. A person's text that merely starts like it stays."""
+    if description is None:
+        return None
+    return _DEPRECATION_NOTE.sub("", description, count=1) or None
 
 
 def _changed_by_a_person(

@@ -167,7 +167,7 @@ def test_past_ten_forms_no_revision_is_made_and_the_forms_are_named():
     assert "more than DataZone's 10" in str(raised.value)
 
 
-@pytest.mark.parametrize("before_the_note", [None, "Curated."])
+@pytest.mark.parametrize("before_the_note", [None, "Curated.", "DEPRECATED soon. Use v2."])
 def test_a_revived_asset_loses_the_products_deprecation_note_and_keeps_what_follows(
     before_the_note,
 ):
@@ -179,3 +179,10 @@ def test_a_revived_asset_loses_the_products_deprecation_note_and_keeps_what_foll
     )
     revision = curated_revision(product(), latest, None).content
     assert revision.description == (before_the_note or product_text)
+
+
+@pytest.mark.parametrize("description", ["DEPRECATED soon. Use v2.", "DEPRECATED: see the wiki."])
+def test_a_persons_text_that_starts_like_the_note_is_kept_whole(description):
+    written = as_written(product(version=1))
+    latest = dataclasses.replace(written, description=description)
+    assert curated_revision(product(), latest, written).content.description == description
