@@ -9,7 +9,7 @@ from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
 
-def test_types_are_written_once_and_a_drifted_form_type_gets_a_new_revision_used_by_assets(
+def test_types_are_written_once_and_a_drifted_form_type_gets_a_new_revision_assets_keep_theirs(
     platform,
 ):
     assert platform.sync().success
@@ -19,9 +19,10 @@ def test_types_are_written_once_and_a_drifted_form_type_gets_a_new_revision_used
     metadata = latest_metadata_unpartitioned(platform, "datazone_custom_types")
     assert metadata["asset_type_revision"] == "1"
 
-    # Someone replaces the form type in DataZone with another model: our definition is no
-    # longer the latest revision, so the next sync writes it again as a new revision, the
-    # asset type follows, and every topic asset moves to the new asset type revision.
+    # Someone replaces the form type in DataZone with another model: the latest revision lacks
+    # the product's kafka_topic, so the next sync makes a new revision from it with the field
+    # put back (and theirs kept). The asset type still pins the product's revision 1, which
+    # holds everything: it stays, and so do the assets, whose content did not change.
     datazone = platform.client("datazone")
     settings = platform.settings
     drifted = KAFKA_SCHEMA_FORM.smithy_model().replace("kafka_topic", "topic_name")
@@ -36,16 +37,21 @@ def test_types_are_written_once_and_a_drifted_form_type_gets_a_new_revision_used
     assert platform.sync().success
     counts = platform.control.call_counts()
     assert counts[("datazone", "CreateFormType")] == 1
-    assert counts[("datazone", "CreateAssetType")] == 1
-    assert counts[("datazone", "CreateAssetRevision")] == len(table_topics(platform))
+    assert counts[("datazone", "CreateAssetType")] == 0
+    assert counts[("datazone", "CreateAssetRevision")] == 0
+    form_type = datazone.get_form_type(
+        domainIdentifier=settings.domain_id, formTypeIdentifier=KAFKA_SCHEMA_FORM.name
+    )
+    assert form_type["revision"] == "3"
+    assert "kafka_topic: String" in form_type["model"]["smithy"]
+    assert "topic_name: String" in form_type["model"]["smithy"]
     asset_type = datazone.get_asset_type(
         domainIdentifier=settings.domain_id, identifier=KAFKA_TOPIC_ASSET_TYPE.name
     )
-    assert asset_type["revision"] == "2"
-    assert asset_type["formsOutput"]["KafkaSchemaForm"]["typeRevision"] == "3"
+    assert asset_type["revision"] == "1"
     for topic in table_topics(platform):
         assert (
-            latest_metadata(platform, "datazone_topic_asset", topic)["asset_type_revision"] == "2"
+            latest_metadata(platform, "datazone_topic_asset", topic)["asset_type_revision"] == "1"
         )
 
 

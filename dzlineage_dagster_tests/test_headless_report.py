@@ -68,8 +68,9 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         """
     )
 
-    # One new version: that topic is revised and re-posted; the others are known unchanged from
-    # the registry token in their mapping records, without a call of their own.
+    # One new version: that topic is revised (after one GetAsset of its latest revision) and
+    # re-posted; the others are known unchanged from the registry token in their mapping
+    # records, without a call of their own.
     platform.register_new_version("shop.sales.orders", "coupon")
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(

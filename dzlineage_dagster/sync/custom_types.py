@@ -1,8 +1,11 @@
 """The DataZone form types and the Kafka-topic asset type, defined once and kept current.
 
-Types are immutable in DataZone: a changed model is a new revision. So each definition is
-compared with the latest revision and created only when it differs; an unchanged definition
-costs reads only.
+Types are immutable in DataZone: a changed model is a new revision. Others may extend the
+product's types (a team's optional field on a form type, its own form on the asset type): the
+latest revision is used as it is whenever it holds what the product needs
+(:mod:`~dzlineage_dagster.core.type_extension`), so a satisfied type costs reads only. Only a
+revision that lacks the product's part gets a new one, built from it: others' fields and forms
+are kept, and a WARNING says what was put back.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dzlineage_dagster.core.forms import (
     MSK_SOURCE_REFERENCE_FORM,
     FormTypeDefinition,
 )
+from dzlineage_dagster.core.type_extension import TypeFit, asset_type_fit, form_type_fit
 from dzlineage_dagster.sync.run_state import SyncRun
 
 CUSTOM_FORM_TYPES: tuple[FormTypeDefinition, ...] = (KAFKA_SCHEMA_FORM, MSK_SOURCE_REFERENCE_FORM)
@@ -41,16 +45,16 @@ def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
     outcome = CustomTypesOutcome()
 
     for form in CUSTOM_FORM_TYPES:
-        model = form.smithy_model()
         current = _latest(
             datazone.get_form_type, missing, domainIdentifier=domain, formTypeIdentifier=form.name
         )
-        if (
-            current is not None
-            and current.get("model", {}).get("smithy", "").strip() == model.strip()
-        ):
-            outcome.revisions[form.name] = current["revision"]
-            continue
+        model = form.smithy_model()
+        if current is not None:
+            fit = form_type_fit(form, current.get("model", {}).get("smithy", ""))
+            if fit.usable:
+                outcome.revisions[form.name] = current["revision"]
+                continue
+            model = fit.next_model
         created = datazone.create_form_type(
             domainIdentifier=domain,
             name=form.name,
@@ -61,29 +65,72 @@ def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
         )
         outcome.revisions[form.name] = created["revision"]
         outcome.created.append(f"{form.name} revision {created['revision']}")
+        if current is not None:
+            _warn_put_back(run, form.name, current["revision"], created["revision"], fit)
 
     for part in KAFKA_TOPIC_ASSET_TYPE.forms:
         if part.type_name not in outcome.revisions:
             outcome.revisions[part.type_name] = _managed_revision(datazone, domain, part.type_name)
-    wanted_forms = KAFKA_TOPIC_ASSET_TYPE.forms_input(outcome.revisions)
     asset_type = KAFKA_TOPIC_ASSET_TYPE.name
     current = _latest(
         datazone.get_asset_type, missing, domainIdentifier=domain, identifier=asset_type
     )
-    if current is not None and _asset_type_forms(current) == wanted_forms:
+    forms_input = KAFKA_TOPIC_ASSET_TYPE.forms_input(outcome.revisions)
+    if current is not None:
+        pinned = _asset_type_forms(current)
+        revisions = {
+            **outcome.revisions,
+            **_usable_pinned_revisions(datazone, domain, pinned, outcome.revisions),
+        }
+        fit = asset_type_fit(KAFKA_TOPIC_ASSET_TYPE, pinned, revisions)
+        forms_input = fit.next_forms
+    if current is not None and fit.usable:
         outcome.revisions[asset_type] = current["revision"]
     else:
         created = datazone.create_asset_type(
             domainIdentifier=domain,
             name=asset_type,
             description=KAFKA_TOPIC_ASSET_TYPE.description,
-            formsInput=wanted_forms,
+            formsInput=forms_input,
             owningProjectIdentifier=project,
         )
         outcome.revisions[asset_type] = created["revision"]
         outcome.created.append(f"{asset_type} revision {created['revision']}")
+        if current is not None:
+            _warn_put_back(run, asset_type, current["revision"], created["revision"], fit)
     run.use_asset_type_revision(outcome.revisions[asset_type])
     return outcome
+
+
+def _warn_put_back(run: SyncRun, type_name: str, latest: str, created: str, fit: TypeFit) -> None:
+    kept = f"; it keeps {', '.join(fit.kept)}" if fit.kept else ""
+    run.log.warning(
+        f"{type_name}: revision {latest} lacks what the product needs ({'; '.join(fit.problems)}); "
+        f"created revision {created} from it with the product's part put back{kept}"
+    )
+
+
+def _usable_pinned_revisions(
+    datazone: Any, domain: str, pinned: dict[str, dict[str, Any]], settled: dict[str, str]
+) -> dict[str, str]:
+    """The custom form type revisions the asset type pins that hold the product's fields,
+    though they are not the ones ``settled`` on (one GetFormType each): the asset type may keep
+    pinning them."""
+    usable = {}
+    for part in KAFKA_TOPIC_ASSET_TYPE.forms:
+        form = next((f for f in CUSTOM_FORM_TYPES if f.name == part.type_name), None)
+        entry = pinned.get(part.form_name)
+        if form is None or entry is None or entry["typeIdentifier"] != form.name:
+            continue
+        revision = str(entry["typeRevision"])
+        if revision == settled[form.name]:
+            continue
+        model = datazone.get_form_type(
+            domainIdentifier=domain, formTypeIdentifier=form.name, revision=revision
+        )["model"]["smithy"]
+        if form_type_fit(form, model).usable:
+            usable[form.name] = revision
+    return usable
 
 
 def _managed_revision(datazone: Any, domain: str, type_name: str) -> str:

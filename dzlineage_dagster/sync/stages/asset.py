@@ -4,12 +4,12 @@ left alone; its mapping record is staged for the runner to write."""
 from __future__ import annotations
 
 import hashlib
-import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
+from dzlineage_dagster.core.curation import AssetContent, AssetForm, CurationError, curated_revision
 from dzlineage_dagster.core.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
     KAFKA_SCHEMA_FORM,
@@ -31,7 +31,8 @@ from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 #: ``adopted``: an existing asset of the schema became the topic's (a lost or wrong mapping);
-#: ``replayed``: DataZone answered a client token it had already seen, nothing new was made.
+#: ``replayed``: nothing new was made, DataZone had it: it answered a client token it had
+#: already seen, or the asset's latest revision already held the content (a crashed run's).
 AssetAction = Literal["created", "revised", "unchanged", "adopted", "replayed"]
 
 
@@ -94,6 +95,8 @@ class AssetPlan:
     forms: list[dict[str, str]]
     desired: DesiredTopicState | None
     stored: MappingRecord | None
+    #: The asset type revision a write would use (None: no type yet).
+    type_revision: str | None
 
 
 def plan_topic_asset(
@@ -102,16 +105,17 @@ def plan_topic_asset(
     """What the asset stage would do for this schema (``type_revision`` None: no type yet)."""
     stored = run.mappings.get(snapshot.schema_arn)
     if snapshot.kind is not TopicKind.TABLE:
-        return AssetPlan("skip", [], None, stored)
+        return AssetPlan("skip", [], None, stored, type_revision)
     forms = topic_forms_input(run, snapshot)
     desired = DesiredTopicState(
         topic=snapshot.topic,
         schema_arn=snapshot.schema_arn,
         schema_version=snapshot.version,
-        # A new asset type revision moves every asset onto it, so it is part of the content.
-        content_fingerprint=f"{forms_fingerprint(forms)}@{type_revision}",
+        # Not the asset type revision: an asset stays on the revision it has until its own
+        # content changes, so a type revision others made (or one keeping theirs) revises none.
+        content_fingerprint=forms_fingerprint(forms),
     )
-    return AssetPlan(asset_action(desired, stored).value, forms, desired, stored)
+    return AssetPlan(asset_action(desired, stored).value, forms, desired, stored, type_revision)
 
 
 def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | None:
@@ -120,8 +124,7 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
     Only table topics are cataloged: heartbeat, transaction and schema-change topics are
     connector plumbing, not data anyone subscribes to (None for them).
     """
-    type_revision = run.asset_type_revision
-    plan = plan_topic_asset(run, snapshot, type_revision)
+    plan = plan_topic_asset(run, snapshot, run.asset_type_revision)
     if plan.action == "skip":
         return None
     stored = plan.stored
@@ -133,7 +136,7 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
         snapshot,
         name=datazone_asset_name(run.cluster.name, snapshot.topic),
         forms=plan.forms,
-        type_revision=type_revision,
+        type_revision=plan.type_revision,
         content_key=plan.desired.content_fingerprint,
     )
     action: AssetAction
@@ -144,7 +147,7 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
     record = plan.desired.to_record(
         asset_id=response["id"],
         asset_revision=str(response["revision"]),
-        asset_type_revision=type_revision,
+        asset_type_revision=str(response["typeRevision"]),
         lineage_fingerprint=stored.lineage_fingerprint if stored else "",
         registry_arn=snapshot.registry_arn,
     )
@@ -163,18 +166,37 @@ class AssetWrite:
     type_revision: str
     #: Changes exactly when the content does: the client tokens of the writes derive from it.
     content_key: str
+    #: What a revision sends when built on the asset's latest revision (the product's content
+    #: with people's work kept, see :mod:`~dzlineage_dagster.core.curation`); None: the
+    #: product's content alone.
+    curated: AssetContent | None = None
+
+    @property
+    def product_content(self) -> AssetContent:
+        return AssetContent(
+            name=self.name,
+            description=f"Kafka topic {self.snapshot.topic} on MSK cluster {self.run.cluster.name}",
+            forms=tuple(map(AssetForm.from_input, self.forms)),
+        )
+
+    @property
+    def content(self) -> AssetContent:
+        return self.curated or self.product_content
 
     @property
     def _common(self) -> dict[str, Any]:
-        return {
+        content = self.content
+        common = {
             "domainIdentifier": self.run.settings.domain_id,
-            "name": self.name,
-            "description": (
-                f"Kafka topic {self.snapshot.topic} on MSK cluster {self.run.cluster.name}"
-            ),
+            "name": content.name,
             "typeRevision": self.type_revision,
-            "formsInput": self.forms,
+            "formsInput": [form.input() for form in content.forms],
         }
+        if content.description is not None:
+            common["description"] = content.description
+        if content.glossary_terms:
+            common["glossaryTerms"] = list(content.glossary_terms)
+        return common
 
     def create(self, replacing: str = "") -> tuple[dict[str, Any], AssetAction]:
         """CreateAsset; its token covers the scope, the schema's generation and the content.
@@ -203,8 +225,8 @@ class AssetWrite:
             # The replayed asset was deleted since: this is a new creation, with its own token.
             return self.create(replacing=response["id"])
         if str(now["revision"]) != str(response["revision"]):
-            # Revised since (renamed in the portal, say): bring it back to this content.
-            revised, _ = self.revise(response["id"], str(now["revision"]))
+            # Revised since (curated in the portal, say): bring the product's content to it.
+            revised, _ = self.revise_latest(response["id"], now, last_written=response)
             return revised, "adopted"
         return response, "replayed"
 
@@ -218,17 +240,49 @@ class AssetWrite:
         self._check_answer("CreateAssetRevision", response, asset_id)
         return response, "replayed" if self._replayed(response) else "revised"
 
+    def revise_latest(
+        self, asset_id: str, latest: dict[str, Any], last_written: dict[str, Any] | None
+    ) -> tuple[dict[str, Any], AssetAction]:
+        """Revise the asset's ``latest`` revision (GetAsset output) to the product's content,
+        keeping people's work; ``last_written`` is the revision the product wrote last (None:
+        unknown). No write when ``latest`` already holds that content."""
+        topic = self.snapshot.topic
+        try:
+            curation = curated_revision(
+                self.product_content,
+                AssetContent.from_asset(latest),
+                AssetContent.from_asset(last_written) if last_written is not None else None,
+            )
+        except CurationError as error:
+            raise SyncError(f"{topic}: asset {asset_id}: {error}") from None
+        for field in curation.overridden:
+            self.run.log.warning(
+                f"{topic}: asset {asset_id}: {field} was edited in DataZone since the product's "
+                "last revision; the product owns it, so the new revision overrides it"
+            )
+        kept = [
+            *(f"the {field} a person gave it" for field in curation.kept_text),
+            *(f"form {name}" for name in curation.kept_forms),
+        ]
+        terms = len(curation.content.glossary_terms)
+        if terms:
+            kept.append(f"{terms} glossary term{'s' if terms > 1 else ''}")
+        if kept:
+            self.run.log.info(f"{topic}: asset {asset_id}: the revision keeps {', '.join(kept)}")
+        revises = str(latest["revision"])
+        held = AssetContent.from_asset(latest).holds(curation.content)
+        if held and str(latest["typeRevision"]) == self.type_revision:
+            return latest, "replayed"
+        return replace(self, curated=curation.content).revise(asset_id, revises)
+
     def _check_answer(self, operation: str, response: dict[str, Any], asset_id: str = "") -> None:
         """Trust an answer only if it is the write that was asked for.
 
         A client token DataZone already saw returns the first answer unchanged; if that answer
         is not about this project, schema, name and content, the token replayed another write.
         """
-        asked = {form["formName"]: json.loads(form["content"]) for form in self.forms}
-        got = {
-            form["formName"]: json.loads(form.get("content") or "{}")
-            for form in response.get("formsOutput", [])
-        }
+        content = self.content
+        got = AssetContent.from_asset(response)
         differences = [
             what
             for what, wrong in (
@@ -238,9 +292,10 @@ class AssetWrite:
                     not asset_id and response.get("externalIdentifier") != self.snapshot.schema_arn,
                 ),
                 ("owning project", response.get("owningProjectId") != self.run.settings.project_id),
-                ("name", response.get("name") != self.name),
+                ("name", got.name != content.name),
                 ("type revision", str(response.get("typeRevision")) != self.type_revision),
-                ("forms", any(got.get(name) != content for name, content in asked.items())),
+                ("forms", any(not f.same_content(got.form(f.name)) for f in content.forms)),
+                ("glossary terms", sorted(got.glossary_terms) != sorted(content.glossary_terms)),
             )
             if wrong
         ]
@@ -256,12 +311,13 @@ class AssetWrite:
         created_at = response.get("createdAt")
         return created_at is not None and created_at < self.run.started_at
 
-    def _current(self, asset_id: str) -> dict[str, Any] | None:
-        """The asset as it is now (GetAsset), or None when it was deleted."""
+    def _current(self, asset_id: str, revision: str | None = None) -> dict[str, Any] | None:
+        """The asset as it is now, or at ``revision`` (GetAsset); None when there is none."""
         datazone = self.run.resource.datazone.client()
+        at_revision = {"revision": revision} if revision is not None else {}
         try:
             return datazone.get_asset(
-                domainIdentifier=self.run.settings.domain_id, identifier=asset_id
+                domainIdentifier=self.run.settings.domain_id, identifier=asset_id, **at_revision
             )
         except ClientError as error:
             if error_code(error) != "ResourceNotFoundException":
@@ -287,19 +343,27 @@ class AssetWrite:
         self.run.log.warning(
             f"{self.snapshot.topic}: SSM had no mapping for asset {existing['id']}; adopted"
         )
-        response, _ = self.revise(existing["id"], str(existing["revision"]))
+        response, _ = self.revise_latest(existing["id"], existing, last_written=None)
         return response, "adopted"
 
-    def revise_or_recreate(self, asset_id: str, revises: str) -> tuple[dict[str, Any], AssetAction]:
-        try:
-            return self.revise(asset_id, revises)
-        except ClientError as error:
-            if error_code(error) != "ResourceNotFoundException":
-                raise
-        self.run.log.warning(
-            f"{self.snapshot.topic}: asset {asset_id} was deleted in DataZone; recreating it"
+    def revise_or_recreate(
+        self, asset_id: str, last_written: str
+    ) -> tuple[dict[str, Any], AssetAction]:
+        """Revise the asset from its latest revision (one GetAsset; a second one reads the
+        product's ``last_written`` revision when someone revised the asset since), or recreate
+        it when it was deleted."""
+        latest = self._current(asset_id)
+        if latest is None:
+            self.run.log.warning(
+                f"{self.snapshot.topic}: asset {asset_id} was deleted in DataZone; recreating it"
+            )
+            return self.create_or_adopt()
+        written = (
+            latest
+            if str(latest["revision"]) == last_written
+            else self._current(asset_id, last_written)
         )
-        return self.create_or_adopt()
+        return self.revise_latest(asset_id, latest, written)
 
 
 def find_asset_by_external_identifier(run: SyncRun, schema_arn: str) -> dict[str, Any] | None:

@@ -24,6 +24,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id, not_found, now
 from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
+from dzlineage_dagster.sandbox.emulators.datazone.glossary import Glossaries
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
     LineageEventRecord,
     LineageGraph,
@@ -68,6 +69,8 @@ class DataZoneEmulator(RestJsonEmulator):
         #: The deferred fault of the request this thread is answering (see handle()).
         self._request = threading.local()
         self._domains: dict[str, Domain] = {}
+        #: Each domain's glossaries, by domain id.
+        self._domain_glossaries: dict[str, Glossaries] = {}
         self._service = RestJsonService(
             "datazone",
             {
@@ -88,6 +91,10 @@ class DataZoneEmulator(RestJsonEmulator):
                 "CreateListingChangeSet": self._create_listing_change_set,
                 "GetListing": self._get_listing,
                 "SearchListings": self._search_listings,
+                "CreateGlossary": self._create_glossary,
+                "GetGlossary": self._get_glossary,
+                "CreateGlossaryTerm": self._create_glossary_term,
+                "GetGlossaryTerm": self._get_glossary_term,
                 "PostLineageEvent": self._post_lineage_event,
                 "GetLineageNode": self._get_lineage_node,
                 "ListLineageNodeHistory": self._list_lineage_node_history,
@@ -293,7 +300,7 @@ class DataZoneEmulator(RestJsonEmulator):
             description=params.get("description"),
             type_revision=asset_type.revision,
             forms=tuple(domain.checked_forms(asset_type, params.get("formsInput") or [])),
-            glossary_terms=tuple(params.get("glossaryTerms") or ()),
+            glossary_terms=self._glossaries(domain).attached_terms(params.get("glossaryTerms")),
             created_at=now(),
             created_by=self.user_id,
         )
@@ -387,6 +394,29 @@ class DataZoneEmulator(RestJsonEmulator):
             for asset in page
         ]
         return {"items": items, "nextToken": next_token, "totalMatchCount": len(matches)}
+
+    # glossaries
+
+    def _glossaries(self, domain: Domain) -> Glossaries:
+        return self._domain_glossaries.setdefault(domain.id, Glossaries())
+
+    def _create_glossary(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        project = domain.project(params["owningProjectIdentifier"])
+        glossary = self._glossaries(domain).create_glossary(project.id, params, self.user_id)
+        return glossary.output(domain.id)
+
+    def _get_glossary(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        return self._glossaries(domain).glossary(params["identifier"]).output(domain.id)
+
+    def _create_glossary_term(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        return self._glossaries(domain).create_term(params, self.user_id).output(domain.id)
+
+    def _get_glossary_term(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        return self._glossaries(domain).term(params["identifier"]).output(domain.id)
 
     # lineage
 
