@@ -86,7 +86,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         shop.sales.orders            revised    published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
         shop.sales.payments          unchanged                unchanged (registry token)
 
-        8 topics, 0 failed, 30 AWS API calls
+        8 topics, 0 failed, 31 AWS API calls
         """
     )
     assert stored_digest(platform) != digest, "the changed registry's digest was not recorded"
