@@ -1,5 +1,5 @@
-"""One topic, one asset across registries (issue 17, case 6), on the seeded sandbox through
-`dzlineage sync` and the `catalog_sync` job."""
+"""One topic, one asset; and a sync pointed at another project's assets refused up front
+(issue 17, cases 6 and 7), on the seeded sandbox through `dzlineage sync`."""
 
 from __future__ import annotations
 
@@ -190,3 +190,56 @@ def test_a_catalog_sync_run_of_the_key_registry_reports_each_topic_not_cataloged
         assert lineage["edge"].startswith("no edge: ") and lineage["jobs"] == []
         assert lineage["mapping_reason"] == asset["reason"]
     assert ("datazone", "PostLineageEvent") not in platform.control.call_counts()
+
+
+def test_a_sync_of_another_projects_assets_is_refused_once_before_any_write(
+    platform, monkeypatch, capsys
+):
+    sync_output(capsys)
+    owner = platform.settings.project_id
+    datazone = platform.client("datazone")
+    other = datazone.create_project(domainIdentifier=platform.settings.domain_id, name="analytics")
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", other["id"])
+    platform.control.clear_calls()
+
+    planned = dzlineage(["sync", "--dry-run"])
+    dry = capsys.readouterr()
+    assert planned == 1, dry.out
+    assert dry.out == ""
+    assert dzlineage(["sync"]) == 1
+    run = capsys.readouterr()
+
+    for captured in (dry, run):
+        [line] = captured.err.splitlines()
+        assert line.startswith(
+            f"dzlineage sync: could not start: DZLINEAGE_PROJECT_ID={other['id']!r}: the assets "
+            f"of registry shop-cdc's schemas belong to project 'cdc-lineage' ({owner}) (all 3 "
+            "sampled: shop.archive.orders, shop.inventory.stock_levels, shop.sales.payments)"
+        ), line
+        assert f"set DZLINEAGE_PROJECT_ID={owner};" in line
+        assert "aws datazone update-asset-owner" in line
+    assert run.out == ""
+    counts = platform.control.call_counts()
+    assert writes(counts, "datazone", "ssm") == {}, "nothing written"
+    # Bounded: a constant number of Searches for both commands, not one per topic.
+    assert counts[("datazone", "Search")] == 6
+    assert counts[("datazone", "GetProject")] == 2 + 2  # the start-up check, the owner's name
+
+
+def test_a_catalog_sync_run_of_another_projects_assets_fails_once_naming_the_owner(
+    platform, monkeypatch
+):
+    assert platform.sync().success
+    owner = platform.settings.project_id
+    other = platform.client("datazone").create_project(
+        domainIdentifier=platform.settings.domain_id, name="analytics"
+    )
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", other["id"])
+    platform.control.clear_calls()
+
+    result = platform.sync()
+
+    assert not result.success
+    [failure] = [e.step_failure_data.error.message for e in result.get_step_failure_events()]
+    assert f"belong to project 'cdc-lineage' ({owner})" in failure, failure
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}

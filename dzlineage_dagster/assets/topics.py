@@ -31,7 +31,7 @@ from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.core.topology import Topology
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.preflight import check_cluster
+from dzlineage_dagster.sync.preflight import check_cluster, check_ownership
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
@@ -107,8 +107,10 @@ def kafka_topic_catalog(
     if stages & {Stage.ASSET, Stage.LINEAGE}:
         try:
             check_cluster(run)
+            if Stage.ASSET in stages:
+                check_ownership(run, topics)
         except SyncError as error:
-            # A wrong cluster fails every topic the same way: say it once, try none.
+            # A wrong cluster or project fails every topic the same way: say it once, try none.
             raise Failure(description=str(error)) from None
     failed: list[TopicOutcome] = []
     for outcome in sync_topics(run, topics, stages):

@@ -18,7 +18,7 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.preflight import check_platform
+from dzlineage_dagster.sync.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
@@ -158,6 +158,7 @@ def run_headless_sync(
             check_platform(run)
             if dry_run:
                 run.mappings.read_only = True
+                check_ownership(run, list(run.registry_topics))
                 return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
@@ -167,6 +168,9 @@ def run_headless_sync(
             # failure found here is a change the registry digest cannot see.
             trust_tokens = not reconcile and not run.lineage_health.failed_runs
             unchanged = trust_tokens and run.mappings.stored_digest(registry_arn) == digest
+            if not unchanged:
+                # An idle sync's digest vouches for a complete sync under this project.
+                check_ownership(run, topics)
             if reconcile:
                 report = inspect_catalog(run)
                 apply_repairs(run, report)
