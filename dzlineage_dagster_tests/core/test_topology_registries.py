@@ -138,3 +138,15 @@ def test_an_edge_is_claimed_exactly_by_the_connectors_whose_values_are_in_the_re
     assert bool(lineage.sources) == source_uses
     assert bool(lineage.sinks) == sink_uses
     assert (lineage.kind is TopicKind.OTHER_REGISTRY) == (not source_uses and not sink_uses)
+
+
+def test_an_override_does_not_make_a_key_schema_catalog_its_topic():
+    connectors = [
+        ConnectorDefinition("source", {**SOURCE, **converters("values", "keys")}),
+        ConnectorDefinition("sink", {**SINK, **converters("values", "keys")}),
+    ]
+    overrides = {"topics": {TOPIC: {"tables": ["lakehouse.orders_copy"]}}}
+    lineage = build_topology(
+        connectors, [TOPIC], registry_name="keys", overrides=overrides
+    ).lineage_for(TOPIC)
+    assert (lineage.kind, lineage.sinks) == (TopicKind.OTHER_REGISTRY, ())
