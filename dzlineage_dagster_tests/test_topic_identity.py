@@ -243,3 +243,17 @@ def test_a_catalog_sync_run_of_another_projects_assets_fails_once_naming_the_own
     [failure] = [e.step_failure_data.error.message for e in result.get_step_failure_events()]
     assert f"belong to project 'cdc-lineage' ({owner})" in failure, failure
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+
+
+def test_the_connector_topology_says_which_registries_each_demo_connector_uses(platform):
+    from dzlineage_dagster.definitions import defs
+
+    result = defs.resolve_job_def("connector_topology_refresh").execute_in_process(
+        instance=platform.instance
+    )
+    assert result.success
+    [materialization] = result.asset_materializations_for_node("connector_topology")
+    table = materialization.metadata["connectors"].value
+    for connector in ("shop-debezium-source", "shop-iceberg-sink", "shop-archive-sink"):
+        assert f"| {connector} |" in table
+    assert table.count(" | shop-cdc-keys / shop-cdc |") == 3, table

@@ -12,6 +12,7 @@ from dzlineage_dagster.core.topology import (
     ConnectorDefinition,
     build_topology,
 )
+from dzlineage_dagster.core.topology_report import converter_registries_label
 
 AVRO = "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter"
 TOPIC = "shop.sales.orders"
@@ -150,3 +151,12 @@ def test_an_override_does_not_make_a_key_schema_catalog_its_topic():
         connectors, [TOPIC], registry_name="keys", overrides=overrides
     ).lineage_for(TOPIC)
     assert (lineage.kind, lineage.sinks) == (TopicKind.OTHER_REGISTRY, ())
+
+
+def test_the_topology_report_labels_each_connectors_key_and_value_registries():
+    gsr = ConnectorDefinition("gsr", converters("values", ""))
+    other = ConnectorDefinition(
+        "other", {"value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+    )
+    assert converter_registries_label(gsr) == "default-registry / values"
+    assert converter_registries_label(other) == "worker's / none"
