@@ -367,15 +367,13 @@ class Topology:
         value_registries = sorted(
             {m.value.registry for m in mismatches.values() if m.value.registry is not None}
         )
-        cataloged_from = (
-            f"its value schema in {', '.join(value_registries)}"
+        verdict = (
+            f"{topic!r} is cataloged from its value schema in {', '.join(value_registries)}, "
+            f"not from registry {registry}"
             if value_registries
-            else "no Glue Schema Registry its connectors use"
+            else f"its connectors keep no value schema of {topic!r} in a Glue Schema Registry"
         )
-        reason = (
-            f"{describe_registry_mismatches(registry, mismatches.values())}: {topic!r} is "
-            f"cataloged from {cataloged_from}, not from registry {registry}"
-        )
+        reason = f"{describe_registry_mismatches(registry, mismatches.values())}: {verdict}"
         return TopicLineage(
             topic=topic,
             kind=TopicKind.OTHER_REGISTRY,

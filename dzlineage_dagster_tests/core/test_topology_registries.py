@@ -160,3 +160,14 @@ def test_the_topology_report_labels_each_connectors_key_and_value_registries():
     )
     assert converter_registries_label(gsr) == "default-registry / values"
     assert converter_registries_label(other) == "worker's / none"
+
+
+def test_connectors_of_no_registry_say_so_for_a_topic_of_the_synced_registry():
+    json_values = {"value.converter": "org.apache.kafka.connect.json.JsonConverter"}
+    lineage = topology("values", json_values, json_values).lineage_for(TOPIC)
+    assert lineage.kind is TopicKind.OTHER_REGISTRY
+    assert lineage.reason == (
+        "values is not the value registry of connectors 'source', 'sink' (value.converter="
+        "org.apache.kafka.connect.json.JsonConverter, no Glue Schema Registry): its connectors "
+        "keep no value schema of 'shop.sales.orders' in a Glue Schema Registry"
+    )
