@@ -56,7 +56,8 @@ def test_a_rerun_with_the_same_content_gets_its_asset_back_by_client_token_repla
     # The crashed run had posted the topic's hops; their reposts reuse the tokens with a new
     # eventTime, which DataZone refuses with 409 (the lineage stage counts that as posted).
     assert not [c for c in calls if c[1] == CONFLICT and c[0] != "PostLineageEvent"], calls
-    assert "Search" not in {operation for operation, _ in calls}
+    # One Search: the run's ownership check of its one topic; no adoption searched for it.
+    assert [c for c in calls if c[0] == "Search"] == [("Search", 200)]
     assert "CreateAssetRevision" not in {operation for operation, _ in calls}
     metadata = latest_metadata(platform, "datazone_topic_asset", TOPIC)
     assert (metadata["action"], metadata["datazone_asset_id"]) == ("replayed", asset_id)
@@ -76,7 +77,8 @@ def test_a_rerun_with_new_content_adopts_the_asset_after_a_conflict(platform):
     assert platform.sync([TOPIC]).success
     calls = datazone_calls(platform)
     assert [c for c in calls if c[0] == "CreateAsset"] == [("CreateAsset", CONFLICT)]
-    assert ("Search", 200) in calls
+    # The run's ownership check of its one topic, then the adoption's.
+    assert [c for c in calls if c[0] == "Search"] == [("Search", 200)] * 2
     assert [c for c in calls if c[0] == "CreateAssetRevision"] == [("CreateAssetRevision", 200)]
     metadata = latest_metadata(platform, "datazone_topic_asset", TOPIC)
     assert (metadata["action"], metadata["datazone_asset_id"]) == ("adopted", asset_id)

@@ -5,6 +5,7 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.topology_report import (
     ambiguous_edges,
+    converter_registries_label,
     edge_rows,
     markdown_table,
     unknown_connectors,
@@ -34,9 +35,14 @@ def connector_topology(
     kinds = {s.name: f"Debezium {s.engine.value} source" for s in topology.sources}
     kinds.update({s.name: f"Iceberg sink ({s.catalog} catalog)" for s in topology.sinks})
     connectors = markdown_table(
-        ("connector", "class", "understood as"),
+        ("connector", "class", "understood as", "registries (key / value)"),
         (
-            (c.name, c.connector_class, kinds.get(c.name, "not understood"))
+            (
+                c.name,
+                c.connector_class,
+                kinds.get(c.name, "not understood"),
+                converter_registries_label(c),
+            )
             for c in topology.connectors
         ),
     )

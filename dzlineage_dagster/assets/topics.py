@@ -27,9 +27,11 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
+from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.topology import Topology
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.preflight import check_cluster
+from dzlineage_dagster.sync.preflight import check_cluster, check_ownership
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
@@ -106,12 +108,14 @@ def kafka_topic_catalog(
     if stages & {Stage.ASSET, Stage.LINEAGE}:
         try:
             check_cluster(run)
+            if Stage.ASSET in stages:
+                check_ownership(run, topics)
         except SyncError as error:
-            # A wrong cluster fails every topic the same way: say it once, try none.
+            # A wrong cluster or project fails every topic the same way: say it once, try none.
             raise Failure(description=str(error)) from None
     failed: list[TopicOutcome] = []
     for outcome in sync_topics(run, topics, stages):
-        yield from materializations(outcome, stages)
+        yield from materializations(outcome, stages, run.topology)
         if not outcome.ok:
             failed.append(outcome)
     if run.mappings.committed:
@@ -171,7 +175,9 @@ def api_cost_metadata(run: SyncRun) -> dict[str, object]:
     }
 
 
-def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[AssetMaterialization]:
+def materializations(
+    outcome: TopicOutcome, stages: set[Stage], topology: Topology
+) -> Iterator[AssetMaterialization]:
     """One materialization per selected stage the topic completed, with that stage's metadata."""
     done = outcome.completed & stages
     if Stage.SCHEMA in done:
@@ -184,7 +190,7 @@ def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[Asse
             if outcome.asset is not None
             else {
                 "action": "not cataloged",
-                "reason": f"{outcome.schema.kind.value} topic: connector plumbing, not table data",
+                "reason": not_cataloged_reason(outcome.schema, topology),
             }
         )
         yield AssetMaterialization(DATAZONE_TOPIC_ASSET, partition=outcome.topic, metadata=metadata)
@@ -192,6 +198,12 @@ def materializations(outcome: TopicOutcome, stages: set[Stage]) -> Iterator[Asse
         yield AssetMaterialization(
             TOPIC_LINEAGE, partition=outcome.topic, metadata=lineage_metadata(outcome.lineage)
         )
+
+
+def not_cataloged_reason(snapshot: SchemaSnapshot, topology: Topology) -> str:
+    if snapshot.kind is TopicKind.OTHER_REGISTRY:
+        return topology.lineage_for(snapshot.topic).reason
+    return f"{snapshot.kind.value} topic: connector plumbing, not table data"
 
 
 def schema_metadata(snapshot: SchemaSnapshot) -> dict[str, object]:

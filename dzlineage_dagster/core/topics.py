@@ -84,6 +84,9 @@ class TopicKind(Enum):
     CONNECT_INTERNAL = "connect_internal"
     #: None of the shapes above, e.g. a table topic a router renamed: ask the connector config.
     OTHER = "other"
+    #: A topic whose connectors keep its value schemas in another registry than the one
+    #: synced: the schema here (a key schema, say) is not the one that catalogs the topic.
+    OTHER_REGISTRY = "other_registry"
 
 
 def classify_topic(

@@ -59,6 +59,35 @@ EdgeOrigin = Literal["override", "connector", "convention"]
 #: Weakest first: a topic's overall origin is the weakest of its edges'.
 _ORIGIN_STRENGTH = {"convention": 0, "connector": 1, "override": 2}
 
+#: The Kafka Connect converters of the AWS Glue Schema Registry (awslabs/aws-glue-schema-registry:
+#: Avro, JSON Schema, Protobuf). Kafka Connect hands each the settings under its prefix
+#: (``value.converter.registry.name`` reaches it as ``registry.name``).
+GSR_CONVERTER_CLASSES = frozenset(
+    {
+        "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter",
+        "com.amazonaws.services.schemaregistry.kafkaconnect.jsonschema.JsonSchemaConverter",
+        "com.amazonaws.services.schemaregistry.kafkaconnect.protobuf.ProtobufSchemaConverter",
+    }
+)
+#: The registry such a converter uses when ``registry.name`` is not set
+#: (``AWSSchemaRegistryConstants.DEFAULT_REGISTRY_NAME``).
+GSR_DEFAULT_REGISTRY = "default-registry"
+ConverterRole = Literal["key", "value"]
+
+
+@dataclass(frozen=True)
+class ConverterRegistry:
+    """The Glue Schema Registry one of a connector's converters uses, and how that is known."""
+
+    role: ConverterRole
+    #: None when the converter is not a Glue Schema Registry converter or is not known.
+    registry: str | None
+    #: False when the connector config names no converter: the Connect worker's applies, and
+    #: the worker configuration is not read.
+    known: bool
+    #: The setting that says so, for messages (``value.converter.registry.name=shop-cdc``).
+    evidence: str
+
 
 @dataclass(frozen=True)
 class ConnectorDefinition:
@@ -70,6 +99,67 @@ class ConnectorDefinition:
     @property
     def connector_class(self) -> str:
         return (self.config.get("connector.class") or "").strip()
+
+    def converter_registry(self, role: ConverterRole) -> ConverterRegistry:
+        """Which registry the connector's key or value converter registers and reads in."""
+        converter = (self.config.get(f"{role}.converter") or "").strip()
+        if not converter:
+            return ConverterRegistry(
+                role, None, False, f"no {role}.converter in its config (the worker's applies)"
+            )
+        if converter not in GSR_CONVERTER_CLASSES:
+            return ConverterRegistry(
+                role, None, True, f"{role}.converter={converter}, no Glue Schema Registry"
+            )
+        setting = f"{role}.converter.registry.name"
+        name = (self.config.get(setting) or "").strip()
+        if name:
+            return ConverterRegistry(role, name, True, f"{setting}={name}")
+        return ConverterRegistry(
+            role,
+            GSR_DEFAULT_REGISTRY,
+            True,
+            f"no {setting}: the converter's {GSR_DEFAULT_REGISTRY}",
+        )
+
+    def registry_mismatch(self, registry: str) -> RegistryMismatch | None:
+        """How this connector's records have no value schema in ``registry`` (None when they
+        have, or may have: a converter the config does not name is the worker's)."""
+        value = self.converter_registry("value")
+        if not value.known or value.registry == registry:
+            return None
+        key = self.converter_registry("key")
+        return RegistryMismatch(self.name, key if key.registry == registry else None, value)
+
+
+@dataclass(frozen=True)
+class RegistryMismatch:
+    """A connector whose value schemas are not in the synced registry."""
+
+    connector: str
+    #: Set when the synced registry is the connector's key registry.
+    key: ConverterRegistry | None
+    value: ConverterRegistry
+
+    @property
+    def settings(self) -> str:
+        return "; ".join(c.evidence for c in (self.key, self.value) if c is not None)
+
+
+def describe_registry_mismatches(registry: str, mismatches: Iterable[RegistryMismatch]) -> str:
+    """One sentence for the connectors of a topic that keep no value schema in ``registry``,
+    grouped by what their converters say."""
+    groups: dict[tuple[bool, str], list[str]] = {}
+    for mismatch in mismatches:
+        groups.setdefault((mismatch.key is not None, mismatch.settings), []).append(
+            repr(mismatch.connector)
+        )
+    parts = []
+    for (holds_keys, settings), names in groups.items():
+        plural = "s" if len(names) > 1 else ""
+        role = "the key registry" if holds_keys else "not the value registry"
+        parts.append(f"{registry} is {role} of connector{plural} {', '.join(names)} ({settings})")
+    return "; ".join(parts)
 
 
 @dataclass(frozen=True)
@@ -160,6 +250,9 @@ class Topology:
     topics: tuple[str, ...]
     overrides: Mapping[str, TopicOverride] = field(default_factory=dict)
     fallback: TopicTableMapper | None = None
+    #: The registry whose schemas are synced: a connector whose converter keeps its value
+    #: schemas elsewhere claims no lineage for them (None: every connector may).
+    registry_name: str | None = None
     _source_routes: dict[str, list[tuple[SourceTable, DebeziumSource, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -173,6 +266,14 @@ class Topology:
         special = self._special.get(topic)
         kind = special[0] if special else self._kind(topic)
         routes = self._source_routes.get(topic, [])
+        subscribers = [sink for sink in self.sinks if sink.subscribes(topic)]
+        connectors = dict.fromkeys(
+            [*(source.name for _, source, _ in routes), *(sink.name for sink in subscribers)]
+        )
+        mismatches = self._registry_mismatches(connectors)
+        if not special and connectors and mismatches.keys() == connectors.keys():
+            return self._other_registry(topic, mismatches)
+        routes = [route for route in routes if route[1].name not in mismatches]
         source_connector = routes[0][1].name if routes else None
         sources = tuple(SourceEdge(table, "connector", reason) for table, _, reason in routes)
         source_problems = [self._source_problems[topic]] if topic in self._source_problems else []
@@ -185,8 +286,8 @@ class Topology:
         sink_problems: list[str] = []
         sinks: list[SinkEdge] = []
         sink_connectors: list[str] = []
-        for sink in self.sinks:
-            if not sink.subscribes(topic):
+        for sink in subscribers:
+            if sink.name in mismatches:
                 continue
             sink_connectors.append(sink.name)
             if kind is not TopicKind.TABLE and special:
@@ -222,6 +323,12 @@ class Topology:
             # them consumes feeds no table, and a guess would hide that.
             sinks = self._convention_sinks(topic)
         reason = self._reason(topic, kind, sources, sinks, special)
+        if mismatches:
+            reason += (
+                f"; no edge claimed from the connectors that do not use registry "
+                f"{self.registry_name}: "
+                + describe_registry_mismatches(self.registry_name or "", mismatches.values())
+            )
         origins = [edge.origin for edge in (*sources, *sinks)]
         origin: MappingOrigin = (
             min(origins, key=_ORIGIN_STRENGTH.__getitem__) if origins else "none"
@@ -237,6 +344,56 @@ class Topology:
             ambiguous_reason="; ".join(dict.fromkeys(problems)) or None,
             reason=reason,
         )
+
+    def _registry_mismatches(self, connector_names: Iterable[str]) -> dict[str, RegistryMismatch]:
+        """Connector -> how it keeps no value schema in the synced registry."""
+        if self.registry_name is None:
+            return {}
+        by_name = {connector.name: connector for connector in self.connectors}
+        mismatches = {}
+        for name in connector_names:
+            connector = by_name.get(name)
+            mismatch = connector.registry_mismatch(self.registry_name) if connector else None
+            if mismatch is not None:
+                mismatches[name] = mismatch
+        return mismatches
+
+    def _other_registry(
+        self, topic: str, mismatches: Mapping[str, RegistryMismatch]
+    ) -> TopicLineage:
+        """Every connector of ``topic`` keeps its value schemas in another registry: the
+        schema synced here does not describe its records, so it gets no asset and no edge."""
+        registry = self.registry_name or ""
+        value_registries = sorted(
+            {m.value.registry for m in mismatches.values() if m.value.registry is not None}
+        )
+        verdict = (
+            f"{topic!r} is cataloged from its value schema in {', '.join(value_registries)}, "
+            f"not from registry {registry}"
+            if value_registries
+            else f"its connectors keep no value schema of {topic!r} in a Glue Schema Registry"
+        )
+        reason = f"{describe_registry_mismatches(registry, mismatches.values())}: {verdict}"
+        return TopicLineage(
+            topic=topic,
+            kind=TopicKind.OTHER_REGISTRY,
+            sources=(),
+            source_connector=None,
+            sinks=(),
+            sink_connectors=(),
+            origin="none",
+            ambiguous_reason=None,
+            reason=reason,
+        )
+
+    def converter_registries(self) -> set[str]:
+        """Every registry a connector's key or value converter names (or defaults to)."""
+        return {
+            registry.registry
+            for connector in self.connectors
+            for registry in map(connector.converter_registry, ("key", "value"))
+            if registry.registry is not None
+        }
 
     def source_connector_of(self, topic: str) -> DebeziumSource | None:
         """The Debezium connector writing ``topic`` (for its bootstrap servers and whether it
@@ -321,13 +478,15 @@ def build_topology(
     value_schema_names: Mapping[str, str] | None = None,
     overrides: Mapping[str, Any] | None = None,
     fallback: TopicTableMapper | None = None,
+    registry_name: str | None = None,
 ) -> Topology:
     """Parse the connectors and derive the lineage of the known topics.
 
     ``topics`` are the registry's topic names; ``value_schema_names`` (optional) maps a topic
     to its value schema's full name, which for Debezium is ``<original topic>.Envelope`` and
     reveals the table behind a RegexRouter-renamed topic. ``overrides`` is the mapping
-    described in the module doc; ``fallback`` the naming-convention mapper.
+    described in the module doc; ``fallback`` the naming-convention mapper; ``registry_name``
+    the registry whose schemas are synced (see :attr:`Topology.registry_name`).
     """
     connectors = tuple(connectors)
     registry_topics = list(dict.fromkeys(topics))
@@ -361,6 +520,7 @@ def build_topology(
         topics=(),
         overrides=parsed_overrides,
         fallback=fallback,
+        registry_name=registry_name,
     )
     all_topics = dict.fromkeys(registry_topics)
     for source in sources:

@@ -13,7 +13,12 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from dzlineage_dagster.core.table_mapping import TopicTableMapper
 from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.core.topology import TopicLineage, Topology
+from dzlineage_dagster.core.topology import (
+    ConnectorDefinition,
+    ConverterRegistry,
+    TopicLineage,
+    Topology,
+)
 
 
 def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> str:
@@ -28,6 +33,18 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[object]]) -> s
         *("| " + " | ".join(cell(v) for v in row) + " |" for row in rows),
     ]
     return "\n".join(lines)
+
+
+def converter_registries_label(connector: ConnectorDefinition) -> str:
+    """``<key registry> / <value registry>`` as the connector's converters name them: ``none``
+    for a converter of no Glue Schema Registry, ``worker's`` for one its config does not set."""
+
+    def label(registry: ConverterRegistry) -> str:
+        if registry.registry is not None:
+            return registry.registry
+        return "none" if registry.known else "worker's"
+
+    return " / ".join(label(connector.converter_registry(role)) for role in ("key", "value"))
 
 
 def edge_rows(topology: Topology) -> list[tuple[str, str, str, str, str]]:

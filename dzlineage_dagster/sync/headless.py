@@ -13,14 +13,15 @@ from typing import Any, TextIO
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.discovery import registry_digest
+from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_resource_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.preflight import check_platform
+from dzlineage_dagster.sync.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.runner import sync_topics
+from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
 from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
 from dzlineage_dagster.sync.stages.retire import (
@@ -29,6 +30,9 @@ from dzlineage_dagster.sync.stages.retire import (
     retirement_hold,
 )
 from dzlineage_dagster.sync.stages.schema import read_schema
+
+#: The asset column of a topic whose schema in this registry does not catalog it.
+NOT_CATALOGED = "not-cataloged"
 
 
 def start_run(
@@ -66,7 +70,8 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 if lineage.failed_events:
                     state = "re-post (its events failed after acceptance)"
                 edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
-            rows.append((topic, asset.action, f"v{snapshot.version}", edge))
+            action = NOT_CATALOGED if snapshot.kind is TopicKind.OTHER_REGISTRY else asset.action
+            rows.append((topic, action, f"v{snapshot.version}", edge))
         except Exception as error:
             unplannable += 1
             rows.append((topic, "error", "", describe_error(error)))
@@ -153,6 +158,7 @@ def run_headless_sync(
             check_platform(run)
             if dry_run:
                 run.mappings.read_only = True
+                check_ownership(run, list(run.registry_topics))
                 return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
@@ -162,6 +168,9 @@ def run_headless_sync(
             # failure found here is a change the registry digest cannot see.
             trust_tokens = not reconcile and not run.lineage_health.failed_runs
             unchanged = trust_tokens and run.mappings.stored_digest(registry_arn) == digest
+            if not unchanged:
+                # An idle sync's digest vouches for a complete sync under this project.
+                check_ownership(run, topics)
             if reconcile:
                 report = inspect_catalog(run)
                 apply_repairs(run, report)
@@ -194,7 +203,7 @@ def run_headless_sync(
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
                 if outcome.ok:
-                    asset = outcome.asset.action if outcome.asset else "-"
+                    asset = _asset_column(outcome)
                     if outcome.unchanged_by_token:
                         lineage = "unchanged (registry token)"
                     else:
@@ -250,6 +259,14 @@ def run_headless_sync(
         if stop:
             return _stopped_status(stop.signal_name)
         return 1 if failed else 0
+
+
+def _asset_column(outcome: TopicOutcome) -> str:
+    if outcome.asset is not None:
+        return outcome.asset.action
+    if outcome.schema is not None and outcome.schema.kind is TopicKind.OTHER_REGISTRY:
+        return NOT_CATALOGED
+    return "-"
 
 
 def _record_digest(run: SyncRun, registry_arn: str, digest: str, log: logging.Logger) -> None:

@@ -103,6 +103,11 @@ class MappingStore:
         """The SSM path of this run's scope."""
         return self._prefix
 
+    @property
+    def read_whole(self) -> bool:
+        """Whether this run has read every record of its scope (:meth:`all` costs no call)."""
+        return self._read_all
+
     def parameter_name(self, schema_arn: str) -> str:
         return parameter_name(self._prefix, schema_arn)
 

@@ -1,5 +1,6 @@
 """What a run checks before it touches any topic: that the domain, the project, the registry
-and the cluster the settings name exist and can be read.
+and the cluster the settings name exist and can be read, and that the schemas' assets are not
+another project's.
 
 A wrong setting would otherwise fail every topic the same way (a wrong cluster ARN in each
 topic's asset stage), or, in a dry run, plan writes against a domain that does not exist. Here
@@ -8,11 +9,12 @@ it is one error naming the variable to fix.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.settings import env_name
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -75,3 +77,67 @@ def _check(field: str, value: str, what: str, look_up: Callable[[], Any]) -> Non
         raise SyncError(
             f"{env_name(field)}={value!r}: {what} could not be reached ({describe_error(error)})"
         ) from None
+
+
+#: How many table topics the ownership check samples, whatever the registry's size: its cost
+#: is one Search each, and one GetProject when it refuses.
+OWNERSHIP_SAMPLE = 3
+
+
+def check_ownership(run: SyncRun, topics: Sequence[str]) -> None:
+    """Raise :class:`SyncError` when the schemas' assets belong to another project.
+
+    DataZone allows one asset per ``externalIdentifier`` (the schema ARN) in a domain, so
+    another project's asset makes every CreateAsset of this project fail. When each of the
+    sampled table topics (the first, middle and last of ``topics``) has an asset and all of
+    them belong to one other project, the settings name the wrong project, or the assets were
+    never moved: one error names the owner, before anything is written. A registry only some
+    of whose schemas another project cataloged fails just those topics, by name.
+
+    Search is the lookup: GetAsset documents an ``externalIdentifier`` identifier, but not how
+    its ``externalIdentifer%2F`` prefix is encoded, and the sandbox does not answer it. Search
+    finding another project's asset is evidence; not finding one proves nothing, so this check
+    only ever refuses on what it found.
+    """
+    table_topics = [t for t in topics if run.topology.lineage_for(t).kind is TopicKind.TABLE]
+    if not table_topics:
+        return
+    last = len(table_topics) - 1
+    sample = [table_topics[i] for i in sorted({0, last // 2, last})][:OWNERSHIP_SAMPLE]
+    owners = {_owning_project(run, topic) for topic in sample}
+    if len(owners) != 1:
+        return
+    [owner] = owners
+    settings = run.settings
+    if owner is None or owner == settings.project_id:
+        return
+    raise SyncError(
+        f"{env_name('project_id')}={settings.project_id!r}: the assets of registry "
+        f"{settings.registry_name}'s schemas belong to project {_project_label(run, owner)} "
+        f"(all {len(sample)} sampled: {', '.join(sample)}), and DataZone allows one asset per "
+        f"schema in domain {settings.domain_id}; nothing was written. To keep syncing them, set "
+        f"{env_name('project_id')}={owner}; to move them to project {settings.project_id}, "
+        "transfer each asset to it (aws datazone update-asset-owner, through the domain's "
+        "administration project unless one of the two is it), then sync (README: 'Moving the "
+        "assets to another project')"
+    )
+
+
+def _owning_project(run: SyncRun, topic: str) -> str | None:
+    """The project owning the asset whose externalIdentifier is the topic's schema ARN."""
+    arn = run.registry_topics[topic].schema_arn
+    items = run.resource.datazone.search_assets(run.settings.domain_id, text=arn)
+    return next(
+        (i.get("owningProjectId") for i in items if i.get("externalIdentifier") == arn), None
+    )
+
+
+def _project_label(run: SyncRun, project_id: str) -> str:
+    """``'name' (id)``; the id alone when the project cannot be read (not a member, say)."""
+    try:
+        project = run.resource.datazone.client().get_project(
+            domainIdentifier=run.settings.domain_id, identifier=project_id
+        )
+    except ClientError:
+        return project_id
+    return f"{project['name']!r} ({project_id})"

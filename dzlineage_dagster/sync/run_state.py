@@ -163,6 +163,7 @@ class SyncRun:
                 self.registry_topics,
                 overrides=self.override_document,
                 fallback=self.convention,
+                registry_name=self.settings.registry_name,
             )
         except OverrideError as error:
             raise SyncError(

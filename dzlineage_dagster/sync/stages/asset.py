@@ -29,6 +29,7 @@ from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
+from dzlineage_dagster.sync.topic_identity import refuse_second_asset
 
 #: ``adopted``: an existing asset of the schema became the topic's (a lost or wrong mapping);
 #: ``replayed``: nothing new was made, DataZone had it: it answered a client token it had
@@ -106,6 +107,8 @@ def plan_topic_asset(
     stored = run.mappings.get(snapshot.schema_arn)
     if snapshot.kind is not TopicKind.TABLE:
         return AssetPlan("skip", [], None, stored, type_revision)
+    if stored is None:
+        refuse_second_asset(run, snapshot.topic, snapshot.schema_arn)
     forms = topic_forms_input(run, snapshot)
     desired = DesiredTopicState(
         topic=snapshot.topic,
