@@ -223,3 +223,20 @@ def test_a_replayed_answer_lacking_the_kept_forms_and_terms_is_not_trusted(platf
         "glossary terms differ from the request: its client token replayed another write; the "
         "answer is not trusted"
     )
+
+
+def test_a_deprecated_asset_keeps_the_stewards_curation(platform, capsys):
+    """Retiring a deleted schema's asset is a revision too: the deprecation note goes in front of
+    the steward's description, and their glossary term and forms stay."""
+    sync_output(capsys)
+    curation = curate(platform, TOPIC)
+    platform.client("glue").delete_schema(SchemaId={"SchemaArn": platform.schema_arn(TOPIC)})
+
+    sync_output(capsys)
+    deprecated = asset(platform, curation.asset_id)
+    assert deprecated["description"].endswith(f". {curation.description}")
+    assert deprecated["name"] == curation.name
+    assert deprecated["glossaryTerms"] == [curation.term_id]
+    forms = curation.forms_output(deprecated)
+    assert json.loads(forms["StewardNotes"]["content"])["steward"] == "ana"
+    assert json.loads(forms["AssetCommonDetailsForm"]["content"])["readMe"] == curation.readme

@@ -109,6 +109,8 @@ def retire_topic_asset(run: SyncRun, record: MappingRecord) -> RetireAction:
                     description=f"{note}. {asset.get('description') or ''}".strip()[:2048],
                     typeRevision=asset["typeRevision"],
                     formsInput=[_form_input(f) for f in asset.get("formsOutput", [])],
+                    # A revision is a whole snapshot: terms it does not carry are detached.
+                    **_glossary_terms(asset),
                     clientToken=client_token("deprecate", record.asset_id, asset["revision"]),
                 )
             action = "deprecated and unpublished" if unpublished else "deprecated"
@@ -127,3 +129,10 @@ def _form_input(form_output: dict[str, Any]) -> dict[str, Any]:
         if form_output.get(key):
             form["typeIdentifier" if key == "typeName" else key] = form_output[key]
     return form
+
+
+def _glossary_terms(asset: dict[str, Any]) -> dict[str, list[str]]:
+    """The asset's glossary terms as CreateAssetRevision takes them (omitted when none: the
+    API takes 1-20)."""
+    terms = asset.get("glossaryTerms") or []
+    return {"glossaryTerms": terms} if terms else {}
