@@ -18,7 +18,7 @@ from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.crash_platform import headless_sync, seed_small
 from dzlineage_dagster_tests.platform import DemoPlatform
-from dzlineage_dagster_tests.test_catalog_operators import action_of, sync_output
+from dzlineage_dagster_tests.test_catalog_operators import action_of, rows_of, sync_output
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 
 # The crash tests' kill helper and their small platform's fixture (the tests' `small_spec`
@@ -97,13 +97,17 @@ def test_with_publishing_off_nothing_is_published_until_it_is_turned_on(
     platform, capsys, monkeypatch
 ):
     monkeypatch.setenv("DZLINEAGE_PUBLISH_TO_CATALOG", "false")
+    assert "publish" not in sync_output(capsys, "--dry-run")
     out = sync_output(capsys)
     assert "published" not in out
     assert calls_of(platform, "CreateListingChangeSet") == 0
     assert catalog_listings(platform) == {}
 
-    # Turned on, the next sync publishes the assets the earlier one made.
+    # Turned on, the dry run says which stored revisions the next sync lists, and it does.
     monkeypatch.setenv("DZLINEAGE_PUBLISH_TO_CATALOG", "true")
+    plan = sync_output(capsys, "--dry-run")
+    assert rows_of(plan, TOPIC)[0][:2] == [TOPIC, "unchanged"]
+    assert rows_of(plan, TOPIC)[0][2].split()[:4] == ["publish", "r1", "v1", "unchanged:"]
     platform.control.clear_calls()
     out = sync_output(capsys)
     assert calls_of(platform, "CreateListingChangeSet") == len(table_topics(platform))

@@ -96,15 +96,16 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     platform.create_schema("shop.sales.broken", BROKEN_SCHEMA, compatibility="NONE")
     assert dzlineage(["sync", "--dry-run"]) == 1
     plan = printed(capsys.readouterr().out).splitlines()
-    assert plan[0].split() == ["topic", "asset", "schema", "lineage"]
+    assert plan[0].split() == ["topic", "asset", "catalog", "schema", "lineage"]
     assert plan[1].split() == ["-" * len(word) for word in plan[1].split()]
     assert rows_of("\n".join(plan), "shop.sales.broken") == [
         ["shop.sales.broken", "error", BROKEN_AVRO]
     ]
     orders = next(line for line in plan if line.startswith("shop.sales.orders "))
-    assert orders.split(None, 3) == [
+    assert orders.split(None, 4) == [
         "shop.sales.orders",
         "create",
+        "publish",
         "v1",
         "post: shop.sales.orders -> [kafka-connect.shop-debezium-source/shop.sales.orders] -> "
         "shop.sales.orders (connector); shop.sales.orders -> "

@@ -24,6 +24,7 @@ from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
 from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
+from dzlineage_dagster.sync.stages.publish import planned_publication
 from dzlineage_dagster.sync.stages.retire import (
     removed_records,
     retire_removed_topics,
@@ -71,14 +72,16 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                     state = "re-post (its events failed after acceptance)"
                 edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
             action = NOT_CATALOGED if snapshot.kind is TopicKind.OTHER_REGISTRY else asset.action
-            rows.append((topic, action, f"v{snapshot.version}", edge))
+            catalog = planned_publication(run, asset)
+            rows.append((topic, action, catalog, f"v{snapshot.version}", edge))
         except Exception as error:
             unplannable += 1
-            rows.append((topic, "error", "", describe_error(error)))
+            rows.append((topic, "error", "", "", describe_error(error)))
     if retirement_hold(run) is None:
         policy = run.settings.deleted_schema_policy
         for record in removed_records(run):
-            rows.append((record.topic, policy, "", f"schema {record.schema_arn} left the registry"))
+            left = f"schema {record.schema_arn} left the registry"
+            rows.append((record.topic, policy, "unpublish if listed", "", left))
     return rows, unplannable
 
 
@@ -307,7 +310,7 @@ def _reconcile_summary(report: ReconcileReport) -> str:
 
 def _print_plan(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> int:
     rows, unplannable = dry_run_plan(run)
-    print(_table(rows, ("topic", "asset", "schema", "lineage")), file=out)
+    print(_table(rows, ("topic", "asset", "catalog", "schema", "lineage")), file=out)
     _print_scope_notes(run, out, report)
     print(f"\ndry run: nothing was written ({len(rows)} rows)", file=out)
     return 1 if unplannable else 0

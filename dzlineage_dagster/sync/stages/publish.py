@@ -27,7 +27,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.stages.asset import AssetOutcome, client_token
+from dzlineage_dagster.sync.stages.asset import AssetOutcome, AssetPlan, client_token
 
 #: GetAsset's ``listing.listingStatus`` values of a listing the catalog shows (or soon will).
 LISTED_STATUSES = frozenset({"CREATING", "ACTIVE"})
@@ -61,7 +61,7 @@ def publish_topic_asset(
     runner to write) and what was published; None when nothing was published.
     """
     record = asset.record
-    if not run.settings.publish_to_catalog or record.published_revision == record.asset_revision:
+    if not publication_due(run, record):
         return None
     try:
         answer = _change_listing(
@@ -79,6 +79,23 @@ def publish_topic_asset(
     run.mappings.stage(published)
     publication = _publication("published", record.asset_revision, answer)
     return replace(asset, record=published), publication
+
+
+def publication_due(run: SyncRun, record: MappingRecord) -> bool:
+    """With `publish_to_catalog` on: the record's revision is not the one last published."""
+    return run.settings.publish_to_catalog and record.published_revision != record.asset_revision
+
+
+def planned_publication(run: SyncRun, plan: AssetPlan) -> str:
+    """What the dry run says this stage would do after the asset stage carried out ``plan``:
+    ``publish`` a new revision, ``publish r3`` a stored one not yet listed, or nothing."""
+    if not run.settings.publish_to_catalog or plan.action == "skip":
+        return ""
+    if plan.action in ("create", "revise"):
+        return "publish"
+    if publication_due(run, plan.stored):
+        return f"publish r{plan.stored.asset_revision}"
+    return ""
 
 
 def _revised_outside_the_sync(run: SyncRun, record: MappingRecord, error: ClientError) -> bool:
