@@ -141,3 +141,53 @@ def test_the_refusal_names_one_move_when_the_assets_belong_to_the_administration
         f"to move them to project {new}, transfer each asset with UpdateAssetOwner (aws "
         f"datazone update-asset-owner) from the domain's administration project to project {new}"
     ) in refusal, refusal
+
+
+def test_settings_naming_another_domain_use_none_of_the_first_domains_mappings(
+    platform, monkeypatch, capsys
+):
+    sync_output(capsys)
+    settings = platform.settings
+    datazone = platform.client("datazone")
+    first_scope = scoped_prefix(settings.ssm_prefix, settings.domain_id, settings.project_id)
+    first_mappings = mapping_parameters(platform, first_scope)
+    first_assets = topic_assets(platform)
+    domain = datazone.create_domain(
+        name="shop-data-eu",
+        domainExecutionRole=datazone.get_domain(identifier=settings.domain_id)[
+            "domainExecutionRole"
+        ],
+    )["id"]
+    project = datazone.create_project(domainIdentifier=domain, name="cdc-lineage")["id"]
+    second = replace(
+        platform,
+        environment={
+            **platform.environment,
+            "DZLINEAGE_DOMAIN_ID": domain,
+            "DZLINEAGE_PROJECT_ID": project,
+        },
+    )
+    monkeypatch.setenv("DZLINEAGE_DOMAIN_ID", domain)
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", project)
+    platform.control.clear_calls()
+
+    out = sync_output(capsys)
+
+    # Same registry, same schema ARNs: a new asset of each in the second domain, none adopted
+    # or revised from the first domain's mappings.
+    for topic in table_topics(platform):
+        [[_, action, _]] = rows_of(out, topic)
+        assert action == "created", out
+    second_assets = topic_assets(second)
+    assert set(second_assets) == set(first_assets)
+    assert not {a for [a] in second_assets.values()} & {a for [a] in first_assets.values()}
+    calls = platform.control.calls()
+    assert {c.status for c in calls if c.operation == "CreateAsset"} == {201}
+    assert not [c for c in calls if c.operation in ("CreateAssetRevision", "GetAsset")]
+    # The second domain's mappings live under its own path; the first domain's are untouched.
+    second_scope = scoped_prefix(settings.ssm_prefix, domain, project)
+    assert {r.asset_id for r in mapping_parameters(platform, second_scope).values()} == {
+        a for [a] in second_assets.values()
+    }
+    assert mapping_parameters(platform, first_scope) == first_mappings
+    assert topic_assets(platform) == first_assets
