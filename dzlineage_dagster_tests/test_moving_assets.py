@@ -191,3 +191,66 @@ def test_settings_naming_another_domain_use_none_of_the_first_domains_mappings(
     }
     assert mapping_parameters(platform, first_scope) == first_mappings
     assert topic_assets(platform) == first_assets
+
+
+def test_move_assets_moves_the_registrys_assets_and_is_safe_to_run_again(
+    platform, monkeypatch, capsys
+):
+    sync_output(capsys)
+    settings = platform.settings
+    admin = administration_project(platform)
+    new = platform.client("datazone").create_project(
+        domainIdentifier=settings.domain_id, name="analytics"
+    )["id"]
+    assets = topic_assets(platform)
+    # A move interrupted between its two transfers left one asset with the administration
+    # project.
+    [[parked]] = list(assets.values())[:1]
+    move_asset(platform, parked, admin["id"])
+    platform.control.clear_calls()
+
+    assert dzlineage(["move-assets", "--to-project", new]) == 0
+    moved = capsys.readouterr()
+
+    assert topic_assets(of_project(platform, new)) == assets
+    assert moved.out.splitlines() == [
+        f"{len(assets)} assets moved to project {new} ({2 * len(assets) - 1} transfers), "
+        "0 not moved",
+        f"next: set DZLINEAGE_PROJECT_ID={new} and run `dzlineage sync` (it adopts the moved "
+        f"assets); then delete project {settings.project_id}'s mappings under "
+        f"{settings.ssm_prefix}/{settings.domain_id}/{settings.project_id}/",
+    ]
+    progress = moved.err.splitlines()
+    assert progress[0] == (
+        f"dzlineage move-assets: {len(assets)} assets of registry shop-cdc to move to project "
+        f"{new} through the administration project 'domain-administration' ({admin['id']})"
+    )
+    assert f"dzlineage move-assets: transfers to project {new} done: {len(assets)}/" in (moved.err)
+    counts = platform.control.call_counts()
+    # The parked asset takes only its second transfer; every transfer is followed by GetAsset.
+    assert counts[("datazone", "UpdateAssetOwner")] == 2 * len(assets) - 1
+    assert counts[("datazone", "GetAsset")] == 2 * len(assets) - 1
+    assert writes(counts, "datazone", "ssm") == {"datazone.UpdateAssetOwner": 2 * len(assets) - 1}
+
+    # Run again: nothing left to move, nothing written.
+    platform.control.clear_calls()
+    assert dzlineage(["move-assets", "--to-project", new]) == 0
+    again = capsys.readouterr()
+    assert again.out.startswith(f"0 assets moved to project {new} (0 transfers), 0 not moved")
+    assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+
+    # The new project's sync adopts them.
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", new)
+    out = sync_output(capsys)
+    assert {rows_of(out, t)[0][1] for t in table_topics(platform)} == {"adopted"}
+    assert "0 failed" in out
+
+
+def test_move_assets_says_why_it_cannot_start(platform, capsys):
+    sync_output(capsys)
+    settings = platform.settings
+
+    assert dzlineage(["move-assets", "--to-project", settings.project_id]) == 2
+    assert "already its own: nothing to move" in capsys.readouterr().err
+    assert dzlineage(["move-assets", "--to-project", "nosuchproject"]) == 2
+    assert "project nosuchproject: " in capsys.readouterr().err

@@ -132,7 +132,7 @@ def _move_steps(run: SyncRun, owner: str) -> str:
     UpdateAssetOwner moves an asset only from or to the domain's administration project."""
     target = run.settings.project_id
     transfer = "transfer each asset with UpdateAssetOwner (aws datazone update-asset-owner)"
-    administration = _administration_project(run)
+    administration = administration_project(run)
     if administration is None:
         return (
             f"{transfer} to the domain's administration project, then from it to project "
@@ -149,7 +149,7 @@ def _move_steps(run: SyncRun, owner: str) -> str:
     )
 
 
-def _administration_project(run: SyncRun) -> dict[str, Any] | None:
+def administration_project(run: SyncRun) -> dict[str, Any] | None:
     """The domain's administration project (ListProjects, category ``ADMIN``); None when there
     is none the caller can see."""
     try:
