@@ -10,6 +10,10 @@ from dataclasses import replace
 
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.ssm_names import scoped_prefix
+from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID, Sandbox
+from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_operators import rows_of, sync_output
 from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
@@ -214,7 +218,7 @@ def test_move_assets_moves_the_registrys_assets_and_is_safe_to_run_again(
 
     assert topic_assets(of_project(platform, new)) == assets
     assert moved.out.splitlines() == [
-        f"{len(assets)} assets moved to project {new} ({2 * len(assets) - 1} transfers), "
+        f"{len(assets)} assets moved to project {new} ({2 * len(assets) - 1} UpdateAssetOwner calls), "
         "0 not moved",
         f"next: set DZLINEAGE_PROJECT_ID={new} and run `dzlineage sync` (it adopts the moved "
         f"assets); then delete project {settings.project_id}'s mappings under "
@@ -236,7 +240,9 @@ def test_move_assets_moves_the_registrys_assets_and_is_safe_to_run_again(
     platform.control.clear_calls()
     assert dzlineage(["move-assets", "--to-project", new]) == 0
     again = capsys.readouterr()
-    assert again.out.startswith(f"0 assets moved to project {new} (0 transfers), 0 not moved")
+    assert again.out.startswith(
+        f"0 assets moved to project {new} (0 UpdateAssetOwner calls), 0 not moved"
+    )
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
 
     # The new project's sync adopts them.
@@ -254,3 +260,80 @@ def test_move_assets_says_why_it_cannot_start(platform, capsys):
     assert "already its own: nothing to move" in capsys.readouterr().err
     assert dzlineage(["move-assets", "--to-project", "nosuchproject"]) == 2
     assert "project nosuchproject: " in capsys.readouterr().err
+
+
+def test_a_failed_transfer_is_named_and_the_next_run_moves_what_is_left(platform, sandbox, capsys):
+    sync_output(capsys)
+    settings = platform.settings
+    new = platform.client("datazone").create_project(
+        domainIdentifier=settings.domain_id, name="analytics"
+    )["id"]
+    assets = topic_assets(platform)
+    sandbox.control.set_faults(
+        FaultRule(
+            service="datazone", operation="UpdateAssetOwner", kind="fail-after-accept", count=1
+        )
+    )
+
+    assert dzlineage(["move-assets", "--to-project", new]) == 1
+    failed = capsys.readouterr().out.splitlines()
+
+    [first_arn] = [arn for arn in assets if failed[0].startswith(arn)]
+    assert (
+        failed[0]
+        == f"{first_arn}  not moved: transfer to project {administration_project(platform)['id']}: FAILED"
+    )
+    assert (
+        failed[1]
+        == f"{len(assets) - 1} assets moved to project {new} ({2 * len(assets) - 1} UpdateAssetOwner calls), 1 not moved"
+    )
+    # The failed transfer was rolled back: the source still owns that asset.
+    assert topic_assets(platform) == {first_arn: assets[first_arn]}
+
+    sandbox.control.clear_faults()
+    assert dzlineage(["move-assets", "--to-project", new]) == 0
+    # The first call is answered with the failed transfer again (its client token is known),
+    # so it is retried under a new token; then the second transfer.
+    assert capsys.readouterr().out.startswith(
+        f"1 assets moved to project {new} (3 UpdateAssetOwner calls), 0 not moved"
+    )
+    assert topic_assets(of_project(platform, new)) == assets
+
+
+def test_move_assets_waits_for_transfers_that_take_time(platform, monkeypatch, capsys):
+    # moto's state (the registry, the cluster) is one per process, so a second sandbox serves
+    # the same platform; only its DataZone, where transfers take time, is its own.
+    with Sandbox(ownership_transfer_seconds=1.0) as slow:
+        environment = sandbox_environment(slow.endpoint_url)
+        datazone = sandbox_client(environment, "datazone")
+        domain = datazone.create_domain(
+            name="shop-data", domainExecutionRole=f"arn:aws:iam::{SANDBOX_ACCOUNT_ID}:role/x"
+        )["id"]
+        owner, new = (
+            datazone.create_project(domainIdentifier=domain, name=name)["id"]
+            for name in ("cdc-lineage", "analytics")
+        )
+        datazone.create_project(
+            domainIdentifier=domain, name="domain-administration", projectCategory="ADMIN"
+        )
+        environment.update(DZLINEAGE_DOMAIN_ID=domain, DZLINEAGE_PROJECT_ID=owner)
+        for name, value in environment.items():
+            monkeypatch.setenv(name, value)
+        sync_output(capsys)
+        control = SandboxControl(slow.endpoint_url)
+        control.clear_calls()
+
+        assert dzlineage(["move-assets", "--to-project", new]) == 0
+
+        out = capsys.readouterr().out
+        assert out.startswith(
+            f"7 assets moved to project {new} (14 UpdateAssetOwner calls), 0 not moved"
+        ), out
+        # The first transfers were still IN_PROGRESS when first read: read again until done.
+        assert control.call_counts()[("datazone", "GetAsset")] > 14
+        owners = {
+            item["assetItem"]["owningProjectId"]
+            for item in datazone.search(domainIdentifier=domain, searchScope="ASSET")["items"]
+            if item["assetItem"]["typeIdentifier"] == "KafkaTopicAssetType"
+        }
+        assert owners == {new}

@@ -11,7 +11,8 @@ like every other write.
 
 Running it again is safe: assets already with the target are not found any more, those left
 with the administration project take only their second transfer, and each transfer's client
-token (asset, from, to) makes a retried call the same transfer.
+token (asset, from, to) makes a retried call the same transfer. A transfer that FAILED in an
+earlier run is answered again for that token, so it is retried once under a new one.
 """
 
 from __future__ import annotations
@@ -124,14 +125,18 @@ def _registry_assets(run: SyncRun, owners: set[str]) -> list[MovingAsset]:
     return found
 
 
-def _start_transfer(run: SyncRun, asset: MovingAsset, report: MoveReport) -> None:
+def _start_transfer(
+    run: SyncRun, asset: MovingAsset, report: MoveReport, retry_of: str = ""
+) -> None:
+    """UpdateAssetOwner to the asset's next project; ``retry_of`` names the failed transfer
+    (its start time) that a retry follows, so that the retry's client token is a new one."""
     hop = asset.route[0]
     try:
         run.resource.datazone.client().update_asset_owner(
             domainIdentifier=run.settings.domain_id,
             identifier=asset.id,
             targetProjectIdentifier=hop,
-            clientToken=client_token("move", asset.id, asset.owner, hop),
+            clientToken=client_token("move", asset.id, asset.owner, hop, retry_of),
         )
     except ClientError as error:
         # ConflictException: a transfer of it is already running (an interrupted move's):
@@ -151,13 +156,15 @@ def _await_transfer(
 ) -> None:
     if asset.schema_arn in report.failed:
         return
-    deadline = time.monotonic() + timeout_seconds
-    while True:
-        transfer = _transfer_of(run, asset.id)
-        status = transfer.get("status")
-        if status != "IN_PROGRESS" or time.monotonic() >= deadline:
-            break
-        time.sleep(poll_seconds)
+    transfer = _finished_transfer(run, asset.id, poll_seconds, timeout_seconds)
+    if _failed_before(run, transfer):
+        # An earlier run's transfer that failed, answered again for this run's client token
+        # (DataZone returns a known token's transfer): this run's own retry needs a new token.
+        _start_transfer(run, asset, report, retry_of=str(transfer["startedAt"]))
+        if asset.schema_arn in report.failed:
+            return
+        transfer = _finished_transfer(run, asset.id, poll_seconds, timeout_seconds)
+    status = transfer.get("status")
     if status == "SUCCEEDED" and transfer.get("targetProjectId") == asset.route[0]:
         asset.owner = asset.route.pop(0)
         if not asset.route:
@@ -165,6 +172,23 @@ def _await_transfer(
         return
     why = f"still in progress after {timeout_seconds:.0f} s" if status == "IN_PROGRESS" else status
     report.failed[asset.schema_arn] = f"transfer to project {asset.route[0]}: {why}"
+
+
+def _finished_transfer(
+    run: SyncRun, asset_id: str, poll_seconds: float, timeout_seconds: float
+) -> dict[str, Any]:
+    """The asset's latest transfer once it is no longer IN_PROGRESS (or at the timeout)."""
+    deadline = time.monotonic() + timeout_seconds
+    while True:
+        transfer = _transfer_of(run, asset_id)
+        if transfer.get("status") != "IN_PROGRESS" or time.monotonic() >= deadline:
+            return transfer
+        time.sleep(poll_seconds)
+
+
+def _failed_before(run: SyncRun, transfer: dict[str, Any]) -> bool:
+    started = transfer.get("startedAt")
+    return transfer.get("status") == "FAILED" and started is not None and started < run.started_at
 
 
 def _transfer_of(run: SyncRun, asset_id: str) -> dict[str, Any]:
