@@ -31,7 +31,7 @@ def cmd_move_assets(args: argparse.Namespace) -> int:
         print(f"{schema_arn}  not moved: {why}")
     print(
         f"{len(report.moved)} assets moved to project {args.to_project} "
-        f"({report.transfers} UpdateAssetOwner calls), {len(report.failed)} not moved"
+        f"({report.update_calls} UpdateAssetOwner calls), {len(report.failed)} not moved"
     )
     if report.failed:
         return 1

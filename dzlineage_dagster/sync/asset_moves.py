@@ -4,9 +4,9 @@ The assets are the settings' registry's (their ``externalIdentifier`` is one of 
 ARNs) of the product's asset type, owned by the settings' project or, after a move that was
 interrupted between its two transfers, by the domain's administration project. Each goes the
 route of :func:`~dzlineage_dagster.core.ownership_moves.transfer_route`; one round per hop
-(at most two: to the administration project, then to the target) starts every asset's transfer, then follows each with GetAsset until it is no longer
-``IN_PROGRESS`` (transfers are asynchronous, so a round waits for its slowest one, not for each
-in turn). The calls go through the resource's client, paced by ``DZLINEAGE_CLIENT_RATE_LIMITS``
+(at most two: to the administration project, then to the target) starts every asset's
+transfer, then follows each with GetAsset until it is no longer ``IN_PROGRESS`` (transfers are
+asynchronous, so a round waits for its slowest one, not for each in turn). The calls go through the resource's client, paced by ``DZLINEAGE_CLIENT_RATE_LIMITS``
 like every other write.
 
 Running it again is safe: assets already with the target are not found any more, those left
@@ -25,7 +25,7 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.ownership_moves import MoveError, transfer_route
+from dzlineage_dagster.core.ownership_moves import transfer_route
 from dzlineage_dagster.core.ssm_names import registry_arn_of_schema
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.preflight import administration_project
@@ -49,17 +49,14 @@ class MovingAsset:
 class MoveReport:
     moved: list[MovingAsset] = field(default_factory=list)
     failed: dict[str, str] = field(default_factory=dict)  # schema ARN -> why
-    transfers: int = 0
+    #: UpdateAssetOwner calls DataZone accepted (a replayed one included).
+    update_calls: int = 0
 
 
-def move_assets(
-    run: SyncRun,
-    target: str,
-    progress: Callable[[str], None],
-    *,
-    poll_seconds: float = POLL_SECONDS,
-    timeout_seconds: float = TRANSFER_TIMEOUT_SECONDS,
-) -> MoveReport:
+def move_assets(run: SyncRun, target: str, progress: Callable[[str], None]) -> MoveReport:
+    """Move the registry's topic assets to project ``target``; ``progress`` gets a line at the
+    start and every 100 assets of each round. Raises :class:`SyncError` when it cannot start
+    (the target is the settings' project or cannot be read, no administration project)."""
     settings = run.settings
     if target == settings.project_id:
         raise SyncError(f"the assets of project {target} are already its own: nothing to move")
@@ -75,19 +72,16 @@ def move_assets(
             "that this caller can see, and DataZone moves an asset only from or to it"
         )
     report = MoveReport()
-    pending = []
-    for asset in _registry_assets(run, {settings.project_id, administration["id"]}):
-        try:
-            asset.route = transfer_route(
-                asset.owner,
-                source=settings.project_id,
-                target=target,
-                administration=administration["id"],
-            )
-        except MoveError as error:
-            report.failed[asset.schema_arn] = str(error)
-            continue
-        pending.append(asset)
+    # Search by owning project finds only the source's and the administration project's
+    # assets, whose routes transfer_route always knows.
+    pending = _registry_assets(run, {settings.project_id, administration["id"]})
+    for asset in pending:
+        asset.route = transfer_route(
+            asset.owner,
+            source=settings.project_id,
+            target=target,
+            administration=administration["id"],
+        )
     progress(
         f"{len(pending)} assets of registry {settings.registry_name} to move to project "
         f"{target} through the administration project {administration['name']!r} "
@@ -104,7 +98,7 @@ def move_assets(
             if done % 100 == 0 or done == len(round_):
                 progress(f"transfers to project {hop} started: {done}/{len(round_)}")
         for done, asset in enumerate(round_, 1):
-            _await_transfer(run, asset, report, poll_seconds, timeout_seconds)
+            _await_transfer(run, asset, report)
             if done % 100 == 0 or done == len(round_):
                 progress(f"transfers to project {hop} done: {done}/{len(round_)}")
     return report
@@ -144,46 +138,42 @@ def _start_transfer(
         if error_code(error) != "ConflictException":
             report.failed[asset.schema_arn] = f"UpdateAssetOwner: {describe_error(error)}"
         return
-    report.transfers += 1
+    report.update_calls += 1
 
 
-def _await_transfer(
-    run: SyncRun,
-    asset: MovingAsset,
-    report: MoveReport,
-    poll_seconds: float,
-    timeout_seconds: float,
-) -> None:
+def _await_transfer(run: SyncRun, asset: MovingAsset, report: MoveReport) -> None:
     if asset.schema_arn in report.failed:
         return
-    transfer = _finished_transfer(run, asset.id, poll_seconds, timeout_seconds)
+    transfer = _finished_transfer(run, asset.id)
     if _failed_before(run, transfer):
         # An earlier run's transfer that failed, answered again for this run's client token
         # (DataZone returns a known token's transfer): this run's own retry needs a new token.
         _start_transfer(run, asset, report, retry_of=str(transfer["startedAt"]))
         if asset.schema_arn in report.failed:
             return
-        transfer = _finished_transfer(run, asset.id, poll_seconds, timeout_seconds)
+        transfer = _finished_transfer(run, asset.id)
     status = transfer.get("status")
     if status == "SUCCEEDED" and transfer.get("targetProjectId") == asset.route[0]:
         asset.owner = asset.route.pop(0)
         if not asset.route:
             report.moved.append(asset)
         return
-    why = f"still in progress after {timeout_seconds:.0f} s" if status == "IN_PROGRESS" else status
+    why = (
+        f"still in progress after {TRANSFER_TIMEOUT_SECONDS:.0f} s"
+        if status == "IN_PROGRESS"
+        else status
+    )
     report.failed[asset.schema_arn] = f"transfer to project {asset.route[0]}: {why}"
 
 
-def _finished_transfer(
-    run: SyncRun, asset_id: str, poll_seconds: float, timeout_seconds: float
-) -> dict[str, Any]:
+def _finished_transfer(run: SyncRun, asset_id: str) -> dict[str, Any]:
     """The asset's latest transfer once it is no longer IN_PROGRESS (or at the timeout)."""
-    deadline = time.monotonic() + timeout_seconds
+    deadline = time.monotonic() + TRANSFER_TIMEOUT_SECONDS
     while True:
         transfer = _transfer_of(run, asset_id)
         if transfer.get("status") != "IN_PROGRESS" or time.monotonic() >= deadline:
             return transfer
-        time.sleep(poll_seconds)
+        time.sleep(POLL_SECONDS)
 
 
 def _failed_before(run: SyncRun, transfer: dict[str, Any]) -> bool:
