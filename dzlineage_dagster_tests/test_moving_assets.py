@@ -16,7 +16,7 @@ from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_operators import rows_of, sync_output
-from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 from dzlineage_dagster_tests.test_name_limits import mapping_parameters
 
 
@@ -337,3 +337,25 @@ def test_move_assets_waits_for_transfers_that_take_time(platform, monkeypatch, c
             if item["assetItem"]["typeIdentifier"] == "KafkaTopicAssetType"
         }
         assert owners == {new}
+
+
+def test_the_catalog_sync_job_of_the_new_project_adopts_the_moved_assets(
+    platform, monkeypatch, capsys
+):
+    assert platform.sync().success
+    new = platform.client("datazone").create_project(
+        domainIdentifier=platform.settings.domain_id, name="analytics"
+    )["id"]
+    assets = topic_assets(platform)
+    assert dzlineage(["move-assets", "--to-project", new]) == 0
+    capsys.readouterr()
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", new)
+
+    result = platform.sync()
+
+    assert result.success, result.get_step_failure_events()
+    for topic in table_topics(platform):
+        metadata = latest_metadata(platform, "datazone_topic_asset", topic)
+        assert metadata["action"] == "adopted"
+        assert [metadata["datazone_asset_id"]] == assets[platform.schema_arn(topic)]
+    assert topic_assets(of_project(platform, new)) == assets
