@@ -359,3 +359,37 @@ def test_the_catalog_sync_job_of_the_new_project_adopts_the_moved_assets(
         assert metadata["action"] == "adopted"
         assert [metadata["datazone_asset_id"]] == assets[platform.schema_arn(topic)]
     assert topic_assets(of_project(platform, new)) == assets
+
+
+def test_the_refusal_says_when_no_administration_project_is_found_or_the_target_is_it(
+    platform, monkeypatch, capsys
+):
+    datazone = platform.client("datazone")
+    role = datazone.get_domain(identifier=platform.settings.domain_id)["domainExecutionRole"]
+    domain = datazone.create_domain(name="no-administration", domainExecutionRole=role)["id"]
+    owner, other = (
+        datazone.create_project(domainIdentifier=domain, name=name)["id"]
+        for name in ("cdc-lineage", "analytics")
+    )
+    monkeypatch.setenv("DZLINEAGE_DOMAIN_ID", domain)
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", owner)
+    sync_output(capsys)
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", other)
+
+    assert dzlineage(["sync", "--dry-run"]) == 1
+    [refusal] = capsys.readouterr().err.splitlines()
+    assert (
+        f"to the domain's administration project, then from it to project {other} (no "
+        "administration project was found: DataZone moves an asset only from or to it)"
+    ) in refusal, refusal
+
+    admin = datazone.create_project(
+        domainIdentifier=domain, name="administration", projectCategory="ADMIN"
+    )["id"]
+    monkeypatch.setenv("DZLINEAGE_PROJECT_ID", admin)
+    assert dzlineage(["sync", "--dry-run"]) == 1
+    [refusal] = capsys.readouterr().err.splitlines()
+    assert (
+        f"to move them to project {admin}, transfer each asset with UpdateAssetOwner (aws "
+        "datazone update-asset-owner) to it (the domain's administration project), then sync"
+    ) in refusal, refusal
