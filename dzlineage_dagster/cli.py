@@ -137,6 +137,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_lineage_commands(commands)
 
+    from dzlineage_dagster.move_cli import add_move_command
+
+    add_move_command(commands)
+
     settings = commands.add_parser(
         "settings",
         help=f"list every {ENV_PREFIX}* setting with its meaning and current value",

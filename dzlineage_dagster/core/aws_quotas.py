@@ -13,12 +13,12 @@ Published figures (per account and Region):
   GetParameters and GetParametersByPath share 40 TPS by default (one bucket for the three).
 
 Assumed where nothing is published (:data:`ASSUMED` says which): DataZone's Get* operations,
-PostLineageEvent and CreateListingChangeSet (publishing; the quotas page lists no figure for it)
-at 20 TPS, like the published DataZone operations; SSM PutParameter and
-DeleteParameter at 20 TPS (the published default covers reads only); Glue Schema Registry and
-Data Catalog reads at 50 TPS (Glue publishes no per-operation rates); MSK and MSK Connect
-describes at 10 TPS (called once a run). Raise or lower any of them with
-``DZLINEAGE_CLIENT_RATE_LIMITS`` when an account's quotas differ.
+ListProjects, PostLineageEvent, CreateListingChangeSet (publishing) and UpdateAssetOwner (moving
+an asset to another project; the quotas page lists no figure for them) at 20 TPS, like the
+published DataZone operations; SSM PutParameter and DeleteParameter at 20 TPS (the published
+default covers reads only); Glue Schema Registry and Data Catalog reads at 50 TPS (Glue
+publishes no per-operation rates); MSK and MSK Connect describes at 10 TPS (called once a run).
+Raise or lower any of them with ``DZLINEAGE_CLIENT_RATE_LIMITS`` when an account's quotas differ.
 """
 
 from __future__ import annotations
@@ -57,7 +57,8 @@ def _quotas() -> dict[str, Quota]:
     )
     add(
         "datazone.GetAsset datazone.GetAssetType datazone.GetFormType datazone.GetDomain "
-        "datazone.GetProject datazone.PostLineageEvent datazone.CreateListingChangeSet "
+        "datazone.GetProject datazone.ListProjects datazone.PostLineageEvent "
+        "datazone.CreateListingChangeSet datazone.UpdateAssetOwner "
         "datazone.GetLineageNode "
         "datazone.GetLineageEvent datazone.ListLineageEvents datazone.ListLineageNodeHistory "
         "ssm.PutParameter ssm.DeleteParameter",

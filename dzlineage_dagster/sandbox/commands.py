@@ -92,6 +92,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="how long DataZone takes to publish an asset to the catalog, as on AWS where a "
         "listing is CREATING before it is ACTIVE (default 0: listed at once)",
     )
+    parser.add_argument(
+        "--ownership-transfer-seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long DataZone takes to move an asset to another project (UpdateAssetOwner), "
+        "as on AWS where the transfer is IN_PROGRESS before it SUCCEEDED (default 0: at once)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -196,6 +204,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
             args.port,
             args.lineage_processing_seconds,
             listing_processing_seconds=args.listing_processing_seconds,
+            ownership_transfer_seconds=args.ownership_transfer_seconds,
         ).start()
     except OSError as error:
         raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None

@@ -79,6 +79,10 @@ def _check(field: str, value: str, what: str, look_up: Callable[[], Any]) -> Non
         ) from None
 
 
+#: ListProjects' ``projectCategory`` of a domain's administration project, the one project
+#: UpdateAssetOwner moves assets from or to.
+ADMINISTRATION_CATEGORY = "ADMIN"
+
 #: How many table topics the ownership check samples, whatever the registry's size: its cost
 #: is one Search each, and one GetProject when it refuses.
 OWNERSHIP_SAMPLE = 3
@@ -91,7 +95,9 @@ def check_ownership(run: SyncRun, topics: Sequence[str]) -> None:
     another project's asset makes every CreateAsset of this project fail. When each of the
     sampled table topics (the first, middle and last of ``topics``) has an asset and all of
     them belong to one other project, the settings name the wrong project, or the assets were
-    never moved: one error names the owner, before anything is written. A registry only some
+    never moved: one error names the owner and the transfers that would move them (one
+    ListProjects finds the administration project they go through), before anything is
+    written. A registry only some
     of whose schemas another project cataloged fails just those topics, by name.
 
     Search is the lookup: GetAsset documents an ``externalIdentifier`` identifier, but not how
@@ -117,10 +123,42 @@ def check_ownership(run: SyncRun, topics: Sequence[str]) -> None:
         f"(all {len(sample)} sampled: {', '.join(sample)}), and DataZone allows one asset per "
         f"schema in domain {settings.domain_id}; nothing was written. To keep syncing them, set "
         f"{env_name('project_id')}={owner}; to move them to project {settings.project_id}, "
-        "transfer each asset to it (aws datazone update-asset-owner, through the domain's "
-        "administration project unless one of the two is it), then sync (README: 'Moving the "
-        "assets to another project')"
+        f"{_move_steps(run, owner)}, then sync (README: 'Moving the assets to another project')"
     )
+
+
+def _move_steps(run: SyncRun, owner: str) -> str:
+    """How to move the assets from ``owner`` to the settings' project: DataZone's
+    UpdateAssetOwner moves an asset only from or to the domain's administration project."""
+    target = run.settings.project_id
+    transfer = "transfer each asset with UpdateAssetOwner (aws datazone update-asset-owner)"
+    administration = administration_project(run)
+    if administration is None:
+        return (
+            f"{transfer} to the domain's administration project, then from it to project "
+            f"{target} (no administration project was found: DataZone moves an asset only from "
+            "or to it)"
+        )
+    if administration["id"] == owner:
+        return f"{transfer} from the domain's administration project to project {target}"
+    if administration["id"] == target:
+        return f"{transfer} to it (the domain's administration project)"
+    return (
+        f"{transfer} to the domain's administration project {administration['name']!r} "
+        f"({administration['id']}), then from it to project {target}"
+    )
+
+
+def administration_project(run: SyncRun) -> dict[str, Any] | None:
+    """The domain's administration project (ListProjects, category ``ADMIN``); None when there
+    is none the caller can see."""
+    try:
+        projects = run.resource.datazone.client().list_projects(
+            domainIdentifier=run.settings.domain_id, projectCategory=ADMINISTRATION_CATEGORY
+        )["items"]
+    except ClientError:
+        return None
+    return projects[0] if projects else None
 
 
 def _owning_project(run: SyncRun, topic: str) -> str | None:

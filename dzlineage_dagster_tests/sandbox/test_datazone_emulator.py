@@ -262,8 +262,8 @@ def test_a_value_of_the_wrong_type_is_a_serialization_error(unchecked_dz, catalo
 
 
 def test_operations_the_sandbox_does_not_emulate_say_so(dz, catalog):
-    with pytest.raises(ClientError, match=r"\(NotImplemented\).*ListProjects") as raised:
-        dz.list_projects(domainIdentifier=catalog.domain_id)
+    with pytest.raises(ClientError, match=r"\(NotImplemented\).*ListEnvironments") as raised:
+        dz.list_environments(domainIdentifier=catalog.domain_id, projectIdentifier="p")
     assert raised.value.response["ResponseMetadata"]["HTTPStatusCode"] == 501
 
 

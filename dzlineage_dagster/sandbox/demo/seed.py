@@ -692,6 +692,15 @@ def _create_datazone(datazone: Any, spec: dict[str, str], account_id: str) -> tu
         name=spec["project"],
         description=spec.get("project_description", ""),
     )["id"]
+    if "administration_project" in spec:
+        # What UpdateAssetOwner moves assets through (README: 'Moving the assets to another
+        # project').
+        datazone.create_project(
+            domainIdentifier=domain_id,
+            name=spec["administration_project"],
+            description="The domain's administration project",
+            projectCategory="ADMIN",
+        )
     return domain_id, project_id
 
 

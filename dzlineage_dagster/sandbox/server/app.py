@@ -93,12 +93,15 @@ class SandboxApp:
         quotas: Quotas | None = None,
         lineage_processing_seconds: float = 0.0,
         listing_processing_seconds: float = 0.0,
+        ownership_transfer_seconds: float = 0.0,
     ) -> None:
         apply_moto_patches()
         #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
         self.lineage_processing_seconds = lineage_processing_seconds
         #: How long it takes to publish a listing (AWS: CREATING, then ACTIVE).
         self.listing_processing_seconds = listing_processing_seconds
+        #: How long an asset's ownership transfer runs (AWS: IN_PROGRESS, then SUCCEEDED).
+        self.ownership_transfer_seconds = ownership_transfer_seconds
         self.calls = CallLog()
         self.faults = FaultPlan()
         self.latency = latency or Latency()
@@ -190,6 +193,7 @@ class SandboxApp:
                 if service == "datazone":
                     options["lineage_processing_seconds"] = self.lineage_processing_seconds
                     options["listing_processing_seconds"] = self.listing_processing_seconds
+                    options["ownership_transfer_seconds"] = self.ownership_transfer_seconds
                 self._emulators[key] = factory(
                     region=region, account_id=SANDBOX_ACCOUNT_ID, **options
                 )
@@ -331,6 +335,7 @@ class Sandbox:
         latency: Latency | str | None = None,
         quotas: Quotas | str | None = None,
         listing_processing_seconds: float = 0.0,
+        ownership_transfer_seconds: float = 0.0,
     ) -> None:
         """``latency``: ``"aws"``, milliseconds as text, or a :class:`Latency`; ``quotas``:
         ``"aws"`` or a :class:`Quotas`. Both default to off."""
@@ -339,6 +344,7 @@ class Sandbox:
             Quotas.parse(quotas) if isinstance(quotas, str) else quotas,
             lineage_processing_seconds,
             listing_processing_seconds,
+            ownership_transfer_seconds,
         )
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler

@@ -32,9 +32,10 @@ FAULT_KINDS: dict[str, tuple[str, int]] = {
 CONNECTION_KINDS = ("reset", "hold", "hold-after")
 #: Faults whose call succeeds and whose failure comes later, by name: the calls they apply to.
 #: ``fail-after-accept``: PostLineageEvent answers with the event's id as usual, and DataZone's
-#: asynchronous processing then ends FAILED (no nodes; ListLineageEvents shows it FAILED).
-DEFERRED_FAULT_KINDS: dict[str, tuple[str, str]] = {
-    "fail-after-accept": ("datazone", "PostLineageEvent"),
+#: asynchronous processing then ends FAILED (no nodes; ListLineageEvents shows it FAILED);
+#: UpdateAssetOwner starts the transfer as usual, and it ends FAILED (the source keeps the asset).
+DEFERRED_FAULT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "fail-after-accept": ("datazone", ("PostLineageEvent", "UpdateAssetOwner")),
 }
 
 
@@ -45,7 +46,7 @@ class FaultRule:
     A call matches when its service equals ``service`` and its operation equals ``operation``
     (``"*"`` matches any). ``kind`` is one of :data:`FAULT_KINDS` (the call fails with that
     error) or :data:`DEFERRED_FAULT_KINDS` (the call succeeds and its work fails later; such a
-    rule must name its one service and operation). A matching call fails with probability ``rate`` (drawn from a random
+    rule must name its service and one of its operations). A matching call fails with probability ``rate`` (drawn from a random
     generator seeded by ``seed``, so a test run is reproducible), and at most ``count`` times in
     all when ``count`` is set; ``skip`` first lets that many matching calls through untouched.
     """
@@ -64,12 +65,13 @@ class FaultRule:
         known = [*FAULT_KINDS, *CONNECTION_KINDS, *DEFERRED_FAULT_KINDS]
         if self.kind not in known:
             raise ValueError(f"unknown fault kind {self.kind!r}; choose one of {sorted(known)}")
-        if self.deferred and (self.service, self.operation) != DEFERRED_FAULT_KINDS[self.kind]:
-            service, operation = DEFERRED_FAULT_KINDS[self.kind]
-            raise ValueError(
-                f"fault kind {self.kind!r} applies to service {service!r} operation "
-                f"{operation!r} only, not {self.service!r} {self.operation!r}"
-            )
+        if self.deferred:
+            service, operations = DEFERRED_FAULT_KINDS[self.kind]
+            if self.service != service or self.operation not in operations:
+                raise ValueError(
+                    f"fault kind {self.kind!r} applies to service {service!r} operations "
+                    f"{', '.join(operations)} only, not {self.service!r} {self.operation!r}"
+                )
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")
         self._random = random.Random(self.seed)

@@ -17,6 +17,8 @@ keeps DataZone's semantics, one concern a module:
 - :mod:`.domain`: the state of one domain, and the check of an asset revision's forms against
   its type (each form's revision, the required forms, the content against the model);
 - :mod:`.search`: ``Search`` over a domain's assets;
+- :mod:`.ownership`: ``UpdateAssetOwner``, an asset moved to another project (asynchronously,
+  from or to the domain's administration project);
 - :mod:`.emulator`: the operation handlers (``externalIdentifier`` is unique in the domain)
   and the shape of their outputs.
 """

@@ -196,6 +196,8 @@ class Project:
     glossary_terms: tuple[str, ...]
     created_at: datetime
     created_by: str
+    #: ``ADMIN`` for the domain's administration project (CreateProject's projectCategory).
+    category: str | None = None
 
 
 class _Revisioned(Protocol):

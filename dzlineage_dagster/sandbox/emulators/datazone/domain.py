@@ -22,6 +22,10 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageGraph
 from dzlineage_dagster.sandbox.emulators.datazone.listings import Listings
+from dzlineage_dagster.sandbox.emulators.datazone.ownership import (
+    ADMIN_CATEGORY,
+    OwnershipTransfers,
+)
 from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
 
@@ -46,6 +50,7 @@ class Domain:
     assets: dict[str, Asset] = field(default_factory=dict)
     lineage: LineageGraph = field(default_factory=LineageGraph)
     listings: Listings = field(default_factory=Listings)
+    transfers: OwnershipTransfers = field(default_factory=OwnershipTransfers)
 
     def __post_init__(self) -> None:
         # Every domain is born with the managed amazon.datazone.* types.
@@ -74,6 +79,9 @@ class Domain:
         if identifier not in self.projects:
             raise not_found(f"Project {identifier} not found in domain {self.id}")
         return self.projects[identifier]
+
+    def administration_project(self) -> Project | None:
+        return next((p for p in self.projects.values() if p.category == ADMIN_CATEGORY), None)
 
     def asset(self, identifier: str) -> Asset:
         if identifier not in self.assets:

@@ -31,6 +31,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
     RunEvent,
 )
 from dzlineage_dagster.sandbox.emulators.datazone.listings import Listing
+from dzlineage_dagster.sandbox.emulators.datazone.ownership import ADMIN_CATEGORY
 from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
@@ -58,6 +59,7 @@ class DataZoneEmulator(RestJsonEmulator):
         account_id: str,
         lineage_processing_seconds: float = 0.0,
         listing_processing_seconds: float = 0.0,
+        ownership_transfer_seconds: float = 0.0,
     ) -> None:
         self.region = region
         self.account_id = account_id
@@ -66,6 +68,8 @@ class DataZoneEmulator(RestJsonEmulator):
         self.lineage_processing = timedelta(seconds=lineage_processing_seconds)
         #: How long DataZone takes to publish a listing (AWS: CREATING, then ACTIVE).
         self.listing_processing = timedelta(seconds=listing_processing_seconds)
+        #: How long an UpdateAssetOwner transfer runs (AWS: IN_PROGRESS, then SUCCEEDED).
+        self.ownership_transfer = timedelta(seconds=ownership_transfer_seconds)
         #: The deferred fault of the request this thread is answering (see handle()).
         self._request = threading.local()
         self._domains: dict[str, Domain] = {}
@@ -78,6 +82,7 @@ class DataZoneEmulator(RestJsonEmulator):
                 "GetDomain": self._get_domain,
                 "CreateProject": self._create_project,
                 "GetProject": self._get_project,
+                "ListProjects": self._list_projects,
                 "CreateFormType": self._create_form_type,
                 "GetFormType": self._get_form_type,
                 "CreateAssetType": self._create_asset_type,
@@ -87,6 +92,7 @@ class DataZoneEmulator(RestJsonEmulator):
                 "CreateAssetRevision": self._create_asset_revision,
                 "ListAssetRevisions": self._list_asset_revisions,
                 "DeleteAsset": self._delete_asset,
+                "UpdateAssetOwner": self._update_asset_owner,
                 "Search": self._search,
                 "CreateListingChangeSet": self._create_listing_change_set,
                 "GetListing": self._get_listing,
@@ -112,9 +118,11 @@ class DataZoneEmulator(RestJsonEmulator):
             self._request.deferred_fault = None
 
     def _domain(self, params: dict[str, Any], key: str = "domainIdentifier") -> Domain:
+        """The domain, its ownership transfers settled up to now."""
         domain = self._domains.get(params[key])
         if domain is None:
             raise not_found(f"Domain {params[key]} not found")
+        domain.transfers.settle(domain.assets, now())
         return domain
 
     # domains and projects
@@ -151,6 +159,13 @@ class DataZoneEmulator(RestJsonEmulator):
             raise AwsServiceError(
                 "ConflictException", f"A project named {params['name']} already exists"
             )
+        category = params.get("projectCategory")
+        administration = domain.administration_project()
+        if category == ADMIN_CATEGORY and administration is not None:
+            raise AwsServiceError(
+                "ConflictException",
+                f"Domain {domain.id} already has an administration project ({administration.id})",
+            )
         project = Project(
             id=new_id(),
             name=params["name"],
@@ -158,6 +173,7 @@ class DataZoneEmulator(RestJsonEmulator):
             glossary_terms=tuple(params.get("glossaryTerms") or ()),
             created_at=now(),
             created_by=self.user_id,
+            category=category,
         )
         domain.projects[project.id] = project
         return _project_output(domain, project)
@@ -165,6 +181,18 @@ class DataZoneEmulator(RestJsonEmulator):
     def _get_project(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
         return _project_output(domain, domain.project(params["identifier"]))
+
+    def _list_projects(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        projects = [
+            p
+            for p in domain.projects.values()
+            if params.get("name") in (None, p.name)
+            and params.get("projectCategory") in (None, p.category)
+        ]
+        page, next_token = self._service.page(projects, params, default_size=50)
+        items = [_project_summary(domain, p) for p in page]
+        return {"items": items, "nextToken": next_token}
 
     # form and asset types
 
@@ -280,6 +308,7 @@ class DataZoneEmulator(RestJsonEmulator):
     def _create_asset_revision(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
         asset = domain.asset(params["identifier"])
+        domain.transfers.refuse_change(asset.id, now(), "revise")
         asset_type = domain.asset_type(asset.type_name, params.get("typeRevision"))
         if asset_type is None:
             raise not_found(f"Asset type {asset.type_name}@{params['typeRevision']} not found")
@@ -315,6 +344,9 @@ class DataZoneEmulator(RestJsonEmulator):
         listing = domain.listings.of_asset(asset.id)
         if listing is not None:
             output["listing"] = {"listingId": listing.id, "listingStatus": listing.status(now())}
+        transfer = domain.transfers.of_asset(asset.id)
+        if transfer is not None:
+            output["ownershipTransfer"] = transfer.output(now())
         return output
 
     def _list_asset_revisions(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -337,8 +369,27 @@ class DataZoneEmulator(RestJsonEmulator):
     def _delete_asset(self, params: dict[str, Any]) -> None:
         domain = self._domain(params)
         asset_id = domain.asset(params["identifier"]).id
+        domain.transfers.refuse_change(asset_id, now(), "delete")
         del domain.assets[asset_id]
         domain.listings.withdraw(asset_id, at=now())
+
+    def _update_asset_owner(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain = self._domain(params)
+        asset = domain.asset(params["identifier"])
+        transfer = domain.transfers.start(
+            asset,
+            domain.project(params["targetProjectIdentifier"]),
+            domain.administration_project(),
+            at=now(),
+            by=self.user_id,
+            processing=self.ownership_transfer,
+            fails=getattr(self._request, "deferred_fault", None) == "fail-after-accept",
+        )
+        return {
+            "id": asset.id,
+            "revision": asset.latest.revision,
+            "ownershipTransfer": transfer.output(now()),
+        }
 
     # search
 
@@ -360,6 +411,7 @@ class DataZoneEmulator(RestJsonEmulator):
             raise invalid(f"The sandbox lists assets only, not {params['entityType']}")
         asset = domain.asset(params["entityIdentifier"])
         at = now()
+        domain.transfers.refuse_change(asset.id, at, "change the listing of")
         listing: Listing
         if params["action"] == "PUBLISH":
             listing = domain.listings.publish(
@@ -530,7 +582,22 @@ def _project_output(domain: Domain, project: Project) -> dict[str, Any]:
         "lastUpdatedAt": project.created_at,
         "glossaryTerms": list(project.glossary_terms) or None,
         "domainUnitId": domain.root_domain_unit_id,
+        "projectCategory": project.category,
     }
+
+
+def _project_summary(domain: Domain, project: Project) -> dict[str, Any]:
+    """A project as ListProjects lists it: GetProject's answer, its update time renamed."""
+    output = _project_output(domain, project)
+    summary = {name: output[name] for name in _PROJECT_SUMMARY_MEMBERS}
+    return {**summary, "updatedAt": output["lastUpdatedAt"]}
+
+
+#: What ListProjects' ProjectSummary shares with GetProject's answer.
+_PROJECT_SUMMARY_MEMBERS = (
+    "domainId", "id", "name", "description", "projectStatus", "createdBy", "createdAt",
+    "domainUnitId", "projectCategory",
+)  # fmt: skip
 
 
 def _type_origin(domain: Domain, type_revision: TypeRevision) -> dict[str, Any]:
