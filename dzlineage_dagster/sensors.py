@@ -96,10 +96,15 @@ def registry_schema_sensor(
         return SensorResult(
             skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor
         )
+    found_by_sweep = (
+        f"; {len(behind)} behind their latest version though their UpdatedTime did not move "
+        f"({', '.join(sorted(behind))})"
+        if behind
+        else ""
+    )
     context.log.info(
         f"{len(added)} new, {len(set(changed) - set(added))} changed, {len(removed)} removed "
-        f"topics; {len(behind)} behind their latest version though their UpdatedTime did not "
-        f"move ({', '.join(sorted(behind)) or 'none'}); {len(run_requests)} runs requested"
+        f"topics{found_by_sweep}; {len(run_requests)} runs requested"
     )
     return SensorResult(
         run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
