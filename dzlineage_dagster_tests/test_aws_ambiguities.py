@@ -163,6 +163,14 @@ def test_the_sensor_requests_a_new_version_whether_updated_time_moves_or_not(
     assert request.tags["dagster/asset_partition_range_start"] == TOPIC
     assert request.tags["dagster/asset_partition_range_end"] == TOPIC
 
+    # The run brings the asset to the new version: the sweep then finds nothing behind.
+    assert platform.sync([TOPIC]).success
+    cursor = result.cursor
+    for _ in range(bound):
+        result = platform.tick(cursor)
+        cursor = result.cursor
+        assert not result.run_requests, "a synced topic was requested again"
+
 
 def ticked_until_a_run(platform, cursor: str, ticks: int):
     """(ticks it took, the tick's result) until the registry sensor requests a run."""
@@ -193,6 +201,14 @@ def test_a_refused_type_recreation_stops_the_sync_before_any_asset_write(platfor
     assert "Nothing was written to the catalog" in error
     counts = platform.control.call_counts()
     assert counts[("datazone", "CreateAsset")] == counts[("datazone", "CreateAssetType")] == 0
+
+    # The Dagster job stops at the same place with the same words.
+    result = platform.sync()
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    assert failure.step_key == "datazone_custom_types"
+    assert "DataZone refused a new revision of form type" in str(failure.event_specific_data)
+    assert platform.control.call_counts()[("datazone", "CreateAsset")] == 0
 
 
 def test_a_refused_type_recreation_is_never_needed_when_the_latest_revision_holds_the_product(
