@@ -6,6 +6,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timezone
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     DefaultSensorStatus,
     RunRequest,
@@ -26,8 +27,9 @@ from dzlineage_dagster.jobs import (
     retire_run_config,
 )
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.version_sweep import sweep_versions
+from dzlineage_dagster.sync.version_sweep import VersionSweep, sweep_versions
 
 #: The cursor moves on once a run is requested, so a topic that failed transiently (throttling
 #: past botocore's retries) is retried by the run retry, where the instance enables run retries
@@ -58,7 +60,12 @@ def registry_schema_sensor(
     run = SyncRun(lineage_sync, context.log)
     current = run.registry_topics
     changed = changed_topics(current, context.cursor)
-    sweep = sweep_versions(run, swept_to(context.cursor))
+    try:
+        sweep = sweep_versions(run, swept_to(context.cursor))
+    except (ClientError, BotoCoreError) as error:
+        # The listing still finds new, changed and deleted schemas; the slice waits a tick.
+        context.log.warning(f"version sweep skipped this tick: {describe_error(error)}")
+        sweep = VersionSweep(swept_to(context.cursor), {})
 
     existing = context.instance.get_dynamic_partitions(kafka_topics.name)
     existing_set = set(existing)

@@ -9,8 +9,9 @@ import pytest
 from botocore.exceptions import ClientError
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS
+from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS, swept_to
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
 from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
 from dzlineage_dagster_tests.test_catalog_types_extended import Team, with_team_field
@@ -236,3 +237,14 @@ def test_reconcile_never_takes_an_asset_search_does_not_list_for_gone(platform, 
     assert "1 mapped assets Search did not list read by id" in out
     counts = platform.control.call_counts()
     assert counts[("datazone", "CreateAsset")] == counts[("datazone", "CreateAssetRevision")] == 0
+
+
+def test_a_failing_sweep_never_stops_the_sensor_from_seeing_the_listing(platform):
+    assert platform.sync().success
+    cursor = platform.tick().cursor
+    platform.create_schema("shop.sales.refunds", {"type": "string"})
+    platform.control.set_faults(FaultRule("ssm", "GetParameters", "access-denied"))
+    result = platform.tick(cursor)
+    assert "shop.sales.refunds" in platform.instance.get_dynamic_partitions("kafka_topics")
+    assert result.run_requests
+    assert swept_to(result.cursor) == swept_to(cursor), "the skipped slice was passed over"
