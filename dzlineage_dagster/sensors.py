@@ -6,6 +6,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from datetime import datetime, timezone
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     DefaultSensorStatus,
     RunRequest,
@@ -15,7 +16,7 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.discovery import SensorCursor, changed_topics
+from dzlineage_dagster.core.discovery import SensorCursor, changed_topics, swept_to
 from dzlineage_dagster.core.partition_ranges import changed_ranges
 from dzlineage_dagster.core.topology_report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.topology_report import lineage_signatures
@@ -26,7 +27,9 @@ from dzlineage_dagster.jobs import (
     retire_run_config,
 )
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.version_sweep import VersionSweep, sweep_versions
 
 #: The cursor moves on once a run is requested, so a topic that failed transiently (throttling
 #: past botocore's retries) is retried by the run retry, where the instance enables run retries
@@ -43,27 +46,44 @@ MAX_RUNS_PER_TICK = 4
     minimum_interval_seconds=60,
     default_status=DefaultSensorStatus.RUNNING,
     description=(
-        "Lists the Glue Schema Registry each tick (its only AWS calls), keeps one `kafka_topics` "
-        "partition per topic, and requests the catalog sync only for topics whose schema "
-        "changed since the cursor, batched into a few runs over partition ranges. Deleted "
+        "Lists the Glue Schema Registry each tick, keeps one `kafka_topics` partition per "
+        "topic, and requests the catalog sync only for topics whose schema changed since the "
+        "cursor, batched into a few runs over partition ranges. A rotating sixtieth of the "
+        "topics is also checked each tick (GetSchema, and their mapping records), so a new or "
+        "deleted version is found within 60 ticks even where UpdatedTime does not move. Deleted "
         "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY."
     ),
 )
 def registry_schema_sensor(
     context: SensorEvaluationContext, lineage_sync: LineageSyncResource
 ) -> SensorResult:
-    current = SyncRun(lineage_sync, context.log).registry_topics
+    run = SyncRun(lineage_sync, context.log)
+    current = run.registry_topics
     changed = changed_topics(current, context.cursor)
+    try:
+        sweep = sweep_versions(run, swept_to(context.cursor))
+    except (ClientError, BotoCoreError) as error:
+        # The listing still finds new, changed and deleted schemas; the slice waits a tick.
+        context.log.warning(f"version sweep skipped this tick: {describe_error(error)}")
+        sweep = VersionSweep(swept_to(context.cursor), {})
 
     existing = context.instance.get_dynamic_partitions(kafka_topics.name)
     existing_set = set(existing)
     added = [topic for topic in current if topic not in existing_set]
     removed = [topic for topic in existing if topic not in current]
     order = [topic for topic in existing if topic in current] + added
-    to_sync = set(changed) | set(added)
+    behind = set(sweep.behind) - set(changed)
+    to_sync = set(changed) | set(added) | behind
 
     run_requests = catalog_sync_requests(
-        order, to_sync, {t: current[t].change_token for t in to_sync}
+        order,
+        to_sync,
+        # A behind topic's key names its latest version: its UpdatedTime, so its token, may not
+        # move, and a run key Dagster has seen requests nothing.
+        {
+            t: current[t].change_token + (f"@v{sweep.behind[t]}" if t in behind else "")
+            for t in to_sync
+        },
     )
     if removed:
         run_requests.append(
@@ -78,15 +98,20 @@ def registry_schema_sensor(
         partition_requests.append(kafka_topics.build_add_request(added))
     if removed:
         partition_requests.append(kafka_topics.build_delete_request(removed))
-    cursor = SensorCursor.after(current, datetime.now(timezone.utc)).to_json()
+    cursor = SensorCursor.after(current, datetime.now(timezone.utc), sweep.swept_to).to_json()
     if not run_requests and not partition_requests:
         return SensorResult(
             skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor
         )
+    found_by_sweep = (
+        f"; {len(behind)} behind their latest version though their UpdatedTime did not move "
+        f"({', '.join(sorted(behind))})"
+        if behind
+        else ""
+    )
     context.log.info(
         f"{len(added)} new, {len(set(changed) - set(added))} changed, {len(removed)} removed "
-        f"topics; "
-        f"{len(run_requests)} runs requested"
+        f"topics{found_by_sweep}; {len(run_requests)} runs requested"
     )
     return SensorResult(
         run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor

@@ -8,6 +8,7 @@ from dataclasses import asdict, dataclass
 import pytest
 
 from dzlineage_dagster.sandbox.protocol.aws import ClientTokenPolicy
+from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 from dzlineage_dagster_tests.clients import sandbox_client
@@ -53,3 +54,4 @@ def platform(sandbox: RunningSandbox, monkeypatch: pytest.MonkeyPatch):
     yield platform
     sandbox.control.clear_faults()
     sandbox.control.set_client_tokens(**asdict(ClientTokenPolicy()))
+    sandbox.control.set_ambiguities(**Ambiguities().describe())

@@ -48,17 +48,21 @@ def test_every_system_runs_every_scenario_and_keeps_one_current_asset_per_schema
         json.dumps(cell.to_json())
 
 
-def test_the_sensors_idle_tick_only_lists_schemas(cells):
+def test_the_sensors_idle_tick_lists_schemas_and_sweeps_a_slice_of_versions(cells):
     calls = cells[("sensor+job", IDLE_RERUN)].measurement.calls
-    assert set(calls.by_operation) == {"glue.ListSchemas"}
+    # The version sweep: the slice's GetSchema and its mapping records (sync/version_sweep.py).
+    assert set(calls.by_operation) == {"glue.ListSchemas", "glue.GetSchema", "ssm.GetParameters"}
     assert calls.writes == 0
 
 
 @pytest.mark.parametrize("system", ["sensor+job", "sync"])
-def test_dzlineage_idle_rerun_writes_nothing_to_datazone_or_ssm(cells, system):
+def test_dzlineage_idle_rerun_writes_nothing_to_datazone_and_ssm_only_the_sweep_position(
+    cells, system
+):
     calls = cells[(system, IDLE_RERUN)].measurement.calls
     assert calls.writes_by_service.get("datazone", 0) == 0
-    assert calls.writes_by_service.get("ssm", 0) == 0
+    # `dzlineage sync` keeps its version sweep's position in SSM; the sensor in its cursor.
+    assert calls.writes_by_service.get("ssm", 0) == (1 if system == "sync" else 0)
 
 
 def test_the_baseline_reads_every_schema_and_posts_every_edge_again_when_idle(cells):

@@ -1,7 +1,8 @@
 """What `dzlineage sync` prints, word for word, on the seeded demo: the first sync, an idle
 one, one after a single schema change, a failing topic, its dry run, and a sync that cannot
 start. Operators and cron mails read these texts, and the call counts in them are the product's
-cost promise (an idle sync reads the registry listing and one parameter), so they are pinned as
+cost promise (an idle sync reads the registry listing, one parameter and a sixtieth of the
+registry's versions), so they are pinned as
 literals: a changed text or an extra call fails here first."""
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.ssm_names import is_digest_parameter
+from dzlineage_dagster.core.ssm_names import digest_parameter_name, scoped_prefix
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_operators import rows_of, scoped_parameters
 
@@ -30,11 +31,12 @@ def expected(text: str) -> str:
 
 
 def stored_digest(platform) -> str:
-    prefix = platform.settings.ssm_prefix
-    (digest,) = [
-        v for n, v in scoped_parameters(platform).items() if is_digest_parameter(prefix, n)
-    ]
-    return digest
+    settings = platform.settings
+    registry_arn = platform.client("glue").get_registry(
+        RegistryId={"RegistryName": settings.registry_name}
+    )["RegistryArn"]
+    scope = scoped_prefix(settings.ssm_prefix, settings.domain_id, settings.project_id)
+    return scoped_parameters(platform)[digest_parameter_name(scope, registry_arn)]
 
 
 def test_first_idle_and_changed_sync_reports(platform, capsys):
@@ -52,19 +54,20 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         shop.sales.orders            created  published r1  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
         shop.sales.payments          created  published r1  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
 
-        8 topics, 0 failed, 78 AWS API calls
+        8 topics, 0 failed, 81 AWS API calls
         """
     )
     digest = stored_digest(platform)
     assert len(digest) == 64, digest
 
-    # Idle: the registry listing, the custom types' check and the digest parameter, nothing else.
+    # Idle: the registry listing, the custom types' check, the digest parameter and the version
+    # sweep (its position read and written, one topic's mapping record and GetSchema).
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         f"""
         registry shop-cdc unchanged since the last complete sync (digest {digest[:12]}): nothing to do
 
-        8 topics, 0 failed, 13 AWS API calls
+        8 topics, 0 failed, 17 AWS API calls
         """
     )
 
@@ -86,7 +89,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         shop.sales.orders            revised    published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
         shop.sales.payments          unchanged                unchanged (registry token)
 
-        8 topics, 0 failed, 34 AWS API calls
+        8 topics, 0 failed, 38 AWS API calls
         """
     )
     assert stored_digest(platform) != digest, "the changed registry's digest was not recorded"
@@ -119,7 +122,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert rows_of("\n".join(report), "shop.sales.broken") == [
         ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
     ]
-    assert report[-1] == "9 topics, 1 failed, 79 AWS API calls"
+    assert report[-1] == "9 topics, 1 failed, 81 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):

@@ -11,6 +11,7 @@ import pytest
 from benchmarks.measure import check_catalog
 from benchmarks.synthetic_platform import seed_synthetic_platform
 from benchmarks.systems import pointed_at
+from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 
@@ -43,8 +44,8 @@ def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
     assert catalog.edges_present == topics
     assert catalog.min_events_per_edge == catalog.max_events_per_edge
     assert threaded[("datazone", "CreateAsset")] == topics
-    # One mapping write per topic, and the registry digest once.
-    assert threaded[("ssm", "PutParameter")] == topics + 1
+    # One mapping write per topic, the registry digest and the version sweep's position once.
+    assert threaded[("ssm", "PutParameter")] == topics + 2
     # The once-per-run lookups stay once per run with eight threads asking.
     assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
     assert threaded[("datazone", "GetAssetType")] <= 1
@@ -68,14 +69,18 @@ def test_an_idle_headless_sync_lists_the_registry_and_reads_one_digest(sandbox, 
     idle = sandbox.control.call_counts()
     assert "unchanged since the last complete sync" in summary
     assert idle[("glue", "ListSchemas")] == math.ceil(topics / 100)
-    assert idle[("glue", "GetSchema")] == idle[("glue", "GetSchemaVersion")] == 0
+    # The version sweep's slice: its GetSchema, its records by name (with their first-layout
+    # names, 10 a call), its position read and written.
+    sweep = math.ceil(topics / VERSION_SWEEP_TICKS)
+    assert idle[("glue", "GetSchema")] == sweep
+    assert idle[("glue", "GetSchemaVersion")] == 0
     assert idle[("ssm", "GetParametersByPath")] == 0
-    assert idle[("ssm", "GetParameters")] == 1  # the digest
-    assert _datazone_and_ssm_writes(idle) == {}
-    # The start-up checks (domain, project, cluster), the custom types' reads and the digest:
-    # a few calls each, none of them per topic.
-    constant = sum(idle.values()) - math.ceil(topics / 100)
-    assert constant <= 14, idle
+    assert idle[("ssm", "GetParameters")] == 2 + math.ceil(2 * sweep / 10)  # digest, position
+    assert _datazone_and_ssm_writes(idle) == {("ssm", "PutParameter"): 1}
+    # The start-up checks (domain, project, cluster), the custom types' reads, the digest and
+    # the sweep: a few calls each, none of them per topic.
+    constant = sum(idle.values()) - math.ceil(topics / 100) - sweep
+    assert constant <= 17, idle
     assert max(n for key, n in idle.items() if key != ("glue", "ListSchemas")) <= 4, idle
 
 
@@ -89,10 +94,12 @@ def test_a_changed_schema_is_the_only_one_read_after_the_digest_moves(sandbox, m
     sandbox.control.clear_calls()
     summary = headless_sync(platform, monkeypatch, concurrency=4)
     calls = sandbox.control.call_counts()
-    assert calls[("glue", "GetSchema")] == calls[("glue", "GetSchemaVersion")] == 1
+    # The changed topic's read, and the version sweep's one topic (40 / 60 a run).
+    assert calls[("glue", "GetSchema")] == 2
+    assert calls[("glue", "GetSchemaVersion")] == 1
     assert calls[("datazone", "CreateAssetRevision")] == 1
-    # The topic's record (asset, lineage and token at once) and the new digest.
-    assert calls[("ssm", "PutParameter")] == 2
+    # The topic's record (asset, lineage and token at once), the new digest, the sweep's position.
+    assert calls[("ssm", "PutParameter")] == 3
     assert summary.count("unchanged (registry token)") == topics - 1
     sandbox.control.clear_calls()
     assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 4)

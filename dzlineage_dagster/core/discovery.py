@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import bisect
 import hashlib
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -125,19 +126,32 @@ class SensorCursor:
 
     horizon: str
     recent: dict[str, str]
+    #: The last topic the version sweep checked (see :func:`version_sweep`).
+    swept_to: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"horizon": self.horizon, "recent": self.recent}, sort_keys=True)
+        return json.dumps(
+            {"horizon": self.horizon, "recent": self.recent, "swept_to": self.swept_to},
+            sort_keys=True,
+        )
 
     @classmethod
-    def after(cls, current: Mapping[str, RegistryTopic], now: datetime) -> SensorCursor:
+    def after(
+        cls, current: Mapping[str, RegistryTopic], now: datetime, swept_to: str = ""
+    ) -> SensorCursor:
         horizon = now - timedelta(seconds=SETTLING_SECONDS)
         recent = {
             topic: info.change_token
             for topic, info in current.items()
             if not _settled(info, horizon)
         }
-        return cls(horizon.isoformat(), recent)
+        return cls(horizon.isoformat(), recent, swept_to)
+
+
+def swept_to(cursor_text: str | None) -> str:
+    """Where the cursor's version sweep stopped ("": it has not started)."""
+    saved = json.loads(cursor_text) if cursor_text else {}
+    return str(saved.get("swept_to", ""))
 
 
 def _settled(info: RegistryTopic, horizon: datetime | None) -> bool:
@@ -162,4 +176,35 @@ def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None
         topic
         for topic, info in current.items()
         if not _settled(info, horizon) and recent.get(topic) != info.change_token
+    )
+
+
+#: Ticks in which the version sweep checks every schema once. No AWS document says that a
+#: schema's ``UpdatedTime`` moves when a version is registered or deleted; where it does not,
+#: the sweep is what finds the new latest version: at most this many ticks after it (an hour
+#: at the registry sensor's 60-second interval), at ``ceil(N / VERSION_SWEEP_TICKS)``
+#: GetSchema calls per tick for N topics (17 at 1,000 topics, 167 at 10,000), beside the
+#: ``ceil(N / 100)`` ListSchemas pages every tick makes anyway.
+VERSION_SWEEP_TICKS = 60
+
+
+def version_sweep(topics: Sequence[str], swept_to: str) -> list[str]:
+    """The topics a tick's version sweep checks: the next ``ceil(len / VERSION_SWEEP_TICKS)`` of
+    ``topics`` in sorted order after ``swept_to``, wrapping around to the first.
+
+    The position is a topic name, not an index: topics added or removed since the last tick
+    never make the sweep skip one that stayed (a removed ``swept_to`` still orders the rest).
+    """
+    ordered = sorted(topics)
+    size = -(-len(ordered) // VERSION_SWEEP_TICKS)
+    start = bisect.bisect_right(ordered, swept_to) if swept_to else 0
+    return (ordered[start:] + ordered[:start])[:size]
+
+
+def behind_registry(latest: Mapping[str, int], synced: Mapping[str, int]) -> list[str]:
+    """Topics whose latest registry version is not the one their asset was synced with: a
+    registered version (a higher number) or a deleted latest one (a lower). Topics never
+    synced are not compared (a new topic comes from the listing itself). Sorted."""
+    return sorted(
+        topic for topic, version in latest.items() if synced.get(topic, version) != version
     )

@@ -23,6 +23,8 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from dzlineage_dagster.sandbox.server.ambiguities import CHOICES
+
 #: The code location the demo serves; pyproject's [tool.dagster] and dagster_cloud.yaml say the
 #: same (a test holds them to it).
 DEFINITIONS_MODULE = "dzlineage_dagster.definitions"
@@ -99,6 +101,21 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         metavar="SECONDS",
         help="how long DataZone takes to move an asset to another project (UpdateAssetOwner), "
         "as on AWS where the transfer is IN_PROGRESS before it SUCCEEDED (default 0: at once)",
+    )
+    parser.add_argument(
+        "--type-recreation",
+        choices=CHOICES["type_recreation"],
+        default="revision",
+        help="CreateFormType/CreateAssetType with an existing name and a changed model: "
+        "'revision' makes a new revision (CloudFormation's reading, default), 'conflict' "
+        "answers ConflictException (the API reference's reading)",
+    )
+    parser.add_argument(
+        "--schema-updated-time",
+        choices=CHOICES["schema_updated_time"],
+        default="moves",
+        help="whether the registry's UpdatedTime (ListSchemas, GetSchema) moves when a version "
+        "is registered or deleted: 'moves' (default) or 'frozen' (AWS documents neither)",
     )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
@@ -209,6 +226,10 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     except OSError as error:
         raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None
     environment = sandbox_environment(sandbox.endpoint_url)
+    # Before seeding: the demo platform's schemas are registered under the chosen behaviour.
+    SandboxControl(sandbox.endpoint_url).set_ambiguities(
+        type_recreation=args.type_recreation, schema_updated_time=args.schema_updated_time
+    )
     if not args.empty:
         environment.update(seed_platform(sandbox.endpoint_url, args.seed))
         # The seeding calls are set-up, not the project's: start the call log afresh.

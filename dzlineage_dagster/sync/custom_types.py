@@ -6,10 +6,18 @@ latest revision is used as it is whenever it holds what the product needs
 (:mod:`~dzlineage_dagster.core.type_extension`), so a satisfied type costs reads only. Only a
 revision that lacks the product's part gets a new one, built from it: others' fields and forms
 are kept, and a WARNING says what was put back.
+
+Whether DataZone makes that new revision is ambiguous: CloudFormation and AWS's Data Solutions
+Framework call ``CreateFormType``/``CreateAssetType`` again for one, while the API reference
+says a name is unique in the domain and lists ``ConflictException``. When DataZone refuses, the
+sync stops there, before any asset write, with an error naming the type, what its latest
+revision lacks and what to do.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,6 +28,7 @@ from dzlineage_dagster.core.forms import (
     FormTypeDefinition,
 )
 from dzlineage_dagster.core.type_extension import TypeFit, asset_type_fit, form_type_fit
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
 CUSTOM_FORM_TYPES: tuple[FormTypeDefinition, ...] = (KAFKA_SCHEMA_FORM, MSK_SOURCE_REFERENCE_FORM)
@@ -55,14 +64,15 @@ def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
                 outcome.revisions[form.name] = current["revision"]
                 continue
             model = fit.next_model
-        created = datazone.create_form_type(
-            domainIdentifier=domain,
-            name=form.name,
-            description=form.description,
-            model={"smithy": model},
-            owningProjectIdentifier=project,
-            status="ENABLED",
-        )
+        with _revision_refused(run, "form", form.name, current, fit if current else None):
+            created = datazone.create_form_type(
+                domainIdentifier=domain,
+                name=form.name,
+                description=form.description,
+                model={"smithy": model},
+                owningProjectIdentifier=project,
+                status="ENABLED",
+            )
         outcome.revisions[form.name] = created["revision"]
         outcome.created.append(f"{form.name} revision {created['revision']}")
         if current is not None:
@@ -87,19 +97,41 @@ def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
     if current is not None and fit.usable:
         outcome.revisions[asset_type] = current["revision"]
     else:
-        created = datazone.create_asset_type(
-            domainIdentifier=domain,
-            name=asset_type,
-            description=KAFKA_TOPIC_ASSET_TYPE.description,
-            formsInput=forms_input,
-            owningProjectIdentifier=project,
-        )
+        with _revision_refused(run, "asset", asset_type, current, fit if current else None):
+            created = datazone.create_asset_type(
+                domainIdentifier=domain,
+                name=asset_type,
+                description=KAFKA_TOPIC_ASSET_TYPE.description,
+                formsInput=forms_input,
+                owningProjectIdentifier=project,
+            )
         outcome.revisions[asset_type] = created["revision"]
         outcome.created.append(f"{asset_type} revision {created['revision']}")
         if current is not None:
             _warn_put_back(run, asset_type, current["revision"], created["revision"], fit)
     run.use_asset_type_revision(outcome.revisions[asset_type])
     return outcome
+
+
+@contextmanager
+def _revision_refused(
+    run: SyncRun, kind: str, type_name: str, current: dict[str, Any] | None, fit: TypeFit | None
+) -> Iterator[None]:
+    """DataZone's ConflictException on a changed type's re-creation, as a SyncError that says
+    what to do (a first creation's conflict is another writer's race: it propagates)."""
+    datazone = run.resource.datazone.client()
+    try:
+        yield
+    except datazone.exceptions.ConflictException as error:
+        if current is None or fit is None:
+            raise
+        raise SyncError(
+            f"DataZone refused a new revision of {kind} type {type_name} in domain "
+            f"{run.settings.domain_id} ({describe_error(error)}): its latest revision "
+            f"{current['revision']} lacks what the product needs ({'; '.join(fit.problems)}). "
+            f"Nothing was written to the catalog. Add that to the type with the tool that "
+            f"manages it (the sync adopts any latest revision that holds it), then sync again"
+        ) from None
 
 
 def _warn_put_back(run: SyncRun, type_name: str, latest: str, created: str, fit: TypeFit) -> None:

@@ -31,6 +31,7 @@ from dzlineage_dagster.sync.stages.retire import (
     retirement_hold,
 )
 from dzlineage_dagster.sync.stages.schema import read_schema
+from dzlineage_dagster.sync.version_sweep import VersionSweep, sweep_versions
 
 #: The asset column of a topic whose schema in this registry does not catalog it.
 NOT_CATALOGED = "not-cataloged"
@@ -144,7 +145,10 @@ def run_headless_sync(
     Idle is nearly free: the registry listing (a call per 100 schemas) is hashed with the
     sync's settings, the connectors' signature and the code version into a digest; when it
     equals the digest the last complete sync of this domain and project recorded (one
-    GetParameters), nothing changed and nothing more is called. Otherwise every mapping is read
+    GetParameters), and the version sweep finds no topic behind its latest version (a
+    sixtieth of the topics a run: their GetSchema and mapping records, the sweep's position
+    read and written; see :mod:`~dzlineage_dagster.sync.version_sweep`), nothing changed and
+    nothing more is called. Otherwise every mapping is read
     once and only the topics whose registry token moved are read and synced; a sync with no
     failure then records the new digest. A hand-edited mapping parameter is not noticed by an
     idle sync (nothing reads it): ``reconcile`` reads everything and repairs it.
@@ -170,7 +174,17 @@ def run_headless_sync(
             # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
             # failure found here is a change the registry digest cannot see.
             trust_tokens = not reconcile and not run.lineage_health.failed_runs
-            unchanged = trust_tokens and run.mappings.stored_digest(registry_arn) == digest
+            # A reconcile reads every topic anyway; otherwise the sweep catches a version that
+            # the listing's UpdatedTime (so the digest) does not show.
+            sweep = (
+                sweep_versions(run, run.mappings.stored_sweep(registry_arn))
+                if trust_tokens
+                else None
+            )
+            behind = sweep.behind if sweep else {}
+            unchanged = (
+                trust_tokens and not behind and run.mappings.stored_digest(registry_arn) == digest
+            )
             if not unchanged:
                 # An idle sync's digest vouches for a complete sync under this project.
                 check_ownership(run, topics)
@@ -187,7 +201,13 @@ def run_headless_sync(
             return _stopped_status(stop.signal_name or "SIGINT")
         for created in types.created:
             log.info(f"created {created}")
+        for topic, version in behind.items():
+            log.info(
+                f"{topic}: the registry's latest version is {version}, not the one its asset "
+                "shows, though its UpdatedTime did not move: synced"
+            )
         if unchanged:
+            _record_sweep(run, registry_arn, sweep, log)
             calls = run.api_calls()
             print(
                 f"registry {settings.registry_name} unchanged since the last complete sync "
@@ -201,7 +221,9 @@ def run_headless_sync(
         reposted: list[str] = []
         failed = done = 0
         try:
-            for outcome in sync_topics(run, topics, trust_registry_tokens=trust_tokens):
+            for outcome in sync_topics(
+                run, topics, trust_registry_tokens=trust_tokens, stale=behind
+            ):
                 done += 1
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
@@ -236,6 +258,8 @@ def run_headless_sync(
                     rows.append((topic, result, "", "schema left the registry"))
             if not stop and not failed:
                 _record_digest(run, registry_arn, digest, log)
+                # Like the digest, only after a complete sync: a failed one sweeps its slice again.
+                _record_sweep(run, registry_arn, sweep, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
@@ -282,6 +306,20 @@ def _record_digest(run: SyncRun, registry_arn: str, digest: str, log: logging.Lo
         )
 
 
+def _record_sweep(
+    run: SyncRun, registry_arn: str, sweep: VersionSweep | None, log: logging.Logger
+) -> None:
+    if sweep is None or not sweep.swept_to:
+        return  # a reconcile reads every topic; an empty registry has nothing to sweep
+    try:
+        run.mappings.record_sweep(registry_arn, sweep.swept_to)
+    except (ClientError, BotoCoreError) as error:
+        log.warning(
+            f"version sweep position not recorded (the next sync checks the same topics "
+            f"again): {describe_error(error)}"
+        )
+
+
 def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> None:
     """What an operator must know beyond the per-topic rows: repairs, migration, a hold."""
     if report is not None:
@@ -298,8 +336,13 @@ def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None
 
 
 def _reconcile_summary(report: ReconcileReport) -> str:
+    by_id = (
+        f", {report.assets_read_by_id} mapped assets Search did not list read by id"
+        if report.assets_read_by_id
+        else ""
+    )
     cost = (
-        f"{report.assets_seen} topic assets read in {report.search_pages} Search pages, "
+        f"{report.assets_seen} topic assets read in {report.search_pages} Search pages{by_id}, "
         f"lineage in {report.lineage_pages} ListLineageEvents pages"
     )
     if not report.repairs:

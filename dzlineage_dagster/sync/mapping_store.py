@@ -227,6 +227,24 @@ class MappingStore:
             description=f"Registry {registry_arn} as of the last complete dzlineage sync"[:1024],
         )
 
+    def stored_sweep(self, registry_arn: str) -> str:
+        """Where the last headless sync's version sweep of the registry stopped ("": never
+        swept; see :mod:`~dzlineage_dagster.sync.version_sweep`). One GetParameters."""
+        name = self._sweep_parameter_name(registry_arn)
+        return self._parameters.parameters_named([name]).get(name, "")
+
+    def record_sweep(self, registry_arn: str, swept_to: str) -> None:
+        self._parameters.put(
+            self._sweep_parameter_name(registry_arn),
+            swept_to,
+            description=f"Registry {registry_arn}: the last topic dzlineage sync's version "
+            "sweep checked"[:1024],
+        )
+
+    def _sweep_parameter_name(self, registry_arn: str) -> str:
+        # Named like a digest, so that reading the mapping skips it as one.
+        return digest_parameter_name(self._prefix, f"version sweep of {registry_arn}")
+
     def forget_digest(self, registry_arn: str) -> None:
         """Drop the registry digest, so the next headless sync reads the mapping again.
 

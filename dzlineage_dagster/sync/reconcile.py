@@ -7,6 +7,10 @@ page) and the lineage events, plans the repairs (:func:`~dzlineage_dagster.core.
 plan_repairs`), and applies them through the ordinary stages: a repaired topic's mapping is
 staged (or forgotten, for a recreation) and the topic is synced, so the asset ends with the
 registry's current content and the mapping is written once.
+
+Search's consistency is not documented: an asset created a moment ago, or one Search misses
+for any reason, must not be taken for gone. Every mapped asset Search does not list is read by
+id (``GetAsset``) before the plan, so only an asset DataZone itself says is not found is gone.
 """
 
 from __future__ import annotations
@@ -36,6 +40,8 @@ class ReconcileReport:
     assets_seen: int
     search_pages: int
     lineage_pages: int
+    #: Mapped assets Search did not list, read by id (GetAsset) before any is taken for gone.
+    assets_read_by_id: int = 0
     #: Topic -> what the repair's sync did (filled when the repairs are applied).
     results: dict[str, str] = field(default_factory=dict)
 
@@ -79,11 +85,44 @@ def inspect_catalog(run: SyncRun) -> ReconcileReport:
         )
         for item in items
     ]
+    seen = len(assets)
+    listed = {asset.id for asset in assets}
+    unlisted = sorted(
+        {
+            record.asset_id
+            for arn, record in mappings.items()
+            if arn in registry.values() and record.asset_id not in listed
+        }
+    )
+    assets += _read_by_id(run, unlisted)
     events, lineage_pages = datazone.lineage_event_summaries(run.settings.domain_id)
     repairs = plan_repairs(
         registry, mappings, dict(run.mappings.foreign), assets, _lineage_runs(events)
     )
-    return ReconcileReport(repairs, len(assets), search_pages, lineage_pages)
+    return ReconcileReport(repairs, seen, search_pages, lineage_pages, len(unlisted))
+
+
+def _read_by_id(run: SyncRun, asset_ids: list[str]) -> list[CatalogAsset]:
+    """The assets of ``asset_ids`` that DataZone has in this domain and project (GetAsset
+    each); one it answers ResourceNotFoundException for is gone."""
+    datazone = run.resource.datazone.client()
+    found = []
+    for asset_id in asset_ids:
+        try:
+            asset = datazone.get_asset(domainIdentifier=run.settings.domain_id, identifier=asset_id)
+        except datazone.exceptions.ResourceNotFoundException:
+            continue
+        if asset.get("owningProjectId") != run.settings.project_id:
+            continue  # another project's: not this scope's asset, as Search's filter says
+        found.append(
+            CatalogAsset(
+                id=asset["id"],
+                name=asset.get("name", ""),
+                external_identifier=asset.get("externalIdentifier"),
+                description=asset.get("description") or "",
+            )
+        )
+    return found
 
 
 def apply_repairs(run: SyncRun, report: ReconcileReport) -> None:

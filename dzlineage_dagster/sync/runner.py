@@ -79,8 +79,12 @@ def sync_topics(
     *,
     concurrency: int | None = None,
     trust_registry_tokens: bool = False,
+    stale: Collection[str] = (),
 ) -> Iterator[TopicOutcome]:
     """Yield each topic's outcome as soon as it is known; failures are outcomes, not raises.
+
+    ``stale`` topics are synced even when their registry token is trusted and unchanged (the
+    version sweep found them behind the registry while their ``UpdatedTime`` stood still).
 
     ``concurrency`` (default: the run's setting) topics are in flight at once; outcomes come in
     the order the topics finish.
@@ -104,10 +108,9 @@ def sync_topics(
                 topic = next(remaining, None)
                 if topic is None:
                     return
+                trusted = trust_registry_tokens and topic not in stale
                 in_flight.add(
-                    pool.submit(
-                        sync_topic, run, topic, stages, trust_registry_tokens=trust_registry_tokens
-                    )
+                    pool.submit(sync_topic, run, topic, stages, trust_registry_tokens=trusted)
                 )
 
         top_up()

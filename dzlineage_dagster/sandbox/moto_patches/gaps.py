@@ -5,10 +5,17 @@ a Response answers the call, None lets moto answer it. Nothing here keeps state 
 moto's reset empties it too. What is covered, and why:
 
 - glue ``ListSchemas``, ``ListSchemaVersions``: not implemented by moto (it answers 500).
-- glue ``GetSchema``: moto omits ``CreatedTime`` and ``UpdatedTime``. AWS moves ``UpdatedTime``
-  when a version is registered, which moto never does; it is derived here from the versions.
+- glue ``GetSchema``: moto omits ``CreatedTime`` and ``UpdatedTime``. Whether AWS moves
+  ``UpdatedTime`` when a version is registered or deleted is not documented: the sandbox's
+  ``schema_updated_time`` switch (:mod:`dzlineage_dagster.sandbox.server.ambiguities`) decides,
+  from the versions and the last deletion (``moves``) or the creation alone (``frozen``).
+  ``LatestSchemaVersion`` is the newest version not deleted.
 - glue ``GetSchemaVersion``: moto's ``CreatedTime`` is ``str(datetime)``, AWS's ISO 8601 with
-  milliseconds (``2021-11-07T16:42:28.617Z``).
+  milliseconds (``2021-11-07T16:42:28.617Z``); ``LatestVersion`` skips deleted versions.
+- glue ``DeleteSchemaVersions``: not implemented by moto (500). As the API reference says: a
+  version or a range ``5-8``; the first version, and a range holding the checkpoint version,
+  are refused with nothing deleted; a version that does not exist is reported in
+  ``SchemaVersionErrors`` while the others are deleted.
 - glue ``CreateSchema``, ``RegisterSchemaVersion``: moto only checks that an AVRO definition is
   JSON; GSR parses it as Avro.
 - kafka ``GetBootstrapBrokers``: not implemented by moto; ``DescribeCluster(V2)`` of an unknown
@@ -35,6 +42,7 @@ from urllib.parse import unquote
 import fastavro
 from moto.core.exceptions import JsonRESTError
 from moto.core.responses import BaseResponse
+from moto.core.utils import utcnow
 from moto.glue.exceptions import GSRInvalidInputException, InvalidSchemaDefinitionException
 from moto.glue.glue_schema_registry_constants import DELETING_STATUS
 from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
@@ -44,6 +52,7 @@ from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
+from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 
 AWS_JSON = "application/x-amz-json-1.1"
 REST_JSON = "application/json"
@@ -65,16 +74,20 @@ class Call:
     request: Request
     account_id: str
     region: str
+    ambiguities: Ambiguities
 
     @classmethod
-    def of(cls, request: Request) -> Call:
+    def of(cls, request: Request, ambiguities: Ambiguities | None = None) -> Call:
         # moto's own resolution (env, x-moto-account-id header, access key -> account; URL,
         # User-Agent, credential scope -> region), so every answer reads moto's backend.
         probe = BaseResponse()
         probe.headers = request.headers
         probe.querystring = {}
         return cls(
-            request, probe.get_current_account(), probe.get_region_from_url(request, request.url)
+            request,
+            probe.get_current_account(),
+            probe.get_region_from_url(request, request.url),
+            ambiguities or Ambiguities(),
         )
 
     @property
@@ -93,13 +106,15 @@ class Call:
 Handler = Callable[[Call], Response | None]
 
 
-def answer_moto_gap(service: str, operation: str, request: Request) -> Response | None:
+def answer_moto_gap(
+    service: str, operation: str, request: Request, ambiguities: Ambiguities | None = None
+) -> Response | None:
     """AWS's answer to a call moto lacks or gets wrong, or None to let moto answer."""
     handler = GAP_HANDLERS.get((service, operation))
     if handler is None:
         return None
     try:
-        return handler(Call.of(request))
+        return handler(Call.of(request, ambiguities))
     except JsonRESTError as error:  # moto's own validation, reused for the same answers
         return aws_error_response(service, error.error_type, error.message, error.code)
 
@@ -124,7 +139,8 @@ def _list_schemas(call: Call) -> Response:
     # Only the page's items are built: building all of them for every page made listing a
     # 10,000-schema registry quadratic (100 pages x 10,000 items, over a minute).
     page = _page(schemas, params)
-    page["Schemas"] = [_schema_list_item(schema) for schema in page["Schemas"]]
+    moves = call.ambiguities.updated_time_moves
+    page["Schemas"] = [_schema_list_item(schema, moves) for schema in page["Schemas"]]
     return _json(page)
 
 
@@ -148,12 +164,12 @@ def _get_schema(call: Call) -> Response:
     schema = _schema(call.glue, call.params.get("SchemaId") or {})
     return _json(
         {
-            **_schema_list_item(schema),
+            **_schema_list_item(schema, call.ambiguities.updated_time_moves),
             "RegistryArn": schema.registry_arn,
             "DataFormat": schema.data_format,
             "Compatibility": schema.compatibility,
             "SchemaCheckpoint": schema.schema_checkpoint,
-            "LatestSchemaVersion": schema.latest_schema_version,
+            "LatestSchemaVersion": _live_versions(schema)[-1].version_number,
             "NextSchemaVersion": schema.next_schema_version,
         }
     )
@@ -161,11 +177,56 @@ def _get_schema(call: Call) -> Response:
 
 def _get_schema_version(call: Call) -> Response:
     params = call.params
+    number = params.get("SchemaVersionNumber")
+    if number and number.get("LatestVersion") and params.get("SchemaId"):
+        # moto counts registrations, so its latest can be a deleted version.
+        latest = _live_versions(_schema(call.glue, params["SchemaId"]))[-1]
+        number = {"VersionNumber": latest.version_number}
     answer = call.glue.get_schema_version(
-        params.get("SchemaId"), params.get("SchemaVersionId"), params.get("SchemaVersionNumber")
+        params.get("SchemaId"), params.get("SchemaVersionId"), number
     )
     version = _version_by_id(call.glue, answer["SchemaVersionId"])
     return _json({**answer, "CreatedTime": _aws_time(version.created_time)})
+
+
+#: When a schema last lost versions (moto's own object carries it, so moto's reset drops it).
+_DELETED_AT = "dzlineage_versions_deleted_at"
+
+
+def _delete_schema_versions(call: Call) -> Response:
+    params = call.params
+    schema = _schema(call.glue, params.get("SchemaId") or {})
+    first, _, last = params["Versions"].partition("-")
+    numbers = range(int(first), int(last or first) + 1)
+    if not numbers:
+        raise GSRInvalidInputException(f"Versions {params['Versions']}: an empty range")
+    if 1 in numbers:
+        raise GSRInvalidInputException(
+            "The first schema version can only be deleted by DeleteSchema"
+        )
+    if schema.schema_checkpoint in numbers:
+        raise GSRInvalidInputException(
+            f"Versions {params['Versions']} hold the checkpoint version "
+            f"{schema.schema_checkpoint}: remove it with DeleteSchemaCheckpoint first"
+        )
+    live = {version.version_number: version for version in _live_versions(schema)}
+    errors = []
+    for number in numbers:
+        if number in live:
+            live[number].schema_version_status = DELETING_STATUS
+        else:
+            errors.append(
+                {
+                    "VersionNumber": number,
+                    "ErrorDetails": {
+                        "ErrorCode": "EntityNotFoundException",
+                        "ErrorMessage": f"Schema version {number} is not found",
+                    },
+                }
+            )
+    if len(errors) < len(numbers):
+        setattr(schema, _DELETED_AT, utcnow())
+    return _json({"SchemaVersionErrors": errors})
 
 
 def _check_created_schema_definition(call: Call) -> None:
@@ -223,7 +284,7 @@ def _version_by_id(backend: GlueBackend, version_id: str) -> FakeSchemaVersion:
     )
 
 
-def _schema_list_item(schema: FakeSchema) -> dict[str, Any]:
+def _schema_list_item(schema: FakeSchema, updated_time_moves: bool) -> dict[str, Any]:
     item = {
         "RegistryName": schema.registry_name,
         "SchemaName": schema.schema_name,
@@ -231,14 +292,23 @@ def _schema_list_item(schema: FakeSchema) -> dict[str, Any]:
         "Description": schema.description,
         "SchemaStatus": schema.schema_status,
         "CreatedTime": _aws_time(schema.created_time),
-        "UpdatedTime": _aws_time(_updated_time(schema)),
+        "UpdatedTime": _aws_time(
+            _updated_time(schema) if updated_time_moves else schema.created_time
+        ),
     }
     return {key: value for key, value in item.items() if value is not None}
 
 
 def _updated_time(schema: FakeSchema) -> datetime:
-    """When the schema last changed: its creation or its newest version, whichever is later."""
-    return max([schema.created_time, *(v.created_time for v in schema.schema_versions.values())])
+    """When the schema last changed: its creation, its newest version or its last deletion of
+    versions, whichever is latest."""
+    return max(
+        [
+            schema.created_time,
+            *(v.created_time for v in schema.schema_versions.values()),
+            getattr(schema, _DELETED_AT, schema.created_time),
+        ]
+    )
 
 
 def _parse_avro(definition: str) -> None:
@@ -349,6 +419,7 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "ListSchemaVersions"): _list_schema_versions,
     ("glue", "GetSchema"): _get_schema,
     ("glue", "GetSchemaVersion"): _get_schema_version,
+    ("glue", "DeleteSchemaVersions"): _delete_schema_versions,
     ("glue", "CreateSchema"): _check_created_schema_definition,
     ("glue", "RegisterSchemaVersion"): _check_registered_version_definition,
     **{

@@ -44,6 +44,7 @@ from dzlineage_dagster.sandbox.protocol.aws import (
     resolve_operation_name,
 )
 from dzlineage_dagster.sandbox.server import operations
+from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
 from dzlineage_dagster.sandbox.server.faults import (
     FAULT_KINDS,
@@ -70,6 +71,7 @@ class Emulator(Protocol):
     def handle(self, request: Request) -> Response: ...
 
     client_tokens: ClientTokenPolicy
+    ambiguities: Ambiguities
 
 
 EMULATOR_FACTORIES: dict[str, Callable[..., Emulator]] = {
@@ -110,6 +112,7 @@ class SandboxApp:
         self._emulators: dict[tuple[str, str], Emulator] = {}
         self._emulators_lock = threading.Lock()
         self.client_tokens = ClientTokenPolicy()
+        self.ambiguities = Ambiguities()
 
     def pace(self, latency: Latency, quotas: Quotas) -> None:
         """Change the service time and the quotas from the next call on."""
@@ -121,6 +124,7 @@ class SandboxApp:
         with self._emulators_lock:
             self._emulators.clear()
         self.client_tokens = ClientTokenPolicy()
+        self.ambiguities = Ambiguities()
         self.calls.clear()
         self.faults.replace([])
 
@@ -174,7 +178,7 @@ class SandboxApp:
                 request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
             response = self._emulator(service, region).handle(request)
         else:
-            response = answer_moto_gap(service, operation or "", fresh_request())
+            response = answer_moto_gap(service, operation or "", fresh_request(), self.ambiguities)
         if response is None:
             response = self._moto_response(environ, body)
         if rule is not None and rule.kind == "hold-after":
@@ -198,6 +202,7 @@ class SandboxApp:
                     region=region, account_id=SANDBOX_ACCOUNT_ID, **options
                 )
                 self._emulators[key].client_tokens = self.client_tokens
+                self._emulators[key].ambiguities = self.ambiguities
             return self._emulators[key]
 
     def _moto_response(self, environ: dict[str, Any], body: bytes) -> Response:
@@ -246,6 +251,10 @@ class SandboxApp:
             return _json(asdict(self.client_tokens))
         if route == ("PUT", "client-tokens"):
             return self._set_client_tokens(request)
+        if route == ("GET", "ambiguities"):
+            return _json(self.ambiguities.describe())
+        if route == ("PUT", "ambiguities"):
+            return self._set_ambiguities(request)
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):
@@ -268,6 +277,22 @@ class SandboxApp:
             for emulator in self._emulators.values():
                 emulator.client_tokens = policy
         return _json(asdict(policy))
+
+    def _set_ambiguities(self, request: Request) -> Response:
+        """Which reading of an undocumented AWS behaviour the services answer (see
+        :mod:`.ambiguities`)."""
+        try:
+            changes = json.loads(request.get_data() or b"{}")
+            if not isinstance(changes, dict):
+                raise TypeError('expected an object like {"type_recreation": "conflict"}')
+            policy = self.ambiguities.changed(changes)
+        except (TypeError, ValueError) as error:
+            return _json({"error": f"invalid ambiguity switches: {error}"}, status=400)
+        with self._emulators_lock:
+            self.ambiguities = policy
+            for emulator in self._emulators.values():
+                emulator.ambiguities = policy
+        return _json(policy.describe())
 
     def _operations(self, service: str | None) -> Response:
         """Who answers what: the project's services, or the one ``?service=`` names."""

@@ -90,5 +90,12 @@ class SandboxControl:
         hours), ``other_parameters`` (``"conflict"``, AWS's generic answer, or ``"replay"``)."""
         return self._call("PUT", "client-tokens", changes)
 
+    def set_ambiguities(self, **switches: Any) -> dict[str, Any]:
+        """Which reading of an undocumented AWS behaviour the services answer:
+        ``type_recreation`` (``"revision"`` or ``"conflict"``), ``schema_updated_time``
+        (``"moves"`` or ``"frozen"``), ``search_omits`` (asset ids Search leaves out); see
+        :mod:`.ambiguities`."""
+        return self._call("PUT", "ambiguities", switches)
+
     def reset(self) -> None:
         self._call("POST", "reset")

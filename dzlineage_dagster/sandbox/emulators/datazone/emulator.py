@@ -4,8 +4,9 @@ with its output, on the state of :mod:`~dzlineage_dagster.sandbox.emulators.data
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from datetime import timedelta
-from typing import Any
+from typing import Any, TypeVar
 
 from werkzeug.wrappers import Request, Response
 
@@ -39,6 +40,7 @@ from dzlineage_dagster.sandbox.protocol.aws import (
     RestJsonEmulator,
     RestJsonService,
 )
+from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 
 #: The request environ key through which the sandbox server hands a deferred fault (one whose
 #: effect comes after the call succeeded, e.g. ``fail-after-accept``) to the emulator.
@@ -47,6 +49,9 @@ DEFERRED_FAULT_ENVIRON_KEY = "dzlineage.sandbox.deferred_fault"
 #: Where the emulated domains' portals "are": ``.invalid`` never resolves (RFC 2606), so a
 #: portal link from the sandbox says plainly that it points at no real DataZone portal.
 SANDBOX_PORTAL_DOMAIN = "portal.sandbox.invalid"
+
+#: A form type or asset type revision.
+TypeT = TypeVar("TypeT", bound=TypeRevision)
 
 
 class DataZoneEmulator(RestJsonEmulator):
@@ -75,6 +80,8 @@ class DataZoneEmulator(RestJsonEmulator):
         self._domains: dict[str, Domain] = {}
         #: Each domain's glossaries, by domain id.
         self._domain_glossaries: dict[str, Glossaries] = {}
+        #: Which reading of an undocumented behaviour to answer (the sandbox's switches).
+        self.ambiguities = Ambiguities()
         self._service = RestJsonService(
             "datazone",
             {
@@ -207,7 +214,8 @@ class DataZoneEmulator(RestJsonEmulator):
             model = FormModel.parse(smithy, name)
         except ValueError as error:
             raise invalid(f"Invalid Smithy model for form type {name}: {error}") from error
-        form_type = add_revision(
+        form_type = self._add_type_revision(
+            "Form",
             domain.form_types.setdefault(name, []),
             lambda latest: latest.smithy == smithy,
             lambda revision: FormTypeRevision(
@@ -251,7 +259,8 @@ class DataZoneEmulator(RestJsonEmulator):
             entries[form_name] = FormEntry(form_type.ref, bool(entry.get("required")))
         forms = with_common_details(entries)
         created_at = now()
-        asset_type = add_revision(
+        asset_type = self._add_type_revision(
+            "Asset",
             domain.asset_types.setdefault(name, []),
             lambda latest: (
                 latest.forms == forms and latest.description == params.get("description")
@@ -267,6 +276,21 @@ class DataZoneEmulator(RestJsonEmulator):
             ),
         )
         return _asset_type_output(domain, asset_type)
+
+    def _add_type_revision(
+        self,
+        kind: str,
+        history: list[TypeT],
+        is_same: Callable[[TypeT], bool],
+        build: Callable[[str], TypeT],
+    ) -> TypeT:
+        """A new revision of a changed type, or, under the API reference's reading of the name
+        ("must be unique within the domain"), ConflictException."""
+        if history and self.ambiguities.types_conflict and not is_same(history[-1]):
+            raise AwsServiceError(
+                "ConflictException", f"{kind} type {history[-1].name} already exists"
+            )
+        return add_revision(history, is_same, build)
 
     def _get_asset_type(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
@@ -398,6 +422,7 @@ class DataZoneEmulator(RestJsonEmulator):
         matches = []
         if params["searchScope"] == "ASSET":
             matches = matching_assets(domain.assets.values(), params)
+            matches = [a for a in matches if a.id not in self.ambiguities.search_omits]
         page, next_token = self._service.page(matches, params, default_size=50)
         with_forms = "FORMS" in (params.get("additionalAttributes") or [])
         items = [{"assetItem": _asset_item(domain, a, with_forms)} for a in page]

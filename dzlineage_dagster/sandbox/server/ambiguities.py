@@ -1,0 +1,67 @@
+"""The AWS behaviours AWS's documents leave open, as sandbox switches (``/_sandbox/ambiguities``).
+
+Each switch has the reading the sandbox answered first as its default and the other reading as
+its alternative, so the suite can run the product under both:
+
+- ``type_recreation``: ``CreateFormType``/``CreateAssetType`` with an existing name and another
+  model. ``revision`` (default): a new revision, as CloudFormation's FormType update handler and
+  AWS's Data Solutions Framework rely on. ``conflict``: ``ConflictException``, as the API
+  reference reads ("must be unique within the domain"). The same model again answers the
+  latest revision under both.
+- ``schema_updated_time``: the Glue Schema Registry's ``UpdatedTime`` (``ListSchemas``,
+  ``GetSchema``). ``moves`` (default): it moves on ``RegisterSchemaVersion`` and
+  ``DeleteSchemaVersions``. ``frozen``: it stays the schema's creation time; no AWS document
+  says it moves.
+- ``search_omits``: asset ids DataZone's ``Search`` leaves out of its answers (default none).
+  Search's consistency is not documented either way; this is its worst case, an asset that
+  exists and is not found, for tests of what must never be concluded from Search alone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+CHOICES = {
+    "type_recreation": ("revision", "conflict"),
+    "schema_updated_time": ("moves", "frozen"),
+}
+
+
+@dataclass(frozen=True)
+class Ambiguities:
+    type_recreation: str = "revision"
+    schema_updated_time: str = "moves"
+    search_omits: tuple[str, ...] = ()
+
+    @property
+    def types_conflict(self) -> bool:
+        return self.type_recreation == "conflict"
+
+    @property
+    def updated_time_moves(self) -> bool:
+        return self.schema_updated_time == "moves"
+
+    def changed(self, changes: Mapping[str, Any]) -> Ambiguities:
+        """This policy with ``changes`` applied; ValueError names an unknown switch or value."""
+        changes = dict(changes)
+        if "search_omits" in changes:
+            omitted = changes["search_omits"]
+            if not isinstance(omitted, list | tuple) or not all(
+                isinstance(i, str) for i in omitted
+            ):
+                raise ValueError(f"search_omits is a list of asset ids, not {omitted!r}")
+            changes["search_omits"] = tuple(omitted)
+        for switch, value in changes.items():
+            if switch == "search_omits":
+                continue
+            if switch not in CHOICES:
+                known = ", ".join([*CHOICES, "search_omits"])
+                raise ValueError(f"no switch {switch!r} (switches: {known})")
+            if value not in CHOICES[switch]:
+                raise ValueError(f"{switch} is one of {', '.join(CHOICES[switch])}, not {value!r}")
+        return replace(self, **changes)
+
+    def describe(self) -> dict[str, Any]:
+        return {**asdict(self), "search_omits": list(self.search_omits)}

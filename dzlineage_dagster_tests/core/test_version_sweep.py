@@ -1,0 +1,78 @@
+"""The version sweep's slice: every topic checked within VERSION_SWEEP_TICKS ticks, at
+ceil(N / VERSION_SWEEP_TICKS) topics a tick, whatever the registry does meanwhile."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.discovery import (
+    VERSION_SWEEP_TICKS,
+    SensorCursor,
+    behind_registry,
+    swept_to,
+    version_sweep,
+)
+
+names = st.text(alphabet="abcdefgh._-", min_size=1, max_size=6)
+
+
+@given(st.sets(names, min_size=1, max_size=400))
+def test_a_pass_checks_every_topic_within_the_bound_at_a_bounded_cost(topics):
+    size = -(-len(topics) // VERSION_SWEEP_TICKS)
+    checked: set[str] = set()
+    position = ""
+    for _ in range(VERSION_SWEEP_TICKS):
+        batch = version_sweep(list(topics), position)
+        assert len(batch) == size
+        checked.update(batch)
+        position = batch[-1]
+    assert checked == topics
+
+
+@given(st.sets(names, min_size=2, max_size=200), st.data())
+def test_topics_removed_meanwhile_never_make_a_staying_topic_wait_past_the_bound(initial, data):
+    """The position is a name: removing topics (the one at the position among them) between
+    ticks never makes the sweep skip a topic that stays."""
+    topics = set(initial)
+    position = ""
+    checked: set[str] = set()
+    for _ in range(VERSION_SWEEP_TICKS):
+        if len(topics) > 1 and data.draw(st.booleans()):
+            topics.discard(data.draw(st.sampled_from(sorted(topics))))
+        batch = version_sweep(list(topics), position)
+        checked.update(batch)
+        position = batch[-1]
+    assert topics - checked == set()
+
+
+@given(st.sets(names, min_size=1, max_size=100), names)
+def test_a_topic_added_behind_the_position_waits_at_most_one_pass(topics, added):
+    position = version_sweep(list(topics), "")[-1]
+    later = [*topics, added]
+    checked: set[str] = set()
+    for _ in range(VERSION_SWEEP_TICKS):
+        batch = version_sweep(later, position)
+        checked.update(batch)
+        position = batch[-1]
+    assert added in checked
+
+
+def test_an_empty_registry_sweeps_nothing():
+    assert version_sweep([], "") == []
+
+
+def test_a_topic_is_behind_when_its_latest_version_differs_either_way():
+    latest = {"new": 3, "deleted": 1, "same": 2, "never-synced": 5}
+    synced = {"new": 2, "deleted": 2, "same": 2}
+    assert behind_registry(latest, synced) == ["deleted", "new"]
+
+
+def test_the_sensor_cursor_keeps_the_sweep_position():
+    now = datetime(2026, 1, 1, tzinfo=timezone.utc)
+    cursor = SensorCursor.after({}, now, "shop.sales.orders").to_json()
+    assert swept_to(cursor) == "shop.sales.orders"
+    assert swept_to(None) == ""
+    assert swept_to('{"horizon": "2026-01-01T00:00:00+00:00", "recent": {}}') == ""

@@ -1,0 +1,250 @@
+"""The product under each reading of what AWS's documents leave open (issue 18): type
+re-creation answered with a new revision or ConflictException, the registry's ``UpdatedTime``
+moving or frozen on new and deleted versions; and the sandbox's ``DeleteSchemaVersions`` as the
+API reference describes it."""
+
+from __future__ import annotations
+
+import pytest
+from botocore.exceptions import ClientError
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS, swept_to
+from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.test_catalog_operators import rows_of
+from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+from dzlineage_dagster_tests.test_catalog_types_extended import Team, with_team_field
+
+TOPIC = "shop.sales.orders"
+
+
+def schema_id(platform, topic: str = TOPIC) -> dict[str, str]:
+    return {"SchemaArn": platform.schema_arn(topic)}
+
+
+def schema(platform, topic: str = TOPIC) -> dict:
+    return platform.client("glue").get_schema(SchemaId=schema_id(platform, topic))
+
+
+def sweep_pass_runs(platform) -> int:
+    """Runs (or ticks) in which the version sweep checks every topic once."""
+    topics = len(platform.registry_topics())
+    return -(-topics // -(-topics // VERSION_SWEEP_TICKS))
+
+
+# --- the sandbox's switches -------------------------------------------------------------------
+
+
+def test_delete_schema_versions_answers_as_the_api_reference_says(platform):
+    glue = platform.client("glue")
+    platform.register_new_version(TOPIC, "coupon")
+    platform.register_new_version(TOPIC, "voucher")
+    assert schema(platform)["LatestSchemaVersion"] == 3
+
+    # The first version only goes with DeleteSchema; nothing of the range is deleted.
+    with pytest.raises(ClientError) as refused:
+        glue.delete_schema_versions(SchemaId=schema_id(platform), Versions="1-3")
+    assert refused.value.response["Error"]["Code"] == "InvalidInputException"
+    assert "first schema version" in refused.value.response["Error"]["Message"]
+    assert schema(platform)["LatestSchemaVersion"] == 3
+
+    # A missing version is reported, the others are deleted; the latest is then version 2.
+    answer = glue.delete_schema_versions(SchemaId=schema_id(platform), Versions="3-4")
+    assert [e["VersionNumber"] for e in answer["SchemaVersionErrors"]] == [4]
+    assert answer["SchemaVersionErrors"][0]["ErrorDetails"]["ErrorCode"] == (
+        "EntityNotFoundException"
+    )
+    assert schema(platform)["LatestSchemaVersion"] == 2
+    latest = glue.get_schema_version(
+        SchemaId=schema_id(platform), SchemaVersionNumber={"LatestVersion": True}
+    )
+    assert latest["VersionNumber"] == 2
+    listed = glue.list_schema_versions(SchemaId=schema_id(platform))["Schemas"]
+    assert [v["VersionNumber"] for v in listed] == [1, 2]
+    # Numbers are not reused: the next version is 4.
+    platform.register_new_version(TOPIC, "gift_card")
+    assert schema(platform)["LatestSchemaVersion"] == 4
+
+
+@pytest.mark.parametrize("updated_time", ["moves", "frozen"])
+def test_updated_time_moves_on_new_and_deleted_versions_or_stays_frozen(platform, updated_time):
+    platform.control.set_ambiguities(schema_updated_time=updated_time)
+    created = schema(platform)["CreatedTime"]
+    platform.register_new_version(TOPIC, "coupon")
+    registered = schema(platform)["UpdatedTime"]
+    platform.client("glue").delete_schema_versions(SchemaId=schema_id(platform), Versions="2")
+    deleted = schema(platform)["UpdatedTime"]
+    listed = platform.listed_topics()[TOPIC].updated_time
+    if updated_time == "moves":
+        assert created < registered < deleted
+        assert listed == deleted
+    else:
+        assert created == registered == deleted
+        assert listed == created
+
+
+@pytest.mark.parametrize("type_recreation", ["revision", "conflict"])
+def test_recreating_a_type_with_a_changed_model_makes_a_revision_or_conflicts(
+    platform, type_recreation
+):
+    platform.control.set_ambiguities(type_recreation=type_recreation)
+    team = Team(platform)
+    model = KAFKA_SCHEMA_FORM.smithy_model()
+    assert team.form_type(KAFKA_SCHEMA_FORM.name, model) == "1"
+    # The same model again is the same revision under both readings.
+    assert team.form_type(KAFKA_SCHEMA_FORM.name, model) == "1"
+    if type_recreation == "revision":
+        assert team.form_type(KAFKA_SCHEMA_FORM.name, with_team_field(model)) == "2"
+    else:
+        with pytest.raises(team.datazone.exceptions.ConflictException):
+            team.form_type(KAFKA_SCHEMA_FORM.name, with_team_field(model))
+
+
+def test_the_switches_refuse_unknown_names_and_values(platform):
+    for switches in ({"type_recreation": "maybe"}, {"search_lag": "1"}):
+        with pytest.raises(Exception, match="400"):
+            platform.control.set_ambiguities(**switches)
+
+
+# --- the product under each reading -----------------------------------------------------------
+
+
+def synced_until(capsys, topic: str, action: str, runs: int) -> int:
+    """How many `dzlineage sync` runs it took until ``topic``'s row says ``action``."""
+    for run in range(1, runs + 1):
+        assert dzlineage(["sync"]) == 0
+        out = capsys.readouterr().out
+        if "nothing to do" not in out and rows_of(out, topic)[0][1] == action:
+            return run
+    raise AssertionError(f"{topic} not {action} within {runs} syncs")
+
+
+@pytest.mark.parametrize("updated_time", ["moves", "frozen"])
+def test_headless_sync_finds_new_and_deleted_versions_whether_updated_time_moves_or_not(
+    platform, capsys, updated_time
+):
+    platform.control.set_ambiguities(schema_updated_time=updated_time)
+    assert dzlineage(["sync"]) == 0
+    first = capsys.readouterr().out
+    assert {rows_of(first, topic)[0][1] for topic in table_topics(platform)} == {"created"}
+    assert dzlineage(["sync"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+    bound = sweep_pass_runs(platform)
+    platform.register_new_version(TOPIC, "coupon")
+    runs = synced_until(capsys, TOPIC, "revised", bound)
+    if updated_time == "moves":
+        assert runs == 1, "a moving UpdatedTime is found by the listing itself"
+
+    platform.client("glue").delete_schema_versions(SchemaId=schema_id(platform), Versions="2")
+    synced_until(capsys, TOPIC, "revised", bound)
+    assert dzlineage(["sync"]) == 0
+    assert "nothing to do" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("updated_time", ["moves", "frozen"])
+def test_the_sensor_requests_a_new_version_whether_updated_time_moves_or_not(
+    platform, updated_time
+):
+    platform.control.set_ambiguities(schema_updated_time=updated_time)
+    assert platform.sync().success
+    cursor = platform.tick().cursor
+    bound = sweep_pass_runs(platform)
+    for _ in range(bound):
+        result = platform.tick(cursor)
+        cursor = result.cursor
+        assert not result.run_requests, "an idle tick requested a run"
+
+    platform.register_new_version(TOPIC, "coupon")
+    ticks, result = ticked_until_a_run(platform, cursor, bound)
+    if updated_time == "moves":
+        assert ticks == 1
+    (request,) = result.run_requests
+    assert request.tags["dagster/asset_partition_range_start"] == TOPIC
+    assert request.tags["dagster/asset_partition_range_end"] == TOPIC
+
+    # The run brings the asset to the new version: the sweep then finds nothing behind.
+    assert platform.sync([TOPIC]).success
+    cursor = result.cursor
+    for _ in range(bound):
+        result = platform.tick(cursor)
+        cursor = result.cursor
+        assert not result.run_requests, "a synced topic was requested again"
+
+
+def ticked_until_a_run(platform, cursor: str, ticks: int):
+    """(ticks it took, the tick's result) until the registry sensor requests a run."""
+    for tick in range(1, ticks + 1):
+        result = platform.tick(cursor)
+        if result.run_requests:
+            return tick, result
+        cursor = result.cursor
+    raise AssertionError(f"no run requested within {ticks} ticks")
+
+
+def test_a_refused_type_recreation_stops_the_sync_before_any_asset_write(platform, capsys):
+    platform.control.set_ambiguities(type_recreation="conflict")
+    team = Team(platform)
+    # Their revision lacks the product's data_format: the product would need a new revision.
+    lacking = (
+        KAFKA_SCHEMA_FORM.smithy_model()
+        .replace("    data_format: String\n", "")
+        .replace('    @documentation("The schema\'s data format: AVRO, JSON or PROTOBUF.")\n', "")
+    )
+    team.form_type(KAFKA_SCHEMA_FORM.name, lacking)
+    platform.control.clear_calls()
+
+    assert dzlineage(["sync"]) == 1
+    error = capsys.readouterr().err
+    assert "DataZone refused a new revision of form type KafkaSchemaFormType" in error
+    assert "ConflictException" in error and "data_format is missing" in error
+    assert "Nothing was written to the catalog" in error
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == counts[("datazone", "CreateAssetType")] == 0
+
+    # The Dagster job stops at the same place with the same words.
+    result = platform.sync()
+    assert not result.success
+    (failure,) = result.get_step_failure_events()
+    assert failure.step_key == "datazone_custom_types"
+    assert "DataZone refused a new revision of form type" in str(failure.event_specific_data)
+    assert platform.control.call_counts()[("datazone", "CreateAsset")] == 0
+
+
+def test_a_refused_type_recreation_is_never_needed_when_the_latest_revision_holds_the_product(
+    platform, capsys
+):
+    platform.control.set_ambiguities(type_recreation="conflict")
+    Team(platform).form_type(
+        KAFKA_SCHEMA_FORM.name, with_team_field(KAFKA_SCHEMA_FORM.smithy_model())
+    )
+    assert dzlineage(["sync"]) == 0
+    out = capsys.readouterr().out
+    assert {rows_of(out, topic)[0][1] for topic in table_topics(platform)} == {"created"}
+
+
+def test_reconcile_never_takes_an_asset_search_does_not_list_for_gone(platform, capsys):
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    (asset_id,) = topic_assets(platform)[platform.schema_arn(TOPIC)]
+    platform.control.set_ambiguities(search_omits=[asset_id])
+    platform.control.clear_calls()
+
+    assert dzlineage(["sync", "--reconcile"]) == 0
+    out = capsys.readouterr().out
+    assert "reconcile: nothing to repair" in out
+    assert "1 mapped assets Search did not list read by id" in out
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == counts[("datazone", "CreateAssetRevision")] == 0
+
+
+def test_a_failing_sweep_never_stops_the_sensor_from_seeing_the_listing(platform):
+    assert platform.sync().success
+    cursor = platform.tick().cursor
+    platform.create_schema("shop.sales.refunds", {"type": "string"})
+    platform.control.set_faults(FaultRule("ssm", "GetParameters", "access-denied"))
+    result = platform.tick(cursor)
+    assert "shop.sales.refunds" in platform.instance.get_dynamic_partitions("kafka_topics")
+    assert result.run_requests
+    assert swept_to(result.cursor) == swept_to(cursor), "the skipped slice was passed over"
