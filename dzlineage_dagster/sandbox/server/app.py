@@ -265,34 +265,47 @@ class SandboxApp:
     def _set_client_tokens(self, request: Request) -> Response:
         """How the emulators honour a clientToken: tests shorten AWS's 8 hours, or make a reused
         token with other parameters replay instead of conflict."""
-        try:
-            changes = json.loads(request.get_data() or b"{}")
-            if not isinstance(changes, dict):
-                raise TypeError('expected an object like {"other_parameters": "replay"}')
-            policy = self.client_tokens.changed(changes)
-        except (TypeError, ValueError) as error:
-            return _json({"error": f"invalid client token policy: {error}"}, status=400)
-        with self._emulators_lock:
-            self.client_tokens = policy
-            for emulator in self._emulators.values():
-                emulator.client_tokens = policy
-        return _json(asdict(policy))
+        return self._set_policy(
+            request,
+            "client_tokens",
+            "client token policy",
+            '{"other_parameters": "replay"}',
+            asdict,
+        )
 
     def _set_ambiguities(self, request: Request) -> Response:
         """Which reading of an undocumented AWS behaviour the services answer (see
         :mod:`.ambiguities`)."""
+        return self._set_policy(
+            request,
+            "ambiguities",
+            "ambiguity switches",
+            '{"type_recreation": "conflict"}',
+            lambda policy: policy.describe(),
+        )
+
+    def _set_policy(
+        self,
+        request: Request,
+        attribute: str,
+        what: str,
+        example: str,
+        answer: Callable[[Any], dict[str, Any]],
+    ) -> Response:
+        """Change one sandbox-wide policy by the request's JSON object, here and in every
+        emulator made so far (the ones made later take it from here)."""
         try:
             changes = json.loads(request.get_data() or b"{}")
             if not isinstance(changes, dict):
-                raise TypeError('expected an object like {"type_recreation": "conflict"}')
-            policy = self.ambiguities.changed(changes)
+                raise TypeError(f"expected an object like {example}")
+            policy = getattr(self, attribute).changed(changes)
         except (TypeError, ValueError) as error:
-            return _json({"error": f"invalid ambiguity switches: {error}"}, status=400)
+            return _json({"error": f"invalid {what}: {error}"}, status=400)
         with self._emulators_lock:
-            self.ambiguities = policy
+            setattr(self, attribute, policy)
             for emulator in self._emulators.values():
-                emulator.ambiguities = policy
-        return _json(policy.describe())
+                setattr(emulator, attribute, policy)
+        return _json(answer(policy))
 
     def _operations(self, service: str | None) -> Response:
         """Who answers what: the project's services, or the one ``?service=`` names."""
