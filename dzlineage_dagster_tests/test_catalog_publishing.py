@@ -18,6 +18,7 @@ from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.crash_platform import headless_sync, seed_small
 from dzlineage_dagster_tests.platform import DemoPlatform
+from dzlineage_dagster_tests.test_catalog_curation import form_input
 from dzlineage_dagster_tests.test_catalog_operators import action_of, rows_of, sync_output
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 
@@ -202,15 +203,7 @@ def test_an_asset_a_person_revised_since_is_left_for_them_to_publish(
         identifier=asset_id,
         name="Orders (curated)",
         typeRevision=made["typeRevision"],
-        formsInput=[
-            {
-                "formName": form["formName"],
-                "typeIdentifier": form["typeName"],
-                "typeRevision": form["typeRevision"],
-                "content": form["content"],
-            }
-            for form in made["formsOutput"]
-        ],
+        formsInput=[form_input(form) for form in made["formsOutput"]],
     )
 
     monkeypatch.setenv("DZLINEAGE_PUBLISH_TO_CATALOG", "true")
