@@ -178,9 +178,9 @@ class LineageCatalog:
 
     def table_ids(self) -> list[str]:
         arn = self.settings.msk_cluster_arn.split(":")
-        region, account = arn[3], arn[4]
+        region, account = arn[3], self.settings.glue_table_account(arn[4])
         database = self.settings.glue_database
-        tables = self.run.resource.data_catalog.table_names(database)
+        tables = self.run.resource.data_catalog.table_names(database, self.settings.glue_catalog_id)
         return [glue_source_identifier(region, account, database, table) for table in tables]
 
     def resolve(self, text: str, kind: str | None = None) -> str:
