@@ -44,6 +44,9 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("dzlineage").setLevel(logging.INFO)
+    # A role that cannot be assumed is reported once, naming the side's settings (preflight),
+    # not as botocore's traceback of the refresh that failed.
+    logging.getLogger("botocore.credentials").setLevel(logging.ERROR)
     try:
         settings = LineageSettings.from_env()
         aws_options = aws_side_options()

@@ -131,3 +131,16 @@ def test_the_shipped_definitions_reach_each_side_with_its_role(two_accounts):
     by_service = accounts_by_service(platform.control.calls())
     assert by_service["datazone"] == {SIDE_ACCOUNTS["governance"]}
     assert by_service["glue"] == {SIDE_ACCOUNTS["data"]}
+
+
+@pytest.mark.parametrize("side", ["data", "governance"])
+def test_a_wrong_external_id_fails_naming_the_sides_external_id_setting(two_accounts, side):
+    platform = two_accounts
+    variables = side_role_variables(side)
+    wrong = {**platform.environment, variables["role_external_id"]: "not-the-agreed-id"}
+    failed = dzlineage(wrong, "sync")
+    assert failed.returncode == 1
+    assert f"the {side} side's role {variables['role_arn']}=" in failed.stderr
+    assert "cannot be assumed; its trust policy must trust this identity with " in failed.stderr
+    assert f"{variables['role_external_id']} as its sts:ExternalId" in failed.stderr
+    assert "AccessDenied" in failed.stderr and "Traceback" not in failed.stderr

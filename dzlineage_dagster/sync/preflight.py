@@ -16,7 +16,12 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import AwsClientResource
-from dzlineage_dagster.settings import env_name, side_role_variables
+from dzlineage_dagster.settings import (
+    AWS_OPTION_VARIABLES,
+    env_name,
+    role_setting,
+    side_role_variables,
+)
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -78,6 +83,13 @@ def _check(
     try:
         look_up()
     except ClientError as error:
+        if error.operation_name == "AssumeRole" and reader.side:
+            raise SyncError(
+                f"{env_name(field)}={value!r}: {what} could not be read: "
+                f"{reader.credentials_label()} cannot be assumed; its trust policy must trust "
+                f"this identity with {_external_id_setting(reader.side)} as its sts:ExternalId "
+                f"({describe_error(error)})"
+            ) from None
         code = error_code(error)
         if code in NOT_FOUND_CODES:
             problem = "does not exist"
@@ -98,6 +110,14 @@ def _check(
         raise SyncError(
             f"{env_name(field)}={value!r}: {what} could not be reached ({describe_error(error)})"
         ) from None
+
+
+def _external_id_setting(side: str) -> str:
+    """The variable of the external id sent with ``side``'s role: a role's own goes with it."""
+    own = side_role_variables(side)
+    if role_setting(side) == own["role_arn"]:
+        return own["role_external_id"]
+    return AWS_OPTION_VARIABLES["role_external_id"]
 
 
 #: ListProjects' ``projectCategory`` of a domain's administration project, the one project

@@ -8,9 +8,14 @@ does with ``DZLINEAGE_DATA_ROLE_ARN`` and ``DZLINEAGE_GOVERNANCE_ROLE_ARN``. mot
 an assumed role's keys in the role's account (``AssumeRole``: "The ARN can point to another
 account, providing an opportunity to switch accounts"), and every service of the sandbox,
 moto's and the project's emulators, answers a call in the account of the keys that signed it.
+Each side's role exists in its account with a trust policy like ``iam/<side>-account-trust-
+policy.json``: the deployment's account, with the side's external id, which the sandbox holds
+AssumeRole to (:mod:`~dzlineage_dagster.sandbox.moto_patches.trust`).
 """
 
 from __future__ import annotations
+
+import json
 
 import boto3
 
@@ -18,6 +23,9 @@ import boto3
 SIDE_ACCOUNTS = {"data": "111111111111", "governance": "222222222222"}
 #: The session name the seeding assumes each side's role with (the project uses its own).
 SEED_SESSION_NAME = "dzlineage-sandbox-seed"
+#: The role AWS Organizations creates in a member account for its management account: what
+#: an administrator assumes to set a new account up (here: to create the side's role).
+SETUP_ROLE_NAME = "OrganizationAccountAccessRole"
 
 
 def side_role_arn(side: str) -> str:
@@ -42,12 +50,39 @@ def side_environment() -> dict[str, str]:
     return environment
 
 
+def create_side_roles(base: boto3.session.Session, endpoint_url: str) -> None:
+    """Each side's role in its account, trusting ``base``'s account with the side's external id."""
+    deployment_account = base.client("sts", endpoint_url=endpoint_url).get_caller_identity()
+    for side, account in SIDE_ACCOUNTS.items():
+        trust = {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Effect": "Allow",
+                    "Principal": {"AWS": f"arn:aws:iam::{deployment_account['Account']}:root"},
+                    "Action": "sts:AssumeRole",
+                    "Condition": {"StringEquals": {"sts:ExternalId": side_external_id(side)}},
+                }
+            ],
+        }
+        setup = _assumed(base, f"arn:aws:iam::{account}:role/{SETUP_ROLE_NAME}", endpoint_url)
+        setup.client("iam", endpoint_url=endpoint_url).create_role(
+            RoleName=side_role_arn(side).rsplit("/", 1)[1],
+            AssumeRolePolicyDocument=json.dumps(trust),
+        )
+
+
 def side_session(base: boto3.session.Session, side: str, endpoint_url: str) -> boto3.Session:
     """A session with ``side``'s role's credentials, assumed from ``base`` as the project does."""
+    return _assumed(base, side_role_arn(side), endpoint_url, side_external_id(side))
+
+
+def _assumed(
+    base: boto3.session.Session, role_arn: str, endpoint_url: str, external_id: str | None = None
+) -> boto3.Session:
+    extra = {"ExternalId": external_id} if external_id else {}
     credentials = base.client("sts", endpoint_url=endpoint_url).assume_role(
-        RoleArn=side_role_arn(side),
-        RoleSessionName=SEED_SESSION_NAME,
-        ExternalId=side_external_id(side),
+        RoleArn=role_arn, RoleSessionName=SEED_SESSION_NAME, **extra
     )["Credentials"]
     return boto3.session.Session(
         aws_access_key_id=credentials["AccessKeyId"],

@@ -23,7 +23,11 @@ import boto3
 import yaml
 
 from dzlineage_dagster.core.debezium import DebeziumSource, parse_debezium_source
-from dzlineage_dagster.sandbox.demo.accounts import side_environment, side_session
+from dzlineage_dagster.sandbox.demo.accounts import (
+    create_side_roles,
+    side_environment,
+    side_session,
+)
 from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS
 
 DEMO_PLATFORM = Path(__file__).with_name("demo_platform.yaml")
@@ -548,6 +552,7 @@ def seed_platform(
 
     governance = session
     if two_accounts:
+        create_side_roles(governance, endpoint_url)
         session = side_session(governance, "data", endpoint_url)
         governance = side_session(governance, "governance", endpoint_url)
 
