@@ -144,3 +144,30 @@ def test_a_wrong_external_id_fails_naming_the_sides_external_id_setting(two_acco
     assert "cannot be assumed; its trust policy must trust this identity with " in failed.stderr
     assert f"{variables['role_external_id']} as its sts:ExternalId" in failed.stderr
     assert "AccessDenied" in failed.stderr and "Traceback" not in failed.stderr
+
+
+#: A central lake account whose Glue Data Catalog holds the Iceberg tables.
+CATALOG_ACCOUNT = "333333333333"
+
+
+def test_the_glue_catalog_id_is_read_and_named_in_the_lineage(two_accounts):
+    platform = two_accounts
+    glue = platform.side_client("data", "glue")
+    lakehouse = platform.settings.glue_database
+    glue.create_database(CatalogId=CATALOG_ACCOUNT, DatabaseInput={"Name": lakehouse})
+    glue.create_table(
+        CatalogId=CATALOG_ACCOUNT,
+        DatabaseName=lakehouse,
+        TableInput={"Name": "central_only", "Parameters": {"table_type": "ICEBERG"}},
+    )
+    central = {**platform.environment, "DZLINEAGE_GLUE_CATALOG_ID": CATALOG_ACCOUNT}
+    assert dzlineage(central, "sync").returncode == 0
+
+    traced = dzlineage(central, "trace", "shop.sales.orders", "--downstream", "--format", "json")
+    nodes = {node["id"] for node in json.loads(traced.stdout)["nodes"]}
+    assert f"arn:aws:glue:us-east-1:{CATALOG_ACCOUNT}:table/{lakehouse}/sales_orders" in nodes
+    # The tables read are the central catalog's (CatalogId), not the data account's own.
+    orphans = dzlineage(central, "orphans", "--format", "json")
+    unfed = json.loads(orphans.stdout)["tables_without_upstream"]
+    assert f"arn:aws:glue:us-east-1:{CATALOG_ACCOUNT}:table/{lakehouse}/central_only" in unfed
+    assert not [table for table in unfed if "daily_revenue" in table], unfed

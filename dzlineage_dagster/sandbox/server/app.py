@@ -67,6 +67,7 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
+_ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
 
 
@@ -90,6 +91,22 @@ def credential_scope(authorization: str | None) -> tuple[str, str] | None:
     """``(region, service)`` from a SigV4 Authorization header, or None when unsigned."""
     match = _CREDENTIAL_SCOPE.search(authorization or "")
     return (match.group(2), match.group(3)) if match else None
+
+
+def glue_catalog_account(service: str, body: bytes) -> str | None:
+    """The account of the Glue Data Catalog a glue call names with ``CatalogId``, if any.
+
+    Glue: "If none is provided, the Amazon Web Services account ID is used by default"; another
+    account's id reads that account's catalog, which AWS allows when the catalog's resource
+    policy grants the caller (the sandbox models no resource policy: it always does).
+    """
+    if service != "glue" or b'"CatalogId"' not in body:
+        return None
+    try:
+        catalog = json.loads(body).get("CatalogId")
+    except ValueError:
+        return None
+    return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
 def caller_account(authorization: str | None) -> str:
@@ -162,6 +179,10 @@ class SandboxApp:
             )(environ, start_response)
         region, service = scope
         account = caller_account(request.headers.get("Authorization"))
+        catalog = glue_catalog_account(service, body)
+        if catalog not in (None, account):
+            # moto serves a request from the account its x-moto-account-id header names.
+            environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": catalog}
         operation = resolve_operation_name(service, fresh_request())
 
         if not self.quotas.admits(service, operation):
