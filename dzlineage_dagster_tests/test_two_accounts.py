@@ -171,3 +171,26 @@ def test_the_glue_catalog_id_is_read_and_named_in_the_lineage(two_accounts):
     unfed = json.loads(orphans.stdout)["tables_without_upstream"]
     assert f"arn:aws:glue:us-east-1:{CATALOG_ACCOUNT}:table/{lakehouse}/central_only" in unfed
     assert not [table for table in unfed if "daily_revenue" in table], unfed
+
+
+def test_the_relay_reads_the_cluster_as_the_data_side_and_posts_as_the_governance_side(
+    two_accounts,
+):
+    from openlineage.client.event_v2 import OutputDataset
+
+    from dzlineage_dagster.relay.build import build_relay
+    from dzlineage_dagster.relay.settings import RelaySettings
+    from dzlineage_dagster_tests.relay.events import run_event, to_json
+
+    platform = two_accounts
+    platform.control.clear_calls()
+    relay = build_relay(
+        RelaySettings.from_env(platform.environment),
+        with_spool=False,
+        environ=platform.environment,
+    )
+    event = run_event(outputs=[OutputDataset(namespace="s3://lake", name="revenue")])
+    relay.post("two-accounts-relay-test", to_json(event))
+    by_service = accounts_by_service(platform.control.calls())
+    assert by_service["kafka"] == {SIDE_ACCOUNTS["data"]}
+    assert by_service["datazone"] == {SIDE_ACCOUNTS["governance"]}
