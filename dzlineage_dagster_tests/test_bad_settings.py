@@ -143,6 +143,34 @@ def test_sync_and_settings_commands_say_which_variables_are_invalid_without_a_tr
     assert "    INVALID: DZLINEAGE_MAX_ATTEMPTS='five'" in listing.stdout
 
 
+def test_settings_lists_each_sides_role_and_refuses_an_external_id_without_its_role():
+    listing = _cli("settings", DZLINEAGE_DATA_ROLE_EXTERNAL_ID="agreed-id")
+    assert listing.returncode == 1
+    for variable in (
+        "DZLINEAGE_DATA_ROLE_ARN",
+        "DZLINEAGE_DATA_ROLE_EXTERNAL_ID",
+        "DZLINEAGE_GOVERNANCE_ROLE_ARN",
+        "DZLINEAGE_GOVERNANCE_ROLE_EXTERNAL_ID",
+        "DZLINEAGE_GLUE_CATALOG_ID",
+    ):
+        assert f"\n{variable} = " in listing.stdout, variable
+    assert listing.stderr.strip().splitlines() == [
+        "dzlineage settings: invalid setting DZLINEAGE_DATA_ROLE_EXTERNAL_ID='agreed-id': set "
+        "only with DZLINEAGE_DATA_ROLE_ARN (the data side's role it belongs to)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "command", [("trace", "shop.sales.orders"), ("orphans",), ("move-assets", "--to-project", "p2")]
+)
+def test_the_lineage_and_move_commands_name_an_invalid_role_without_a_traceback(command):
+    result = _cli(*command, DZLINEAGE_GOVERNANCE_ROLE_ARN="dzlineage-governance")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"dzlineage {command[0]}: DZLINEAGE_GOVERNANCE_ROLE_ARN="), line
+    assert "not an IAM role ARN" in line
+
+
 def _failure_text(result) -> str:
     """Every message of the run's failure, its causes included (what the UI shows)."""
     texts = []
