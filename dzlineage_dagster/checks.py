@@ -103,7 +103,9 @@ def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetChec
             problem = table.ref.glue_name_problem
             if problem:
                 problems.append(f"{topic} -> {problem}")
-            elif not lineage_sync.data_catalog.table_exists(table.database, table.table):
+            elif not lineage_sync.data_catalog.table_exists(
+                table.database, table.table, lineage_sync.settings.glue_catalog_id
+            ):
                 problems.append(f"{topic} -> {table.ref}: no such Glue table")
     return _problems_result(problems, checked, "lineage output tables")
 
@@ -150,7 +152,9 @@ def every_iceberg_table_is_fed_by_a_topic(lineage_sync: LineageSyncResource) -> 
     databases = sorted({lineage_sync.settings.glue_database, *(db for db, _ in fed)})
     problems, checked = [], 0
     for database in databases:
-        for table in lineage_sync.data_catalog.tables(database):
+        for table in lineage_sync.data_catalog.tables(
+            database, lineage_sync.settings.glue_catalog_id
+        ):
             if (table.get("Parameters") or {}).get("table_type", "").upper() != "ICEBERG":
                 continue
             checked += 1

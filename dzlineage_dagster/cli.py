@@ -11,13 +11,16 @@ from collections.abc import Sequence
 
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
+    AWS_SIDES,
     ENV_PREFIX,
     InvalidSettings,
     LineageSettings,
     MissingSettings,
-    aws_resource_options,
+    aws_side_options,
     env_name,
     environment_problems,
+    side_role_description,
+    side_role_variables,
 )
 
 #: The commands that live with the sandbox (:mod:`dzlineage_dagster.sandbox.commands`).
@@ -41,9 +44,12 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
     logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
     logging.getLogger("dzlineage").setLevel(logging.INFO)
+    # A role that cannot be assumed is reported once, naming the side's settings (preflight),
+    # not as botocore's traceback of the refresh that failed.
+    logging.getLogger("botocore.credentials").setLevel(logging.ERROR)
     try:
         settings = LineageSettings.from_env()
-        aws_options = aws_resource_options()
+        aws_options = aws_side_options()
     except MissingSettings as error:
         raise SystemExit(f"dzlineage sync: {error}") from None
     except InvalidSettings as error:
@@ -79,8 +85,18 @@ def cmd_settings(args: argparse.Namespace) -> int:
     for field_name, variable in AWS_OPTION_VARIABLES.items():
         print(f"{variable} = {os.environ.get(variable, '(unset)')}")
         print(f"    AWS resources' `{field_name}` option")
+        if field_name.startswith("role_"):
+            print(
+                "    (both sides' default: DZLINEAGE_DATA_/GOVERNANCE_ROLE_* replace it per side)"
+            )
         if variable in problems:
             print(f"    INVALID: {problems[variable]}")
+    for side in AWS_SIDES:
+        for field_name, variable in side_role_variables(side).items():
+            print(f"{variable} = {os.environ.get(variable, '(unset)')}")
+            print(f"    {side_role_description(side, field_name)}")
+            if variable in problems:
+                print(f"    INVALID: {problems[variable]}")
     for line in problems.values():
         print(f"dzlineage settings: invalid setting {line}", file=sys.stderr)
     return 1 if problems else 0

@@ -22,7 +22,7 @@ from dzlineage_dagster.jobs import (
 )
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sensors import connector_config_sensor, registry_schema_sensor
-from dzlineage_dagster.settings import LineageSettings, aws_resource_options
+from dzlineage_dagster.settings import LineageSettings, aws_side_options
 
 
 def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, object]:
@@ -31,7 +31,7 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
     return {
         "lineage_sync": LineageSyncResource.with_settings(
             LineageSettings.deferred_to_env(environ),
-            aws_resource_options(environ, deferred=True),
+            aws_side_options(environ, deferred=True),
         )
     }
 

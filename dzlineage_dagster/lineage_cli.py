@@ -38,7 +38,7 @@ from dzlineage_dagster.core.openlineage import (
     kafka_dataset_namespace,
 )
 from dzlineage_dagster.core.topics import TopicKind, classify_topic
-from dzlineage_dagster.settings import LineageSettings, MissingSettings
+from dzlineage_dagster.settings import InvalidSettings, LineageSettings, MissingSettings
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
 DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
@@ -47,7 +47,7 @@ JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"
 DATA_TOPIC_KINDS = (TopicKind.TABLE, TopicKind.OTHER)
 KINDS = ("glue_table", "topic", "source_table")
 #: What stops a command before it can answer: settings, AWS access.
-SETUP_ERRORS = (MissingSettings, SyncError, ClientError, BotoCoreError)
+SETUP_ERRORS = (MissingSettings, InvalidSettings, SyncError, ClientError, BotoCoreError)
 
 
 class LineageQueryError(Exception):
@@ -178,9 +178,9 @@ class LineageCatalog:
 
     def table_ids(self) -> list[str]:
         arn = self.settings.msk_cluster_arn.split(":")
-        region, account = arn[3], arn[4]
+        region, account = arn[3], self.settings.glue_table_account(arn[4])
         database = self.settings.glue_database
-        tables = self.run.resource.data_catalog.table_names(database)
+        tables = self.run.resource.data_catalog.table_names(database, self.settings.glue_catalog_id)
         return [glue_source_identifier(region, account, database, table) for table in tables]
 
     def resolve(self, text: str, kind: str | None = None) -> str:

@@ -100,6 +100,8 @@ ASSET_URL_PLACEHOLDERS = ("portal_url", "domain_id", "project_id", "asset_id")
 #: takes. botocore's model gives no pattern, so this checks AWS's documented ARN format up to
 #: the resource type; whether the cluster exists is the run's first check (sync/preflight.py).
 _MSK_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:cluster/.+")
+#: A Glue Data Catalog id is the id of the AWS account that owns it (GetTable's `CatalogId`).
+_GLUE_CATALOG_ID = re.compile(r"\d{12}")
 
 
 class LineageSettings(ConfigurableResource):
@@ -121,6 +123,15 @@ class LineageSettings(ConfigurableResource):
         description=(
             "Naming-convention fallback: Iceberg table name for a table topic, from the topic's "
             "`{prefix}`, `{database}`, `{schema}` and `{table}` parts."
+        ),
+    )
+    glue_catalog_id: str | None = Field(
+        default=None,
+        description=(
+            "Account id (12 digits) of the Glue Data Catalog that holds the Iceberg tables, "
+            "where it is not the account the data side's credentials reach: passed as "
+            "`CatalogId` to GetTable/GetTables and used as the account of the Glue table ARNs "
+            "the lineage names (unset: the account of the registry's schema ARNs)."
         ),
     )
     ssm_prefix: str = Field(
@@ -248,6 +259,17 @@ class LineageSettings(ConfigurableResource):
             "arn:aws:kafka:eu-west-1:123456789012:cluster/cdc/<uuid>-1",
         )
 
+    @field_validator("glue_catalog_id", mode="before")
+    @classmethod
+    def _glue_catalog_id_is_an_account(cls, value: str | None) -> str | None:
+        if value is None:
+            return value
+        return _check_pattern("glue_catalog_id", value, _GLUE_CATALOG_ID, "123456789012")
+
+    def glue_table_account(self, registry_account: str) -> str:
+        """The account of the Glue table ARNs the lineage names: the catalog's, where set."""
+        return self.glue_catalog_id or registry_account
+
     @field_validator("table_name_pattern", mode="before")
     @classmethod
     def _table_name_placeholders(cls, value: str) -> str:
@@ -360,7 +382,7 @@ def environment_problems(environ: Mapping[str, str] | None = None) -> dict[str, 
         except ValidationError as error:
             problems[variable] = " ".join(setting_problems(error))
     try:
-        aws_resource_options(environ)
+        aws_side_options(environ)
     except InvalidSettings as error:
         for line in error.problems:
             problems[line.split("=", 1)[0]] = line
@@ -369,7 +391,8 @@ def environment_problems(environ: Mapping[str, str] | None = None) -> dict[str, 
 
 #: Options of every AWS resource, by field, and the variable each comes from. Credentials are
 #: not among them on purpose: boto3 reads them (and AWS_REGION, AWS_ENDPOINT_URL, AWS_PROFILE)
-#: from its own variables, so no secret is ever copied into run configuration or the UI.
+#: from its own variables, so no secret is ever copied into run configuration or the UI. The
+#: role here is both sides' default (see :data:`AWS_SIDES`): a side's own role replaces it.
 AWS_OPTION_VARIABLES: dict[str, str] = {
     "role_arn": "DZLINEAGE_ROLE_ARN",
     "role_external_id": "DZLINEAGE_ROLE_EXTERNAL_ID",
@@ -405,8 +428,93 @@ def aws_resource_options(
     return options
 
 
+#: The two sides of a deployment, each reached with its own credentials, and the services
+#: each side's calls go to. The data usually lives in one account and the DataZone domain in
+#: another; the SSM mapping belongs with the domain whose asset ids it holds.
+AWS_SIDES: dict[str, str] = {
+    "data": "the Glue Schema Registry, the Glue Data Catalog, MSK and MSK Connect",
+    "governance": "DataZone and the SSM mapping parameters",
+}
+
+
+def side_role_variables(side: str) -> dict[str, str]:
+    """A side's own role options, by field: ``DZLINEAGE_<SIDE>_ROLE_ARN`` and its external id."""
+    return {
+        "role_arn": f"{ENV_PREFIX}{side.upper()}_ROLE_ARN",
+        "role_external_id": f"{ENV_PREFIX}{side.upper()}_ROLE_EXTERNAL_ID",
+    }
+
+
+def side_role_description(side: str, field: str) -> str:
+    """What a side's role variable means, for `dzlineage settings` and the docs."""
+    shared = AWS_OPTION_VARIABLES[field]
+    if field == "role_arn":
+        return (
+            f"IAM role to assume for the {side} side's calls ({AWS_SIDES[side]}); unset: "
+            f"{shared}'s role, or the default credentials when that is unset too."
+        )
+    return (
+        f"External id the trust policy of {side_role_variables(side)['role_arn']} requires "
+        f"(only with that variable; {shared} goes with {AWS_OPTION_VARIABLES['role_arn']})."
+    )
+
+
+def role_setting(side: str, environ: Mapping[str, str] | None = None) -> str | None:
+    """The variable the role of ``side`` comes from, or None (the default credentials)."""
+    environ = os.environ if environ is None else environ
+    for variable in (side_role_variables(side)["role_arn"], AWS_OPTION_VARIABLES["role_arn"]):
+        if environ.get(variable):
+            return variable
+    return None
+
+
+def aws_side_options(
+    environ: Mapping[str, str] | None = None, *, deferred: bool = False
+) -> dict[str, dict[str, Any]]:
+    """Keyword arguments for the AWS resources of each side (:data:`AWS_SIDES`), by side.
+
+    Each side gets the shared options (:func:`aws_resource_options`) and its own role with its
+    external id where ``DZLINEAGE_<SIDE>_ROLE_ARN`` is set. A role and its external id go
+    together: the shared external id belongs to the shared role, never to a side's own.
+    """
+    environ = os.environ if environ is None else environ
+    problems: list[str] = []
+    try:
+        shared = aws_resource_options(environ, deferred=deferred)
+    except InvalidSettings as error:
+        shared, problems = {}, list(error.problems)
+    sides: dict[str, dict[str, Any]] = {}
+    for side in AWS_SIDES:
+        own = {f: v for f, v in side_role_variables(side).items() if v in environ}
+        options = {"side": side, **shared}
+        if "role_arn" in own:
+            options.pop("role_external_id", None)
+        elif own:
+            variable = own["role_external_id"]
+            problems.append(
+                f"{variable}={environ[variable]!r}: set only with "
+                f"{side_role_variables(side)['role_arn']} (the {side} side's role it belongs to)"
+            )
+            continue
+        for field, variable in own.items():
+            if deferred:
+                options[field] = EnvVar(variable)
+                continue
+            try:
+                options[field] = _aws_option_value(field, environ[variable])
+            except ValueError as error:
+                problems.append(f"{variable}={environ[variable]!r}: {error}")
+        sides[side] = options
+    if problems:
+        raise InvalidSettings(problems)
+    return sides
+
+
 #: The retry modes botocore knows.
 RETRY_MODES = ("standard", "adaptive", "legacy")
+#: AWS's IAM role ARN format (IAM User Guide, "IAM identifiers": `arn:aws:iam::account:role/
+#: role-name-with-path`); AssumeRole's model gives no pattern beyond the characters.
+_ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+")
 
 
 def _aws_option_value(field: str, value: str) -> Any:
@@ -420,4 +528,9 @@ def _aws_option_value(field: str, value: str) -> Any:
         return attempts
     if field == "retry_mode" and value not in RETRY_MODES:
         raise ValueError(f"choose one of {', '.join(RETRY_MODES)}")
+    if field == "role_arn" and not _ROLE_ARN.fullmatch(value):
+        raise ValueError(
+            f"not an IAM role ARN ({_ROLE_ARN.pattern}, e.g. "
+            "arn:aws:iam::123456789012:role/dzlineage-data)"
+        )
     return value

@@ -8,11 +8,13 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
+import boto3
 from dagster import DagsterInstance, Definitions, ExecuteInProcessResult, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
+from dzlineage_dagster.sandbox.demo.accounts import side_session
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema, seed_platform
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings
@@ -51,6 +53,20 @@ class DemoPlatform:
         if service not in self._clients:
             self._clients[service] = self.sandbox.client(service)
         return self._clients[service]
+
+    def side_client(self, side: str, service: str):
+        """A boto3 client with ``side``'s role, in its account (a two-account platform)."""
+        if (side, service) not in self._clients:
+            base = boto3.session.Session(
+                aws_access_key_id=self.environment["AWS_ACCESS_KEY_ID"],
+                aws_secret_access_key=self.environment["AWS_SECRET_ACCESS_KEY"],
+                aws_session_token=self.environment.get("AWS_SESSION_TOKEN"),
+                region_name=self.environment["AWS_REGION"],
+            )
+            endpoint = self.environment["AWS_ENDPOINT_URL"]
+            session = side_session(base, side, endpoint)
+            self._clients[side, service] = session.client(service, endpoint_url=endpoint)
+        return self._clients[side, service]
 
     def listed_topics(self) -> dict[str, RegistryTopic]:
         pages = (
@@ -146,9 +162,15 @@ class DemoPlatform:
         )
 
 
-def fresh_platform(sandbox: Any, monkeypatch: Any) -> DemoPlatform:
+def fresh_platform(sandbox: Any, monkeypatch: Any, *, two_accounts: bool = False) -> DemoPlatform:
+    """``two_accounts``: the data side and DataZone in two accounts, each reached through its
+    role (the sandbox's ``--accounts two``); :meth:`DemoPlatform.client` is then the third,
+    the deployment's own, which reaches neither without a role."""
     sandbox.control.reset()
-    environment = {**sandbox.environment(), **seed_platform(sandbox.endpoint_url)}
+    environment = {
+        **sandbox.environment(),
+        **seed_platform(sandbox.endpoint_url, two_accounts=two_accounts),
+    }
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     sandbox.control.clear_calls()

@@ -18,7 +18,7 @@ from dzlineage_dagster.core.ssm_names import (
     PARAMETER_ARN_PREFIX_ALLOWANCE,
     SCOPE_LEVELS,
 )
-from dzlineage_dagster.settings import InvalidSettings, LineageSettings, aws_resource_options
+from dzlineage_dagster.settings import InvalidSettings, LineageSettings, aws_side_options
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
 VALID = {
@@ -40,11 +40,16 @@ BAD_SETTINGS = [
     ("DZLINEAGE_REGISTRY_NAME", "shop/cdc", "[a-zA-Z0-9-_$#.]+"),
     ("DZLINEAGE_MSK_CLUSTER_ARN", "cdc-demo", "arn:aws:kafka:"),
     ("DZLINEAGE_SSM_PREFIX", "dzlineage/x", "must start with '/'"),
+    ("DZLINEAGE_GLUE_CATALOG_ID", "lakehouse", "123456789012"),
 ]
 BAD_AWS_OPTIONS = [
     ("DZLINEAGE_MAX_ATTEMPTS", "five", "whole number"),
     ("DZLINEAGE_MAX_ATTEMPTS", "0", "at least 1"),
     ("DZLINEAGE_RETRY_MODE", "fast", "standard, adaptive, legacy"),
+    ("DZLINEAGE_ROLE_ARN", "dzlineage", "not an IAM role ARN"),
+    ("DZLINEAGE_DATA_ROLE_ARN", "arn:aws:iam::1111:role/x", "not an IAM role ARN"),
+    ("DZLINEAGE_GOVERNANCE_ROLE_ARN", "arn:aws:sts::222222222222:role/x", "not an IAM role ARN"),
+    ("DZLINEAGE_GOVERNANCE_ROLE_EXTERNAL_ID", "ext", "set only with DZLINEAGE_GOVERNANCE_ROLE_ARN"),
 ]
 
 
@@ -63,7 +68,7 @@ def test_an_invalid_setting_is_one_line_naming_the_variable_and_what_it_may_be(
 @pytest.mark.parametrize(("variable", "value", "allowed"), BAD_AWS_OPTIONS)
 def test_an_invalid_aws_option_is_one_line_naming_the_variable(variable, value, allowed):
     with pytest.raises(InvalidSettings) as raised:
-        aws_resource_options({variable: value})
+        aws_side_options({variable: value})
     assert raised.value.problems == [
         f"{variable}={value!r}: {raised.value.problems[0].split(': ', 1)[1]}"
     ]
@@ -136,6 +141,34 @@ def test_sync_and_settings_commands_say_which_variables_are_invalid_without_a_tr
         "not a whole number of attempts (e.g. 5)",
     ]
     assert "    INVALID: DZLINEAGE_MAX_ATTEMPTS='five'" in listing.stdout
+
+
+def test_settings_lists_each_sides_role_and_refuses_an_external_id_without_its_role():
+    listing = _cli("settings", DZLINEAGE_DATA_ROLE_EXTERNAL_ID="agreed-id")
+    assert listing.returncode == 1
+    for variable in (
+        "DZLINEAGE_DATA_ROLE_ARN",
+        "DZLINEAGE_DATA_ROLE_EXTERNAL_ID",
+        "DZLINEAGE_GOVERNANCE_ROLE_ARN",
+        "DZLINEAGE_GOVERNANCE_ROLE_EXTERNAL_ID",
+        "DZLINEAGE_GLUE_CATALOG_ID",
+    ):
+        assert f"\n{variable} = " in listing.stdout, variable
+    assert listing.stderr.strip().splitlines() == [
+        "dzlineage settings: invalid setting DZLINEAGE_DATA_ROLE_EXTERNAL_ID='agreed-id': set "
+        "only with DZLINEAGE_DATA_ROLE_ARN (the data side's role it belongs to)"
+    ]
+
+
+@pytest.mark.parametrize(
+    "command", [("trace", "shop.sales.orders"), ("orphans",), ("move-assets", "--to-project", "p2")]
+)
+def test_the_lineage_and_move_commands_name_an_invalid_role_without_a_traceback(command):
+    result = _cli(*command, DZLINEAGE_GOVERNANCE_ROLE_ARN="dzlineage-governance")
+    assert result.returncode == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith(f"dzlineage {command[0]}: DZLINEAGE_GOVERNANCE_ROLE_ARN="), line
+    assert "not an IAM role ARN" in line
 
 
 def _failure_text(result) -> str:

@@ -1,25 +1,40 @@
 """The IAM policies under iam/ grant exactly what the project calls: a full sync, a new
-schema version, a retirement (keep and delete), the catalog checks, and the headless sync
-(dry run too) against the sandbox, every call the sandbox logged mapped to its IAM action.
+schema version, a retirement (keep and delete), the catalog checks, the headless sync (dry run
+too), `dzlineage trace` and `dzlineage orphans` against the sandbox, every call the sandbox
+logged mapped to its IAM action.
 
 An action the code calls that no policy grants fails (AccessDenied on AWS); an action a policy
-grants that nothing called fails too (more privilege than needed).
+grants that nothing called fails too (more privilege than needed). On the two-account sandbox,
+each call's account says whose credentials made it: each side's calls are granted by that
+side's policy, and the deployment's own identity only assumes the two roles.
 """
 
 from __future__ import annotations
 
 import io
 import json
+from contextlib import redirect_stdout
 from pathlib import Path
 
+from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import CATALOG_CHECKS_JOB, RETIRE_TOPICS_JOB
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 
 IAM_DIRECTORY = Path(__file__).resolve().parent.parent / "iam"
-#: The policy of each account; the Dagster+ agent note (iam/README.md) says how they combine.
-POLICY_FILES = ("governance-account-policy.json", "data-account-policy.json")
+#: The policy of each side's role (settings.AWS_SIDES), and the deployment's own identity's,
+#: which only assumes them (iam/README.md).
+SIDE_POLICY_FILES = {
+    "data": "data-account-policy.json",
+    "governance": "governance-account-policy.json",
+}
+RUNNER_POLICY_FILE = "runner-policy.json"
+POLICY_FILES = (*SIDE_POLICY_FILES.values(), RUNNER_POLICY_FILE)
+#: The trust policy of each side's role: the deployment assumes it with the side's external id.
+TRUST_POLICY_FILES = {
+    side: name.replace("-policy", "-trust-policy") for side, name in SIDE_POLICY_FILES.items()
+}
 #: The few API operations whose IAM action has another name (AWS's Service Authorization
 #: Reference). None of the operations the project calls today differs; one that does goes here.
 IAM_ACTION_OF_OPERATION: dict[tuple[str, str], str] = {}
@@ -62,6 +77,15 @@ class UsedActions:
         self.control.clear_calls()
 
 
+def run_lineage_reads(topic: str) -> None:
+    """`dzlineage trace` (both directions) and `dzlineage orphans`, as a user runs them."""
+    with redirect_stdout(io.StringIO()) as out:
+        assert dzlineage(["trace", topic]) == 0
+        assert dzlineage(["trace", topic, "--downstream"]) == 0
+        assert dzlineage(["orphans"]) == 0
+    assert topic in out.getvalue()
+
+
 def test_the_shipped_policies_grant_exactly_the_actions_a_full_lifecycle_calls(
     platform, monkeypatch
 ):
@@ -97,15 +121,54 @@ def test_the_shipped_policies_grant_exactly_the_actions_a_full_lifecycle_calls(
     assert run_headless_sync(settings, dry_run=True, out=io.StringIO()) == 0
     out = io.StringIO()
     assert run_headless_sync(settings, dry_run=False, out=out) == 0, out.getvalue()
+    run_lineage_reads(table_topic)
     used.collect()
 
     granted = granted_actions()
-    all_granted = set().union(*granted.values())
+    all_granted = set().union(*(granted[name] for name in SIDE_POLICY_FILES.values()))
     assert not used.actions - all_granted, (
         f"called but not granted: {sorted(used.actions - all_granted)}"
     )
     assert not all_granted - used.actions, (
         f"granted but never called: {sorted(all_granted - used.actions)}"
     )
-    governance = granted["governance-account-policy.json"]
-    assert {a.split(":")[0] for a in governance} == {"datazone"}
+    prefixes = {
+        side: {a.split(":")[0] for a in granted[f]} for side, f in SIDE_POLICY_FILES.items()
+    }
+    assert prefixes == {
+        "data": {"glue", "kafka", "kafkaconnect"},
+        "governance": {"datazone", "ssm"},
+    }
+
+
+def test_on_two_accounts_each_sides_calls_are_granted_by_that_sides_policy(sandbox, monkeypatch):
+    from dzlineage_dagster.sandbox.demo.accounts import SIDE_ACCOUNTS
+    from dzlineage_dagster_tests.platform import fresh_platform
+
+    platform = fresh_platform(sandbox, monkeypatch, two_accounts=True)
+    out = io.StringIO()
+    assert run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out) == 0, out
+    run_lineage_reads("shop.sales.orders")
+
+    side_of_account = {account: side for side, account in SIDE_ACCOUNTS.items()}
+    used: dict[str, set[str]] = {}
+    for call in platform.control.calls():
+        side = side_of_account.get(call.account, "runner")
+        used.setdefault(side, set()).add(iam_action(call.service, call.operation or "?"))
+    granted = granted_actions()
+    for side, policy in SIDE_POLICY_FILES.items():
+        assert used[side] <= granted[policy], (
+            f"the {side} side called, its policy does not grant: {used[side] - granted[policy]}"
+        )
+    # The deployment's own identity only assumes the roles, and its policy grants just that.
+    assert used["runner"] == granted[RUNNER_POLICY_FILE] == {"sts:AssumeRole"}
+
+
+def test_each_sides_trust_policy_lets_the_deployment_assume_it_with_an_external_id():
+    for side, name in TRUST_POLICY_FILES.items():
+        document = json.loads((IAM_DIRECTORY / name).read_text())
+        [statement] = document["Statement"]
+        assert statement["Effect"] == "Allow" and statement["Action"] == "sts:AssumeRole"
+        assert set(statement["Principal"]) == {"AWS"}, "only the deployment's role, no service"
+        external_id = statement["Condition"]["StringEquals"]["sts:ExternalId"]
+        assert external_id == f"{side.upper()}_EXTERNAL_ID", name

@@ -32,3 +32,17 @@ def test_retry_mode_and_attempts_reach_botocore(sandbox_env):
     parameters = SsmMappingResource(retry_mode="adaptive", max_attempts=7)
     retries = parameters.client().meta.config.retries
     assert retries == {"mode": "adaptive", "total_max_attempts": 7}
+
+
+def test_a_resources_credentials_label_names_the_variable_its_role_comes_from(monkeypatch):
+    for variable in ("DZLINEAGE_ROLE_ARN", "DZLINEAGE_GOVERNANCE_ROLE_ARN"):
+        monkeypatch.delenv(variable, raising=False)
+    assert SsmMappingResource(side="governance").credentials_label() == (
+        "the governance side's credentials: the default AWS credentials "
+        "(DZLINEAGE_GOVERNANCE_ROLE_ARN or DZLINEAGE_ROLE_ARN unset)"
+    )
+    shared = "arn:aws:iam::123456789012:role/dzlineage"
+    monkeypatch.setenv("DZLINEAGE_ROLE_ARN", shared)
+    assert SsmMappingResource(side="governance", role_arn=shared).credentials_label() == (
+        f"the governance side's role DZLINEAGE_ROLE_ARN={shared}"
+    )

@@ -5,6 +5,7 @@ from dzlineage_dagster.settings import (
     LineageSettings,
     MissingSettings,
     aws_resource_options,
+    aws_side_options,
     env_name,
 )
 
@@ -40,7 +41,52 @@ def test_definitions_defer_set_and_required_settings_to_env_vars():
 
 def test_aws_options_only_for_variables_that_are_set():
     assert aws_resource_options({}) == {}
-    options = aws_resource_options({"DZLINEAGE_MAX_ATTEMPTS": "9", "DZLINEAGE_ROLE_ARN": "r"})
-    assert options == {"max_attempts": 9, "role_arn": "r"}
+    role = "arn:aws:iam::123456789012:role/r"
+    options = aws_resource_options({"DZLINEAGE_MAX_ATTEMPTS": "9", "DZLINEAGE_ROLE_ARN": role})
+    assert options == {"max_attempts": 9, "role_arn": role}
     deferred = aws_resource_options({"DZLINEAGE_MAX_ATTEMPTS": "9"}, deferred=True)
     assert deferred["max_attempts"] == EnvVar.int("DZLINEAGE_MAX_ATTEMPTS")
+
+
+DATA_ROLE = "arn:aws:iam::111111111111:role/dzlineage-data"
+SHARED_ROLE = "arn:aws:iam::123456789012:role/dzlineage"
+
+
+def test_each_side_takes_its_own_role_with_its_own_external_id_or_the_shared_pair():
+    environ = {
+        "DZLINEAGE_ROLE_ARN": SHARED_ROLE,
+        "DZLINEAGE_ROLE_EXTERNAL_ID": "shared-ext",
+        "DZLINEAGE_DATA_ROLE_ARN": DATA_ROLE,
+        "DZLINEAGE_MAX_ATTEMPTS": "4",
+    }
+    sides = aws_side_options(environ)
+    # The shared external id belongs to the shared role: never sent with the data side's own.
+    assert sides["data"] == {"side": "data", "max_attempts": 4, "role_arn": DATA_ROLE}
+    assert sides["governance"] == {
+        "side": "governance",
+        "max_attempts": 4,
+        "role_arn": SHARED_ROLE,
+        "role_external_id": "shared-ext",
+    }
+    own_pair = aws_side_options({**environ, "DZLINEAGE_DATA_ROLE_EXTERNAL_ID": "data-ext"})
+    assert own_pair["data"]["role_external_id"] == "data-ext"
+
+
+def test_a_side_without_any_role_uses_the_default_credentials_as_before():
+    assert aws_side_options({}) == {"data": {"side": "data"}, "governance": {"side": "governance"}}
+
+
+def test_definitions_defer_each_sides_role_to_the_variable_it_comes_from():
+    sides = aws_side_options(
+        {"DZLINEAGE_ROLE_ARN": SHARED_ROLE, "DZLINEAGE_GOVERNANCE_ROLE_ARN": DATA_ROLE},
+        deferred=True,
+    )
+    assert sides["data"]["role_arn"] == EnvVar("DZLINEAGE_ROLE_ARN")
+    assert sides["governance"]["role_arn"] == EnvVar("DZLINEAGE_GOVERNANCE_ROLE_ARN")
+
+
+def test_the_glue_catalog_id_names_the_account_of_the_lineages_glue_tables():
+    settings = LineageSettings.from_env(REQUIRED)
+    assert settings.glue_table_account("111111111111") == "111111111111"
+    other = LineageSettings.from_env({**REQUIRED, "DZLINEAGE_GLUE_CATALOG_ID": "333333333333"})
+    assert other.glue_table_account("111111111111") == "333333333333"

@@ -12,7 +12,7 @@ from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
 from dzlineage_dagster.resources import DataZoneResource, MskResource
-from dzlineage_dagster.settings import InvalidSettings, aws_resource_options, env_name
+from dzlineage_dagster.settings import InvalidSettings, aws_side_options, env_name
 
 #: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
 #: event goes to the spool at once, whose worker is the retry loop, so a producer never waits
@@ -48,16 +48,19 @@ def build_relay(
 ) -> Relay:
     attempts = ATTEMPTS_WITH_SPOOL if with_spool else ATTEMPTS_WITHOUT_SPOOL
     try:
-        aws = {"max_attempts": attempts, **aws_resource_options(environ)}
+        sides = {
+            side: {"max_attempts": attempts, **options}
+            for side, options in aws_side_options(environ).items()
+        }
     except InvalidSettings as error:
         raise RelaySettingsError(str(error)) from None
     spool = None
     if with_spool:
         spool = Spool(settings.relay_spool_path, settings.relay_spool_max_events)
     return Relay(
-        datazone=DataZoneResource(**aws).client(),
+        datazone=DataZoneResource(**sides["governance"]).client(),
         domain_id=settings.domain_id,
-        rules=name_rules(settings, MskResource(**aws)),
+        rules=name_rules(settings, MskResource(**sides["data"])),
         api_key=settings.relay_api_key,
         max_body_bytes=settings.relay_max_body_bytes,
         spool=spool,

@@ -1,9 +1,11 @@
 """The boto3 client factory every AWS resource of the project shares.
 
 It extends dagster_aws's boto3 configuration (region, endpoint, profile, keys, retries) with the
-retry mode and an optional role to assume, for a governance account that is not the one the
-code runs in. Assumed-role credentials refresh themselves: credentials fetched once at load
-time expire after an hour on a long-lived code server.
+retry mode and an optional role to assume, for an account that is not the one the code runs
+in: each resource belongs to one side (``side``, see :data:`~dzlineage_dagster.settings.AWS_SIDES`),
+the data side's or the governance side's, and carries that side's role. Assumed-role
+credentials refresh themselves: credentials fetched once at load time expire after an hour on
+a long-lived code server.
 
 Every client paces itself to the account's API quotas (:mod:`~dzlineage_dagster.core.aws_quotas`,
 the ``rate_limits`` option): a call waits for its operation's token first, so a sync with many
@@ -27,6 +29,7 @@ from pydantic import Field, PrivateAttr
 
 from dzlineage_dagster.core.aws_quotas import Quota, parse_rate_limits
 from dzlineage_dagster.core.rate_limit import TokenBucket
+from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, role_setting, side_role_variables
 
 RetryMode = Literal["standard", "adaptive", "legacy"]
 
@@ -59,9 +62,16 @@ class AwsClientResource(ResourceWithBoto3Configuration):
             "throttling and 5xx) or `adaptive` (standard plus slowing down after throttling)."
         ),
     )
+    side: str | None = Field(
+        default=None,
+        description=(
+            "The side whose credentials this resource's calls carry (`data` or `governance`), "
+            "named in the errors a call in the wrong account gets."
+        ),
+    )
     role_arn: str | None = Field(
         default=None,
-        description="IAM role to assume for every call (cross-account governance account).",
+        description="IAM role to assume for every call of this resource (another account's).",
     )
     role_session_name: str = Field(
         default="dzlineage-dagster", description="Session name used when assuming `role_arn`."
@@ -110,6 +120,17 @@ class AwsClientResource(ResourceWithBoto3Configuration):
             refresh_using=fetcher.fetch_credentials, method="assume-role"
         )
         return boto3.session.Session(botocore_session=assumed, region_name=base.region_name)
+
+    def credentials_label(self) -> str:
+        """Whose credentials the calls carry and the variable that sets them, for an error
+        that a call in the wrong account (or with the wrong role) explains."""
+        side = f"the {self.side} side's" if self.side else "the"
+        own = side_role_variables(self.side)["role_arn"] if self.side else None
+        if self.role_arn:
+            variable = (role_setting(self.side) if self.side else None) or "role_arn"
+            return f"{side} role {variable}={self.role_arn}"
+        unset = " or ".join(v for v in (own, AWS_OPTION_VARIABLES["role_arn"]) if v)
+        return f"{side} credentials: the default AWS credentials ({unset} unset)"
 
     def client(self, service_name: str | None = None) -> Any:
         """A boto3 client for ``service_name`` (default: the resource's first service).

@@ -8,26 +8,34 @@ from dzlineage_dagster.resources.base import AwsClientResource
 
 
 class GlueDataCatalogResource(AwsClientResource):
-    """Reads tables from the Glue Data Catalog (service `glue`)."""
+    """Reads tables from the Glue Data Catalog (service `glue`). ``catalog_id`` (the settings'
+    `glue_catalog_id`) names another account's catalog; None is the caller's own."""
 
     service_names: ClassVar[tuple[str, ...]] = ("glue",)
 
-    def table_exists(self, database: str, table: str) -> bool:
+    def table_exists(self, database: str, table: str, catalog_id: str | None = None) -> bool:
         glue = self.client()
         try:
-            glue.get_table(DatabaseName=database, Name=table)
+            glue.get_table(DatabaseName=database, Name=table, **_catalog(catalog_id))
         except glue.exceptions.EntityNotFoundException:
             return False
         return True
 
-    def tables(self, database: str) -> list[dict[str, Any]]:
+    def tables(self, database: str, catalog_id: str | None = None) -> list[dict[str, Any]]:
         """Every table of ``database`` (GetTables, all pages); [] when it does not exist."""
         glue = self.client()
         try:
-            return self.paginate("glue", "get_tables", "TableList", DatabaseName=database)
+            return self.paginate(
+                "glue", "get_tables", "TableList", DatabaseName=database, **_catalog(catalog_id)
+            )
         except glue.exceptions.EntityNotFoundException:
             return []
 
-    def table_names(self, database: str) -> list[str]:
+    def table_names(self, database: str, catalog_id: str | None = None) -> list[str]:
         """The names of every table of ``database``; [] when it does not exist."""
-        return [table["Name"] for table in self.tables(database)]
+        return [table["Name"] for table in self.tables(database, catalog_id)]
+
+
+def _catalog(catalog_id: str | None) -> dict[str, str]:
+    # Glue: "If none is provided, the Amazon Web Services account ID is used by default."
+    return {"CatalogId": catalog_id} if catalog_id else {}

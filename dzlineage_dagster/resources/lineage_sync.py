@@ -3,6 +3,7 @@ service the sync reaches, built the same way for Definitions and for `dzlineage 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from dagster import ConfigurableResource
@@ -28,18 +29,28 @@ class LineageSyncResource(ConfigurableResource):
 
     @classmethod
     def with_settings(
-        cls, settings: LineageSettings, aws_options: dict[str, Any] | None = None
+        cls, settings: LineageSettings, side_options: Mapping[str, dict[str, Any]] | None = None
     ) -> LineageSyncResource:
-        """Every AWS resource with the same options (see `settings.aws_resource_options`)."""
-        aws = aws_options or {}
+        """Every AWS resource, each with its side's options (`settings.aws_side_options`): the
+        one place that decides which side's credentials a service is reached with."""
+        data = {"side": "data", **(side_options or {}).get("data", {})}
+        governance = {"side": "governance", **(side_options or {}).get("governance", {})}
         return cls(
             settings=settings,
-            schema_registry=GlueSchemaRegistryResource(**aws),
-            data_catalog=GlueDataCatalogResource(**aws),
-            mapping_parameters=SsmMappingResource(**aws),
-            datazone=DataZoneResource(**aws),
-            msk=MskResource(**aws),
+            schema_registry=GlueSchemaRegistryResource(**data),
+            data_catalog=GlueDataCatalogResource(**data),
+            msk=MskResource(**data),
+            mapping_parameters=SsmMappingResource(**governance),
+            datazone=DataZoneResource(**governance),
         )
+
+    @property
+    def side_resources(self) -> dict[str, list[AwsClientResource]]:
+        """The AWS resources of each side (:data:`~dzlineage_dagster.settings.AWS_SIDES`)."""
+        sides: dict[str, list[AwsClientResource]] = {}
+        for resource in self.aws_resources:
+            sides.setdefault(resource.side or "", []).append(resource)
+        return sides
 
     @property
     def aws_resources(self) -> list[AwsClientResource]:

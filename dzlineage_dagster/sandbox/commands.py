@@ -117,6 +117,15 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="whether the registry's UpdatedTime (ListSchemas, GetSchema) moves when a version "
         "is registered or deleted: 'moves' (default) or 'frozen' (AWS documents neither)",
     )
+    parser.add_argument(
+        "--accounts",
+        choices=("one", "two"),
+        default="one",
+        help="'two' seeds the data side (registry, Glue catalog, MSK, MSK Connect) in account "
+        "111111111111 and DataZone in account 222222222222, and prints both sides' role "
+        "variables (DZLINEAGE_DATA_ROLE_ARN, DZLINEAGE_GOVERNANCE_ROLE_ARN, their external "
+        "ids); a call with the wrong side's credentials then fails as on AWS (default 'one')",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -231,7 +240,9 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         type_recreation=args.type_recreation, schema_updated_time=args.schema_updated_time
     )
     if not args.empty:
-        environment.update(seed_platform(sandbox.endpoint_url, args.seed))
+        environment.update(
+            seed_platform(sandbox.endpoint_url, args.seed, two_accounts=args.accounts == "two")
+        )
         # The seeding calls are set-up, not the project's: start the call log afresh.
         SandboxControl(sandbox.endpoint_url).clear_calls()
     # Seeding is set-up: it runs at full speed, the pacing applies from the first real call.

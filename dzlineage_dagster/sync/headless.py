@@ -15,7 +15,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from dzlineage_dagster.core.discovery import registry_digest
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.settings import LineageSettings, aws_resource_options
+from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_ownership, check_platform
@@ -38,10 +38,13 @@ NOT_CATALOGED = "not-cataloged"
 
 
 def start_run(
-    settings: LineageSettings, log: logging.Logger, aws_options: dict[str, Any] | None = None
+    settings: LineageSettings,
+    log: logging.Logger,
+    aws_options: dict[str, dict[str, Any]] | None = None,
 ) -> SyncRun:
-    """A run as Dagster starts one, with the resource built from the process environment."""
-    options = aws_resource_options() if aws_options is None else aws_options
+    """A run as Dagster starts one, with the resource built from the process environment
+    (``aws_options``: each side's, as :func:`~dzlineage_dagster.settings.aws_side_options`)."""
+    options = aws_side_options() if aws_options is None else aws_options
     return SyncRun(LineageSyncResource.with_settings(settings, options), log)
 
 
@@ -136,7 +139,7 @@ def run_headless_sync(
     *,
     dry_run: bool,
     out: TextIO,
-    aws_options: dict[str, Any] | None = None,
+    aws_options: dict[str, dict[str, Any]] | None = None,
     reconcile: bool = False,
 ) -> int:
     """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,

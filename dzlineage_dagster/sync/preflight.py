@@ -15,7 +15,13 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.settings import env_name
+from dzlineage_dagster.resources import AwsClientResource
+from dzlineage_dagster.settings import (
+    AWS_OPTION_VARIABLES,
+    env_name,
+    role_setting,
+    side_role_variables,
+)
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -34,8 +40,15 @@ def check_platform(run: SyncRun) -> None:
     that would have succeeded.
     """
     settings = run.settings
-    datazone = run.resource.datazone.client()
-    _check("domain_id", settings.domain_id, "DataZone domain", lambda: run.portal_url)
+    resource = run.resource
+    datazone = resource.datazone.client()
+    _check(
+        "domain_id",
+        settings.domain_id,
+        "DataZone domain",
+        lambda: run.portal_url,
+        resource.datazone,
+    )
     _check(
         "project_id",
         settings.project_id,
@@ -43,12 +56,14 @@ def check_platform(run: SyncRun) -> None:
         lambda: datazone.get_project(
             domainIdentifier=settings.domain_id, identifier=settings.project_id
         ),
+        resource.datazone,
     )
     _check(
         "registry_name",
         settings.registry_name,
         "Glue Schema Registry",
         lambda: run.registry_topics,
+        resource.schema_registry,
     )
     check_cluster(run)
 
@@ -56,13 +71,25 @@ def check_platform(run: SyncRun) -> None:
 def check_cluster(run: SyncRun) -> None:
     """The cluster every topic's asset and lineage need: one error for all of them."""
     arn = run.settings.msk_cluster_arn
-    _check("msk_cluster_arn", arn, "MSK cluster", lambda: run.cluster)
+    _check("msk_cluster_arn", arn, "MSK cluster", lambda: run.cluster, run.resource.msk)
 
 
-def _check(field: str, value: str, what: str, look_up: Callable[[], Any]) -> None:
+def _check(
+    field: str, value: str, what: str, look_up: Callable[[], Any], reader: AwsClientResource
+) -> None:
+    """Look up what ``field`` names with ``reader``'s credentials; a failure names the setting,
+    and, for a resource missing or denied, the side whose credentials asked (a registry or a
+    domain in another account answers exactly so: AWS looks in the caller's own account)."""
     try:
         look_up()
     except ClientError as error:
+        if error.operation_name == "AssumeRole" and reader.side:
+            raise SyncError(
+                f"{env_name(field)}={value!r}: {what} could not be read: "
+                f"{reader.credentials_label()} cannot be assumed; its trust policy must trust "
+                f"this identity with {_external_id_setting(reader.side)} as its sts:ExternalId "
+                f"({describe_error(error)})"
+            ) from None
         code = error_code(error)
         if code in NOT_FOUND_CODES:
             problem = "does not exist"
@@ -70,6 +97,12 @@ def _check(field: str, value: str, what: str, look_up: Callable[[], Any]) -> Non
             problem = "cannot be read: access denied"
         else:
             problem = "could not be read"
+        if code in NOT_FOUND_CODES | DENIED_CODES and reader.side:
+            own_role = side_role_variables(reader.side)["role_arn"]
+            problem += (
+                f" with {reader.credentials_label()}; if it is in another account, set "
+                f"{own_role} to a role in that account"
+            )
         raise SyncError(
             f"{env_name(field)}={value!r}: {what} {problem} ({describe_error(error)})"
         ) from None
@@ -77,6 +110,14 @@ def _check(field: str, value: str, what: str, look_up: Callable[[], Any]) -> Non
         raise SyncError(
             f"{env_name(field)}={value!r}: {what} could not be reached ({describe_error(error)})"
         ) from None
+
+
+def _external_id_setting(side: str) -> str:
+    """The variable of the external id sent with ``side``'s role: a role's own goes with it."""
+    own = side_role_variables(side)
+    if role_setting(side) == own["role_arn"]:
+        return own["role_external_id"]
+    return AWS_OPTION_VARIABLES["role_external_id"]
 
 
 #: ListProjects' ``projectCategory`` of a domain's administration project, the one project

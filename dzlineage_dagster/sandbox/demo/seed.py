@@ -23,6 +23,11 @@ import boto3
 import yaml
 
 from dzlineage_dagster.core.debezium import DebeziumSource, parse_debezium_source
+from dzlineage_dagster.sandbox.demo.accounts import (
+    create_side_roles,
+    side_environment,
+    side_session,
+)
 from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS
 
 DEMO_PLATFORM = Path(__file__).with_name("demo_platform.yaml")
@@ -525,11 +530,17 @@ def iceberg_table_input(
 
 
 def seed_platform(
-    endpoint_url: str, spec_path: Path | None = None, *, region: str = "us-east-1"
+    endpoint_url: str,
+    spec_path: Path | None = None,
+    *,
+    region: str = "us-east-1",
+    two_accounts: bool = False,
 ) -> dict[str, str]:
     """Create the platform of ``spec_path`` (default: the demo) on the endpoint.
 
-    Returns the ``DZLINEAGE_*`` variables that point the project at it.
+    ``two_accounts``: the data side in one account and DataZone in another, each reached
+    through its role (:mod:`~dzlineage_dagster.sandbox.demo.accounts`). Returns the
+    ``DZLINEAGE_*`` variables that point the project at it (both roles too, then).
     """
     spec = load_platform_spec(spec_path or DEMO_PLATFORM)
     session = boto3.session.Session(
@@ -538,6 +549,12 @@ def seed_platform(
         aws_session_token=SANDBOX_CREDENTIALS["AWS_SESSION_TOKEN"],
         region_name=region,
     )
+
+    governance = session
+    if two_accounts:
+        create_side_roles(governance, endpoint_url)
+        session = side_session(governance, "data", endpoint_url)
+        governance = side_session(governance, "governance", endpoint_url)
 
     def client(service: str) -> Any:
         return session.client(service, endpoint_url=endpoint_url)
@@ -550,8 +567,13 @@ def seed_platform(
     _create_connectors(
         client("kafkaconnect"), spec, cluster_arn, bootstrap_servers, placeholders, account_id
     )
-    domain_id, project_id = _create_datazone(client("datazone"), spec.datazone, account_id)
+    domain_id, project_id = _create_datazone(
+        governance.client("datazone", endpoint_url=endpoint_url),
+        spec.datazone,
+        governance.client("sts", endpoint_url=endpoint_url).get_caller_identity()["Account"],
+    )
     return {
+        **(side_environment() if two_accounts else {}),
         "DZLINEAGE_DOMAIN_ID": domain_id,
         "DZLINEAGE_PROJECT_ID": project_id,
         "DZLINEAGE_REGISTRY_NAME": spec.registry["name"],

@@ -24,6 +24,7 @@ moto's reset empties it too. What is covered, and why:
   none of the model's constraints, so it keeps and finds a 256-character table name that AWS
   refuses with a ``ValidationException`` (``NameString`` is 1 to 255 characters); the input is
   checked against botocore's model first, as AWS does.
+- sts ``AssumeRole``: moto ignores the role's trust policy; see :mod:`.trust`.
 - ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
   then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
 """
@@ -51,6 +52,7 @@ from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
+from dzlineage_dagster.sandbox.moto_patches.trust import refuse_untrusted_assume_role
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 
@@ -434,6 +436,7 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("ssm", "GetParameter"): _ssm_names_checked("Name", NameUse.READ),
     ("ssm", "GetParameters"): _ssm_names_checked("Names", NameUse.READ),
     ("ssm", "GetParametersByPath"): _ssm_names_checked("Path", NameUse.PATH),
+    ("sts", "AssumeRole"): refuse_untrusted_assume_role,
 }
 
 

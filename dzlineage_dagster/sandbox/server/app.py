@@ -4,10 +4,15 @@ boto3 reaches it through ``AWS_ENDPOINT_URL``; nothing in the project knows it i
 request is routed by the service in its SigV4 credential scope
 (``Credential=<key>/<date>/<region>/<service>/aws4_request``):
 
-- ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither);
+- ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither), one per
+  region and caller account, as moto keeps its services per account;
 - everything else (``glue``, ``ssm``, ``kafka``, ``sts``) goes to moto, after
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
+
+The caller's account is the one moto derives from the access key (see :func:`caller_account`):
+a key from STS AssumeRole belongs to the role's account, so one sandbox holds several accounts
+and a call made with another account's credentials finds nothing there, as on AWS.
 
 Every call is logged and may be failed by a fault rule first (or, for a deferred fault such as
 ``fail-after-accept``, succeed and have its work fail later in the emulator). The admin paths under
@@ -28,6 +33,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import asdict
 from typing import Any, Protocol
 
+from moto.iam.models import get_account_id_from
 from moto.moto_api._internal import moto_api_backend
 from moto.moto_server.werkzeug_app import DomainDispatcherApplication, create_backend_app
 from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
@@ -61,7 +67,8 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
-_CREDENTIAL_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/]+)/aws4_request")
+_ACCOUNT_ID = re.compile(r"\d{12}")
+_CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
 
 
 class Emulator(Protocol):
@@ -83,7 +90,31 @@ EMULATOR_FACTORIES: dict[str, Callable[..., Emulator]] = {
 def credential_scope(authorization: str | None) -> tuple[str, str] | None:
     """``(region, service)`` from a SigV4 Authorization header, or None when unsigned."""
     match = _CREDENTIAL_SCOPE.search(authorization or "")
-    return (match.group(1), match.group(2)) if match else None
+    return (match.group(2), match.group(3)) if match else None
+
+
+def glue_catalog_account(service: str, body: bytes) -> str | None:
+    """The account of the Glue Data Catalog a glue call names with ``CatalogId``, if any.
+
+    Glue: "If none is provided, the Amazon Web Services account ID is used by default"; another
+    account's id reads that account's catalog, which AWS allows when the catalog's resource
+    policy grants the caller (the sandbox models no resource policy: it always does).
+    """
+    if service != "glue" or b'"CatalogId"' not in body:
+        return None
+    try:
+        catalog = json.loads(body).get("CatalogId")
+    except ValueError:
+        return None
+    return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
+
+
+def caller_account(authorization: str | None) -> str:
+    """The account whose credentials signed a request, decided as moto decides it for its own
+    services (``get_account_id_from``): the account of the role an AssumeRole issued the access
+    key for, else moto's default account (:data:`SANDBOX_ACCOUNT_ID`)."""
+    match = _CREDENTIAL_SCOPE.search(authorization or "")
+    return get_account_id_from(match.group(1)) if match else SANDBOX_ACCOUNT_ID
 
 
 class SandboxApp:
@@ -109,7 +140,8 @@ class SandboxApp:
         self.latency = latency or Latency()
         self.quotas = quotas or Quotas()
         self._moto = DomainDispatcherApplication(create_backend_app)
-        self._emulators: dict[tuple[str, str], Emulator] = {}
+        #: By (service, region, account): each account's DataZone and MSK Connect are its own.
+        self._emulators: dict[tuple[str, str, str], Emulator] = {}
         self._emulators_lock = threading.Lock()
         self.client_tokens = ClientTokenPolicy()
         self.ambiguities = Ambiguities()
@@ -146,11 +178,18 @@ class SandboxApp:
                 "sts", "MissingAuthenticationToken", "Request is missing a SigV4 signature", 403
             )(environ, start_response)
         region, service = scope
+        account = caller_account(request.headers.get("Authorization"))
+        catalog = glue_catalog_account(service, body)
+        if catalog not in (None, account):
+            # moto serves a request from the account its x-moto-account-id header names.
+            environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": catalog}
         operation = resolve_operation_name(service, fresh_request())
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)
-            self.calls.record(service, operation, status, injected=False, throttled=True)
+            self.calls.record(
+                service, operation, status, injected=False, throttled=True, account=account
+            )
             return aws_error_response(
                 service,
                 "ThrottlingException",
@@ -166,7 +205,7 @@ class SandboxApp:
             if rule.kind == "hold":
                 self.faults.hold(HeldCall(service, operation, "before"))
             # Status 0: no HTTP answer at all, the connection was dropped.
-            self.calls.record(service, operation, 0, True)
+            self.calls.record(service, operation, 0, True, account=account)
             return _reset_connection(environ)
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
@@ -176,7 +215,7 @@ class SandboxApp:
             request = fresh_request()
             if rule is not None and rule.deferred:
                 request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
-            response = self._emulator(service, region).handle(request)
+            response = self._emulator(service, region, account).handle(request)
         else:
             response = answer_moto_gap(service, operation or "", fresh_request(), self.ambiguities)
         if response is None:
@@ -184,13 +223,17 @@ class SandboxApp:
         if rule is not None and rule.kind == "hold-after":
             self.faults.hold(HeldCall(service, operation, "after"))
         self.calls.record(
-            service, operation, response.status_code, rule is not None and rule.kind in FAULT_KINDS
+            service,
+            operation,
+            response.status_code,
+            rule is not None and rule.kind in FAULT_KINDS,
+            account=account,
         )
         return response(environ, start_response)
 
-    def _emulator(self, service: str, region: str) -> Emulator:
+    def _emulator(self, service: str, region: str, account: str) -> Emulator:
         with self._emulators_lock:
-            key = (service, region)
+            key = (service, region, account)
             if key not in self._emulators:
                 factory = EMULATOR_FACTORIES[service]
                 options = {}
@@ -198,9 +241,7 @@ class SandboxApp:
                     options["lineage_processing_seconds"] = self.lineage_processing_seconds
                     options["listing_processing_seconds"] = self.listing_processing_seconds
                     options["ownership_transfer_seconds"] = self.ownership_transfer_seconds
-                self._emulators[key] = factory(
-                    region=region, account_id=SANDBOX_ACCOUNT_ID, **options
-                )
+                self._emulators[key] = factory(region=region, account_id=account, **options)
                 self._emulators[key].client_tokens = self.client_tokens
                 self._emulators[key].ambiguities = self.ambiguities
             return self._emulators[key]

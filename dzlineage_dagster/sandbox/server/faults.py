@@ -113,6 +113,8 @@ class CallRecord:
     injected: bool
     #: Refused by the sandbox's quotas (``--quotas aws``), not by a fault rule.
     throttled: bool = False
+    #: The account whose credentials signed the call (the caller's, not the resource's).
+    account: str = ""
 
 
 class CallLog:
@@ -129,10 +131,13 @@ class CallLog:
         status: int,
         injected: bool,
         throttled: bool = False,
+        account: str = "",
     ) -> None:
         with self._lock:
             self._records.append(
-                CallRecord(len(self._records) + 1, service, operation, status, injected, throttled)
+                CallRecord(
+                    len(self._records) + 1, service, operation, status, injected, throttled, account
+                )
             )
 
     def records(self) -> list[CallRecord]:

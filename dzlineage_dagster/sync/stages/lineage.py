@@ -252,7 +252,10 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
     first_table = lineage.tables[0] if lineage.tables else None
     identifier = (
         glue_source_identifier(
-            snapshot.region, snapshot.account_id, first_table.database, first_table.table
+            snapshot.region,
+            run.settings.glue_table_account(snapshot.account_id),
+            first_table.database,
+            first_table.table,
         )
         if first_table
         else None
@@ -447,7 +450,10 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
                     f"goes to {problem}"
                 )
             namespace, name = glue_dataset(
-                snapshot.region, snapshot.account_id, edge.table.database, edge.table.table
+                snapshot.region,
+                run.settings.glue_table_account(snapshot.account_id),
+                edge.table.database,
+                edge.table.table,
             )
             # The sink creates and evolves its tables from the record's columns (plus the
             # `_cdc` struct the DebeziumTransform adds, which no topic field feeds).

@@ -1,0 +1,196 @@
+"""The data side (registry, Glue catalog, MSK, MSK Connect) in one account and DataZone (with
+the SSM mapping) in another, each reached through its own role: from the CLI with nothing but
+environment variables, from the shipped `Definitions`, and with a side's role swapped, which
+fails the way AWS answers a call in the wrong account, naming the side and its setting."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from dagster import Definitions
+
+from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.definitions import build_resources, defs
+from dzlineage_dagster.sandbox.demo.accounts import SIDE_ACCOUNTS
+from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
+from dzlineage_dagster.settings import side_role_variables
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+#: The services each side's calls go to (settings.AWS_SIDES), by the sandbox's service names.
+SIDE_SERVICES = {
+    "data": {"glue", "kafka", "kafkaconnect"},
+    "governance": {"datazone", "ssm"},
+}
+OTHER_SIDE = {"data": "governance", "governance": "data"}
+
+
+@pytest.fixture
+def two_accounts(sandbox, monkeypatch):
+    from dzlineage_dagster_tests.platform import fresh_platform
+
+    platform = fresh_platform(sandbox, monkeypatch, two_accounts=True)
+    assert {platform.environment[side_role_variables(s)["role_arn"]] for s in SIDE_ACCOUNTS} == {
+        f"arn:aws:iam::{account}:role/dzlineage-{side}" for side, account in SIDE_ACCOUNTS.items()
+    }
+    return platform
+
+
+def dzlineage(environment: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    """`dzlineage ...` in a fresh process that sees only ``environment`` (and where Python is)."""
+    return subprocess.run(
+        [sys.executable, "-m", "dzlineage_dagster.cli", *args],
+        env={"PATH": os.environ["PATH"], "PYTHONPATH": str(REPOSITORY), **environment},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+def swapped(environment: dict[str, str], side: str) -> dict[str, str]:
+    """``environment`` with ``side``'s role (and external id) replaced by the other side's."""
+    own, other = side_role_variables(side), side_role_variables(OTHER_SIDE[side])
+    return {**environment, **{own[field]: environment[other[field]] for field in own}}
+
+
+def accounts_by_service(calls) -> dict[str, set[str]]:
+    found: dict[str, set[str]] = {}
+    for call in calls:
+        found.setdefault(call.service, set()).add(call.account)
+    return found
+
+
+def test_the_cli_alone_syncs_a_registry_and_a_domain_in_different_accounts(two_accounts):
+    platform = two_accounts
+    synced = dzlineage(platform.environment, "sync")
+    assert synced.returncode == 0, synced.stderr
+    assert "0 failed" in synced.stdout
+
+    # Each side's services were called in that side's account only, every call through a role
+    # the deployment's own identity assumed.
+    by_service = accounts_by_service(platform.control.calls())
+    for side, services in SIDE_SERVICES.items():
+        for service in services & set(by_service):
+            assert by_service[service] == {SIDE_ACCOUNTS[side]}, (service, by_service[service])
+    assert by_service["sts"] == {SANDBOX_ACCOUNT_ID}
+    assert {"glue", "kafka", "kafkaconnect", "datazone", "ssm"} <= set(by_service)
+
+    # The lineage landed in the governance account's domain, naming the data account's tables.
+    traced = dzlineage(
+        platform.environment, "trace", "shop.sales.orders", "--downstream", "--format", "json"
+    )
+    assert traced.returncode == 0, traced.stderr
+    nodes = {node["id"] for node in json.loads(traced.stdout)["nodes"]}
+    assert f"arn:aws:glue:us-east-1:{SIDE_ACCOUNTS['data']}:table/lakehouse/sales_orders" in nodes
+    domain = platform.settings.domain_id
+    assets = platform.side_client("governance", "datazone").search(
+        domainIdentifier=domain, searchScope="ASSET"
+    )["items"]
+    assert len(assets) == len(platform.side_client("data", "glue").list_schemas()["Schemas"]) - 1
+    # The mapping lives with the domain; the data account holds none of it.
+    prefix = platform.settings.ssm_prefix
+    for side, expected in (("governance", True), ("data", False)):
+        parameters = platform.side_client(side, "ssm").get_parameters_by_path(
+            Path=prefix, Recursive=True
+        )["Parameters"]
+        assert bool(parameters) is expected, side
+
+
+@pytest.mark.parametrize(
+    ("side", "what"),
+    [("data", "Glue Schema Registry does not exist"), ("governance", "DataZone domain does not")],
+)
+def test_a_swapped_side_role_fails_naming_the_side_and_its_setting(two_accounts, side, what):
+    platform = two_accounts
+    platform.control.clear_calls()
+    failed = dzlineage(swapped(platform.environment, side), "sync")
+    assert failed.returncode == 1
+    variable = side_role_variables(side)["role_arn"]
+    assert what in failed.stderr
+    assert f"the {side} side's role {variable}=" in failed.stderr
+    assert f"set {variable} to a role in that account" in failed.stderr
+    writes = [c for c in platform.control.calls() if c.operation.startswith(("Create", "Put"))]
+    assert not writes, "a run with a side in the wrong account wrote before it failed"
+
+
+def test_the_shipped_definitions_reach_each_side_with_its_role(two_accounts):
+    platform = two_accounts
+    topics = [
+        s["SchemaName"] for s in platform.side_client("data", "glue").list_schemas()["Schemas"]
+    ]
+    platform.instance.add_dynamic_partitions(kafka_topics.name, sorted(topics))
+    # As Dagster+ loads the code location: the resources from the environment, as EnvVars.
+    shipped = Definitions(
+        assets=defs.assets, jobs=defs.jobs, resources=build_resources(platform.environment)
+    )
+    assert platform.sync(sorted(topics), definitions=shipped).success
+    by_service = accounts_by_service(platform.control.calls())
+    assert by_service["datazone"] == {SIDE_ACCOUNTS["governance"]}
+    assert by_service["glue"] == {SIDE_ACCOUNTS["data"]}
+
+
+@pytest.mark.parametrize("side", ["data", "governance"])
+def test_a_wrong_external_id_fails_naming_the_sides_external_id_setting(two_accounts, side):
+    platform = two_accounts
+    variables = side_role_variables(side)
+    wrong = {**platform.environment, variables["role_external_id"]: "not-the-agreed-id"}
+    failed = dzlineage(wrong, "sync")
+    assert failed.returncode == 1
+    assert f"the {side} side's role {variables['role_arn']}=" in failed.stderr
+    assert "cannot be assumed; its trust policy must trust this identity with " in failed.stderr
+    assert f"{variables['role_external_id']} as its sts:ExternalId" in failed.stderr
+    assert "AccessDenied" in failed.stderr and "Traceback" not in failed.stderr
+
+
+#: A central lake account whose Glue Data Catalog holds the Iceberg tables.
+CATALOG_ACCOUNT = "333333333333"
+
+
+def test_the_glue_catalog_id_is_read_and_named_in_the_lineage(two_accounts):
+    platform = two_accounts
+    glue = platform.side_client("data", "glue")
+    lakehouse = platform.settings.glue_database
+    glue.create_database(CatalogId=CATALOG_ACCOUNT, DatabaseInput={"Name": lakehouse})
+    glue.create_table(
+        CatalogId=CATALOG_ACCOUNT,
+        DatabaseName=lakehouse,
+        TableInput={"Name": "central_only", "Parameters": {"table_type": "ICEBERG"}},
+    )
+    central = {**platform.environment, "DZLINEAGE_GLUE_CATALOG_ID": CATALOG_ACCOUNT}
+    assert dzlineage(central, "sync").returncode == 0
+
+    traced = dzlineage(central, "trace", "shop.sales.orders", "--downstream", "--format", "json")
+    nodes = {node["id"] for node in json.loads(traced.stdout)["nodes"]}
+    assert f"arn:aws:glue:us-east-1:{CATALOG_ACCOUNT}:table/{lakehouse}/sales_orders" in nodes
+    # The tables read are the central catalog's (CatalogId), not the data account's own.
+    orphans = dzlineage(central, "orphans", "--format", "json")
+    unfed = json.loads(orphans.stdout)["tables_without_upstream"]
+    assert f"arn:aws:glue:us-east-1:{CATALOG_ACCOUNT}:table/{lakehouse}/central_only" in unfed
+    assert not [table for table in unfed if "daily_revenue" in table], unfed
+
+
+def test_the_relay_reads_the_cluster_as_the_data_side_and_posts_as_the_governance_side(
+    two_accounts,
+):
+    from openlineage.client.event_v2 import OutputDataset
+
+    from dzlineage_dagster.relay.build import build_relay
+    from dzlineage_dagster.relay.settings import RelaySettings
+    from dzlineage_dagster_tests.relay.events import run_event, to_json
+
+    platform = two_accounts
+    platform.control.clear_calls()
+    relay = build_relay(
+        RelaySettings.from_env(platform.environment),
+        with_spool=False,
+        environ=platform.environment,
+    )
+    event = run_event(outputs=[OutputDataset(namespace="s3://lake", name="revenue")])
+    relay.post("two-accounts-relay-test", to_json(event))
+    by_service = accounts_by_service(platform.control.calls())
+    assert by_service["kafka"] == {SIDE_ACCOUNTS["data"]}
+    assert by_service["datazone"] == {SIDE_ACCOUNTS["governance"]}
