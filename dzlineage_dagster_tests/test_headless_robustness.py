@@ -238,7 +238,7 @@ def test_bad_and_other_format_schemas_fail_or_catalog_by_topic_while_others_comp
     assert "FAILED" in rows["shop.sales.notes"] and "no `properties`" in rows["shop.sales.notes"]
     for topic in ("shop.inventory.customers", "shop.sales.refunds", "shop.sales.shipments"):
         assert "created" in rows[topic], rows[topic]
-    assert "shop.sales.shipments: PROTOBUF schemas are cataloged without columns" in caplog.text
+    assert "shop.sales.shipments: Protobuf columns from message Order" in caplog.text
 
     state = catalog_state(small)
     mapped_topics = {topic for topic, _, _ in state.mappings.values()}

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
 from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
+from dzlineage_dagster.core.protobuf import InvalidProtobufSchema, parse_protobuf_row_schema
 from dzlineage_dagster.core.topics import TopicKind, topic_name_problem
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -66,12 +67,16 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
                 f"schema {listed.schema_name} version {version['VersionNumber']} is not a JSON "
                 f"Schema with columns: {error}"
             ) from None
-    else:
-        # PROTOBUF: cataloged with its registry facts; its messages are not read into columns.
-        run.log.warning(
-            f"{topic}: {data_format} schemas are cataloged without columns (only AVRO and JSON "
-            "schemas are parsed)"
-        )
+    else:  # PROTOBUF, the third and last DataFormat of botocore's glue model
+        try:
+            protobuf = parse_protobuf_row_schema(version["SchemaDefinition"])
+        except InvalidProtobufSchema as error:
+            raise SyncError(
+                f"schema {listed.schema_name} version {version['VersionNumber']} is not a "
+                f"Protobuf schema protoc compiles: {error}"
+            ) from None
+        row = protobuf.row
+        run.log.info(f"{topic}: Protobuf columns from message {protobuf.message}")
     return SchemaSnapshot(
         topic=topic,
         # From the connectors' configs where they name the topic (heartbeat, transaction,
