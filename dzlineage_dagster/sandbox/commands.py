@@ -231,7 +231,9 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         type_recreation=args.type_recreation, schema_updated_time=args.schema_updated_time
     )
     if not args.empty:
-        environment.update(seed_platform(sandbox.endpoint_url, args.seed))
+        # The bundled demo also shows nested, enum, $ref and Protobuf columns (docs/columns.md).
+        showcase = args.seed is None
+        environment.update(seed_platform(sandbox.endpoint_url, args.seed, column_showcase=showcase))
         # The seeding calls are set-up, not the project's: start the call log afresh.
         SandboxControl(sandbox.endpoint_url).clear_calls()
     # Seeding is set-up: it runs at full speed, the pacing applies from the first real call.
