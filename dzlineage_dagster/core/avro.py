@@ -142,6 +142,9 @@ class RowSchema:
 
     columns: list[Column]
     debezium_envelope: bool
+    #: Which part of the schema the columns are from where the schema itself does not say
+    #: (a Protobuf file's message, see :mod:`dzlineage_dagster.core.protobuf`).
+    origin: str | None = None
 
 
 def parse_row_schema(schema_definition: str) -> RowSchema:

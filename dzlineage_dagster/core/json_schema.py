@@ -186,11 +186,12 @@ def _types(schema: dict[str, Any], document: dict[str, Any]) -> list[str]:
     if not types and isinstance(schema.get("properties"), dict):
         return ["object"]
     if not types and isinstance(schema.get("enum"), list):
-        return list(dict.fromkeys(_json_type(value) for value in schema["enum"]))
+        return list(dict.fromkeys(json_type(value) for value in schema["enum"]))
     return types
 
 
-def _json_type(value: Any) -> str:
+def json_type(value: Any) -> str:
+    """The JSON Schema type name of a JSON value (``integer`` for whole numbers)."""
     if value is None:
         return "null"
     if isinstance(value, bool):

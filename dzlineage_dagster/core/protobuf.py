@@ -12,7 +12,7 @@ with protoc's message.
 Which message is the row: GSR's serializer writes, per record, the index of its message among
 all messages of the file (``MessageIndexFinder``), so the schema alone does not say it; as for
 Confluent's default, the row is the file's **first top-level message**, and a file with more
-than one says so in :attr:`ProtobufRow.message`. A message field is a struct column with its
+than one says so in the row's ``origin``. A message field is a struct column with its
 fields, as for Avro records (docs/columns.md); leading comments are the columns' descriptions.
 """
 
@@ -21,7 +21,6 @@ from __future__ import annotations
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
@@ -83,15 +82,7 @@ class InvalidProtobufSchema(ValueError):
     """protoc refused the definition; the message is protoc's, with line and column."""
 
 
-@dataclass(frozen=True)
-class ProtobufRow:
-    """The row's columns, and which message they are from (and what else the file has)."""
-
-    row: RowSchema
-    message: str
-
-
-def parse_protobuf_row_schema(schema_definition: str) -> ProtobufRow:
+def parse_protobuf_row_schema(schema_definition: str) -> RowSchema:
     """The columns of the first top-level message of ``schema_definition`` (``.proto`` text).
 
     A file without messages (only enums, say) has no columns. Raises InvalidProtobufSchema
@@ -100,16 +91,16 @@ def parse_protobuf_row_schema(schema_definition: str) -> ProtobufRow:
     files = _compile(schema_definition)
     schema_file = files[-1]  # --include_imports lists dependencies first
     if not schema_file.message_type:
-        return ProtobufRow(RowSchema([], debezium_envelope=False), "no message")
+        return RowSchema([], debezium_envelope=False, origin="no message")
     reader = _Reader(files, schema_file)
     first = schema_file.message_type[0]
     full_name = reader.full_name(first.name)
     columns = reader.columns(full_name, frozenset({full_name}))
     others = len(schema_file.message_type) - 1
-    message = full_name.lstrip(".")
+    origin = f"message {full_name.lstrip('.')}"
     if others:
-        message += f" (the first of {others + 1} top-level messages)"
-    return ProtobufRow(RowSchema(columns, debezium_envelope=False), message)
+        origin += f" (the first of {others + 1} top-level messages)"
+    return RowSchema(columns, debezium_envelope=False, origin=origin)
 
 
 def _compile(schema_definition: str) -> list[descriptor_pb2.FileDescriptorProto]:

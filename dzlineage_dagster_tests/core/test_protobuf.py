@@ -49,9 +49,9 @@ ADDRESS = "struct<street:string,geo:struct<lat:double,lon:double>>"
 
 def test_a_messages_fields_are_columns_with_nested_messages_oneofs_maps_and_well_known_types():
     parsed = parse_protobuf_row_schema(CUSTOMER)
-    assert parsed.message == "shop.v1.Customer (the first of 2 top-level messages)"
-    assert not parsed.row.debezium_envelope
-    columns = parsed.row.columns
+    assert parsed.origin == "message shop.v1.Customer (the first of 2 top-level messages)"
+    assert not parsed.debezium_envelope
+    columns = parsed.columns
     assert [(c.name, c.type, c.nullable, c.description) for c in columns] == [
         ("id", "long", False, "The key."),
         ("home", ADDRESS, True, None),
@@ -76,12 +76,12 @@ def test_proto2_optional_fields_are_nullable_and_required_ones_are_not():
     parsed = parse_protobuf_row_schema(
         'syntax = "proto2";\nmessage Row { required int32 id = 1; optional string note = 2; }'
     )
-    assert [(c.name, c.nullable) for c in parsed.row.columns] == [("id", False), ("note", True)]
+    assert [(c.name, c.nullable) for c in parsed.columns] == [("id", False), ("note", True)]
 
 
 def test_a_file_without_messages_has_no_columns():
     parsed = parse_protobuf_row_schema('syntax = "proto3";\nenum Only { ZERO = 0; }')
-    assert parsed.row.columns == []
+    assert (parsed.columns, parsed.origin) == ([], "no message")
 
 
 @pytest.mark.parametrize(
@@ -117,5 +117,5 @@ def test_any_nesting_of_messages_reads_as_nested_structs(field_names, depth):
         body = f"{scalars} M{level + 1} child {child} message M{level + 1} {{ {body} }}"
         struct = f"struct<{scalar_types},child:{struct}>"
     definition = f'syntax = "proto3";\nmessage M0 {{ M1 child {child} message M1 {{ {body} }} }}'
-    [column] = parse_protobuf_row_schema(definition).row.columns
+    [column] = parse_protobuf_row_schema(definition).columns
     assert (column.name, column.type) == ("child", struct)
