@@ -368,7 +368,7 @@ def _shape(
         return schema, (), ()
     semantic = DEBEZIUM_SEMANTIC_TYPES.get(schema.get("connect.name"))
     if semantic:
-        return semantic, (), ()
+        return semantic, (), _debezium_allowed_values(schema)
     kind, logical = schema["type"], schema.get("logicalType")
     if logical == "decimal" and type(schema.get("precision")) is int:
         return f"decimal({schema['precision']},{schema.get('scale', 0)})", (), ()
@@ -391,3 +391,14 @@ def _shape(
         fields = tuple(_record_columns(schema, named, enclosing | {name}))
         return struct_type(fields), fields, ()
     return kind, (), ()
+
+
+def _debezium_allowed_values(schema: dict[str, Any]) -> tuple[str, ...]:
+    """A Debezium ``Enum``/``EnumSet`` column's values: its ``allowed`` schema parameter, the
+    values joined by commas ("The set of allowed values is maintained in the allowed schema
+    parameter", Debezium's PostgreSQL and MySQL connector data types)."""
+    if schema.get("connect.name") not in ("io.debezium.data.Enum", "io.debezium.data.EnumSet"):
+        return ()
+    parameters = schema.get("connect.parameters")
+    allowed = parameters.get("allowed") if isinstance(parameters, dict) else None
+    return tuple(allowed.split(",")) if isinstance(allowed, str) and allowed else ()

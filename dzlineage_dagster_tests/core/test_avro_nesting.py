@@ -223,3 +223,26 @@ def test_any_nesting_reads_as_the_struct_glue_would_show(generated):
         {"name": "nested", "type": schema}
     ]}))  # fmt: skip
     assert columns[0].type == expected
+
+
+def test_a_debezium_enum_or_set_column_keeps_its_allowed_values_as_symbols():
+    def debezium(connect_name: str, **extra) -> dict:
+        return {"type": "string", "connect.version": 1, "connect.name": connect_name, **extra}
+
+    columns = parse_columns(
+        record(
+            {"name": "status", "type": debezium("io.debezium.data.Enum", **{
+                "connect.parameters": {"allowed": "new,paid,shipped"}})},
+            {"name": "flags", "type": ["null", debezium("io.debezium.data.EnumSet", **{
+                "connect.parameters": {"allowed": "gift,fragile"}})]},
+            {"name": "bare", "type": debezium("io.debezium.data.Enum")},
+            {"name": "json", "type": debezium("io.debezium.data.Json", **{
+                "connect.parameters": {"allowed": "not,an,enum"}})},
+        )
+    )  # fmt: skip
+    assert [(c.type, c.symbols) for c in columns] == [
+        ("enum", ("new", "paid", "shipped")),
+        ("set", ("gift", "fragile")),
+        ("enum", ()),
+        ("json", ()),
+    ]
