@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
 from dagster import AssetKey
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sandbox.demo.seed import COLUMN_SHOWCASE, register_column_showcase
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -266,3 +269,67 @@ def test_a_garbage_mapping_parameter_is_warned_about_in_the_dagster_runs_log(pla
         if entry.user_message.startswith("ignoring unreadable mapping parameter")
     ]
     assert warnings and all(name in warning for warning in warnings), warnings
+
+
+def test_nested_enum_ref_and_protobuf_columns_reach_the_assets_schema_form(platform):
+    register_column_showcase(platform.client("glue"), platform.settings.registry_name)
+    topics = list(COLUMN_SHOWCASE)
+    platform.instance.add_dynamic_partitions(kafka_topics.name, topics)
+    assert platform.sync(topics).success
+    assets = topic_assets(platform)
+    datazone = platform.client("datazone")
+
+    def table_form(topic: str) -> dict[str, dict]:
+        [asset_id] = assets[platform.schema_arn(topic)]
+        asset = datazone.get_asset(
+            domainIdentifier=platform.settings.domain_id, identifier=asset_id
+        )
+        form = next(f for f in asset["formsOutput"] if f["formName"] == "RelationalTableForm")
+        return {c["columnName"]: c for c in json.loads(form["content"])["columns"]}
+
+    avro = table_form("shop.profiles.customer_profiles")
+    address = "struct<street:string,geo:struct<lat:double,lon:double>>"
+    assert [(name, c["dataType"]) for name, c in avro.items()] == [
+        ("id", "long"),
+        ("address", address),
+        ("tier", "enum"),
+        ("past_addresses", f"array<{address}>"),
+        ("joined", "date"),
+    ]
+    assert avro["tier"]["description"] == "loyalty tier\nSymbols: BRONZE, SILVER, GOLD"
+    assert avro["address"]["description"] == (
+        "address.geo.lat: degrees north\naddress.geo.lon: degrees east"
+    )
+
+    refunds = table_form("shop.payments.refunds")
+    assert {name: c["dataType"] for name, c in refunds.items()} == {
+        "id": "integer",
+        "amount": "struct<units:number,currency:string>",
+        "reason": "string",
+        "refunded_to": "struct<iban:string,holder:string>",
+    }
+    assert refunds["reason"]["description"] == "Symbols: DAMAGED, LATE, OTHER"
+    assert refunds["amount"]["description"] == "amount.currency: ISO 4217 code"
+
+    shipments = table_form("shop.logistics.shipments")
+    assert {name: c["dataType"] for name, c in shipments.items()} == {
+        "id": "long",
+        "destination": "struct<city:string,postal_code:string>",
+        "parcel_service": "string",
+        "own_fleet_vehicle": "string",
+        "labels": "map<string,string>",
+        "status": "enum",
+        "shipped_at": "timestamp",
+    }
+    assert shipments["destination"]["description"] == "Where it goes."
+    assert shipments["status"]["description"] == (
+        "Symbols: STATUS_UNSPECIFIED, PACKED, IN_TRANSIT, DELIVERED"
+    )
+    assert shipments["parcel_service"]["description"] == "oneof carrier"
+
+    # Dagster's column schema says the same, nested fields described on their column.
+    schema = latest_metadata(platform, "registry_schema", "shop.profiles.customer_profiles")[
+        "dagster/column_schema"
+    ]
+    tier = next(c for c in schema.columns if c.name == "tier")
+    assert (tier.type, tier.description) == ("enum", avro["tier"]["description"])

@@ -478,3 +478,50 @@ def test_connectors_from_a_kafka_connect_rest_endpoint(platform):
             broken.connectors  # noqa: B018
     finally:
         server.shutdown()
+
+
+def test_a_nested_record_is_one_column_on_both_sides_of_the_sink_hop(connectors_platform):
+    """The Iceberg sink keeps a nested record as one struct column (its SchemaUtils maps a
+    Connect STRUCT to an Iceberg struct; GlueCatalog shows it as ``struct<...>``): the
+    sink hop's column lineage maps that column to the topic's ``after.<field>``."""
+    platform = connectors_platform
+    glue = platform.client("glue")
+    schema_id = {"SchemaArn": platform.schema_arn("erp.billing.invoices")}
+    latest = glue.get_schema_version(
+        SchemaId=schema_id, SchemaVersionNumber={"LatestVersion": True}
+    )
+    envelope = json.loads(latest["SchemaDefinition"])
+    before = next(f for f in envelope["fields"] if f["name"] == "before")
+    row = next(branch for branch in before["type"] if isinstance(branch, dict))
+    geo = {"type": "record", "name": "Geo", "fields": [{"name": "lat", "type": "double"}]}
+    address = {
+        "type": "record",
+        "name": "Address",
+        "fields": [{"name": "street", "type": "string"}, {"name": "geo", "type": geo}],
+    }
+    row["fields"].append({"name": "billing_address", "type": ["null", address], "default": None})
+    glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=json.dumps(envelope))
+
+    run, _ = sync(platform, ["erp.billing.invoices"])
+    namespace, name = run.topic_dataset("erp.billing.invoices")
+    sink_hop = next(
+        e
+        for e in posted_events(platform)
+        if e["job"]["name"] == "erp-iceberg-sink/erp.billing.invoices"
+    )
+    validate_openlineage_event(json.dumps(sink_hop))
+    (table_output,) = sink_hop["outputs"]
+    # What Iceberg's GlueCatalog writes as the table column's Glue type for this struct.
+    glue_type = "struct<street:string,geo:struct<lat:double>>"
+    column = next(
+        f for f in table_output["facets"]["schema"]["fields"] if f["name"] == "billing_address"
+    )
+    assert column["type"] == glue_type
+    assert [(f["name"], f["type"]) for f in column["fields"]] == [
+        ("street", "string"),
+        ("geo", "struct<lat:double>"),
+    ]
+    inputs = table_output["facets"]["columnLineage"]["fields"]["billing_address"]["inputFields"]
+    assert [(i["namespace"], i["name"], i["field"]) for i in inputs] == [
+        (namespace, name, "after.billing_address")
+    ]

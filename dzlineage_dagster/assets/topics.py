@@ -221,7 +221,8 @@ def schema_metadata(snapshot: SchemaSnapshot) -> dict[str, object]:
                 TableColumn(
                     name=column.name,
                     type=column.type,
-                    description=column.description,
+                    # Dagster's columns are flat: nested fields' docs and enum symbols go here.
+                    description=column.full_description(),
                     constraints=TableColumnConstraints(nullable=column.nullable),
                 )
                 for column in snapshot.columns

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -90,12 +91,49 @@ class InvalidAvroSchema(ValueError):
 @dataclass(frozen=True)
 class Column:
     """One field of a record: ``type`` is readable (``long``, ``decimal(10,2)``,
-    ``timestamp-millis``, ``array<string>``, ``record``, ...), ``description`` the field's doc."""
+    ``timestamp-millis``, ``array<string>``, ``struct<street:string,geo:struct<lat:double>>``,
+    ...), ``description`` the field's doc.
+
+    A nested record (JSON object, Protobuf message) stays one column, as the Iceberg sink keeps
+    it (an Iceberg struct column, shown by Glue as ``struct<name:type,...>``): its type spells the
+    struct out and ``fields`` holds its fields, also for a struct inside an array or a map.
+    ``symbols`` are an enum's symbols (of its elements or values, inside an array or a map).
+    See docs/columns.md.
+    """
 
     name: str
     type: str
     nullable: bool
     description: str | None
+    fields: tuple[Column, ...] = ()
+    symbols: tuple[str, ...] = ()
+
+    def full_description(self) -> str | None:
+        """The description, then one line per nested field (by dotted path) that has a
+        description or enum symbols, for views that show one flat text per column (DataZone's
+        relational table form, Dagster's column schema)."""
+        lines = [self.description] if self.description else []
+        if self.symbols:
+            lines.append(f"Symbols: {', '.join(self.symbols)}")
+        lines += _nested_notes(self.fields, self.name)
+        return "\n".join(lines) or None
+
+
+def _nested_notes(fields: tuple[Column, ...], parent: str) -> list[str]:
+    notes = []
+    for field in fields:
+        path = f"{parent}.{field.name}"
+        if field.description:
+            notes.append(f"{path}: {field.description}")
+        if field.symbols:
+            notes.append(f"{path} symbols: {', '.join(field.symbols)}")
+        notes += _nested_notes(field.fields, path)
+    return notes
+
+
+def struct_type(fields: Iterable[Column]) -> str:
+    """Glue's spelling of a struct column's type, as Iceberg's GlueCatalog writes it."""
+    return "struct<" + ",".join(f"{field.name}:{field.type}" for field in fields) + ">"
 
 
 @dataclass(frozen=True)
@@ -104,6 +142,9 @@ class RowSchema:
 
     columns: list[Column]
     debezium_envelope: bool
+    #: Which part of the schema the columns are from where the schema itself does not say
+    #: (a Protobuf file's message, see :mod:`dzlineage_dagster.core.protobuf`).
+    origin: str | None = None
 
 
 def parse_row_schema(schema_definition: str) -> RowSchema:
@@ -118,15 +159,10 @@ def parse_row_schema(schema_definition: str) -> RowSchema:
     record = row or schema
     if not _is_record(record):
         return RowSchema([], debezium_envelope=False)
-    columns = [
-        Column(
-            name=field["name"],
-            type=_readable_type(field["type"], named),
-            nullable=_is_nullable(field["type"], named),
-            description=field.get("doc") if isinstance(field.get("doc"), str) else None,
-        )
-        for field in record["fields"]
-    ]
+    try:
+        columns = _record_columns(record, named, frozenset({record["name"]}))
+    except RecursionError:
+        raise InvalidAvroSchema("schema definition is nested too deeply to read") from None
     return RowSchema(columns, debezium_envelope=row is not None)
 
 
@@ -292,28 +328,77 @@ def _is_nullable(schema: Any, named: dict[str, Any]) -> bool:
     return any(map(_is_null, schema)) if isinstance(schema, list) else _is_null(schema)
 
 
-def _readable_type(schema: Any, named: dict[str, Any]) -> str:
-    """``schema`` as a short type name; a union with null reads as its other branch(es)."""
+def _record_columns(
+    record: dict[str, Any], named: dict[str, Any], enclosing: frozenset[str]
+) -> list[Column]:
+    """The fields of ``record`` as columns; ``enclosing`` holds the full names of the records
+    being expanded, so that a recursive reference reads as the record's name, not forever."""
+    columns = []
+    for field in record["fields"]:
+        readable, fields, symbols = _shape(field["type"], named, enclosing)
+        columns.append(
+            Column(
+                name=field["name"],
+                type=readable,
+                nullable=_is_nullable(field["type"], named),
+                description=field.get("doc") if isinstance(field.get("doc"), str) else None,
+                fields=fields,
+                symbols=symbols,
+            )
+        )
+    return columns
+
+
+def _shape(
+    schema: Any, named: dict[str, Any], enclosing: frozenset[str]
+) -> tuple[str, tuple[Column, ...], tuple[str, ...]]:
+    """``schema`` as a short type name, with its struct fields and enum symbols.
+
+    A union with null reads as its other branch; an array or a map carries its element's
+    fields and symbols.
+    """
     schema = _resolve(schema, named)
     if isinstance(schema, list):
         others = [branch for branch in schema if not _is_null(branch)]
         if len(others) == 1:
-            return _readable_type(others[0], named)
-        return "union<" + ",".join(_readable_type(b, named) for b in others or schema) + ">"
+            return _shape(others[0], named, enclosing)
+        branches = ",".join(_shape(b, named, enclosing)[0] for b in others or schema)
+        return f"union<{branches}>", (), ()
     if isinstance(schema, str):
-        return schema
+        return schema, (), ()
     semantic = DEBEZIUM_SEMANTIC_TYPES.get(schema.get("connect.name"))
     if semantic:
-        return semantic
+        return semantic, (), _debezium_allowed_values(schema)
     kind, logical = schema["type"], schema.get("logicalType")
     if logical == "decimal" and type(schema.get("precision")) is int:
-        return f"decimal({schema['precision']},{schema.get('scale', 0)})"
+        return f"decimal({schema['precision']},{schema.get('scale', 0)})", (), ()
     if logical in LOGICAL_TYPES and logical != "decimal":
-        return logical
-    if kind == "array":
-        return f"array<{_readable_type(schema['items'], named)}>"
-    if kind == "map":
-        return f"map<string,{_readable_type(schema['values'], named)}>"
+        return logical, (), ()
+    if kind in ("array", "map"):
+        inner, fields, symbols = _shape(
+            schema["items" if kind == "array" else "values"], named, enclosing
+        )
+        readable = f"array<{inner}>" if kind == "array" else f"map<string,{inner}>"
+        return readable, fields, symbols
     if kind == "fixed":
-        return f"fixed({schema['size']})"
-    return "record" if kind == "error" else kind
+        return f"fixed({schema['size']})", (), ()
+    if kind == "enum":
+        return "enum", (), tuple(schema["symbols"])
+    if _is_record(schema):
+        name = schema["name"]
+        if name in enclosing:
+            return name, (), ()
+        fields = tuple(_record_columns(schema, named, enclosing | {name}))
+        return struct_type(fields), fields, ()
+    return kind, (), ()
+
+
+def _debezium_allowed_values(schema: dict[str, Any]) -> tuple[str, ...]:
+    """A Debezium ``Enum``/``EnumSet`` column's values: its ``allowed`` schema parameter, the
+    values joined by commas ("The set of allowed values is maintained in the allowed schema
+    parameter", Debezium's PostgreSQL and MySQL connector data types)."""
+    if schema.get("connect.name") not in ("io.debezium.data.Enum", "io.debezium.data.EnumSet"):
+        return ()
+    parameters = schema.get("connect.parameters")
+    allowed = parameters.get("allowed") if isinstance(parameters, dict) else None
+    return tuple(allowed.split(",")) if isinstance(allowed, str) and allowed else ()

@@ -341,7 +341,12 @@ def asset_common_details_content(source_identifier: str) -> str:
 
 
 def relational_table_content(columns: Sequence[Column], *, table_name: str) -> str:
-    """The relational table form: the table's name and its columns' names, types and docs."""
+    """The relational table form: the table's name and its columns' names, types and docs.
+
+    The form's columns are flat: a struct column's type spells its fields out (Glue's
+    ``struct<...>``), and its description adds a line per nested field with a doc or enum
+    symbols (:meth:`Column.full_description`).
+    """
     return _content_json(
         {
             "tableName": table_name,
@@ -349,7 +354,7 @@ def relational_table_content(columns: Sequence[Column], *, table_name: str) -> s
                 {
                     "columnName": column.name,
                     "dataType": column.type,
-                    **({"description": column.description} if column.description else {}),
+                    **({"description": text} if (text := column.full_description()) else {}),
                 }
                 for column in columns
             ],

@@ -295,13 +295,22 @@ def build_run_events(
 def _facets(dataset: DatasetSpec, producer: str) -> dict[str, schema_dataset.SchemaDatasetFacet]:
     if dataset.columns is None:
         return {}
-    fields = [
-        schema_dataset.SchemaDatasetFacetFields(
-            name=column.name, type=column.type, description=column.description
-        )
-        for column in dataset.columns
-    ]
+    fields = _schema_fields(dataset.columns)
     return {"schema": schema_dataset.SchemaDatasetFacet(fields=fields, producer=producer)}
+
+
+def _schema_fields(columns: Sequence[Column]) -> list[schema_dataset.SchemaDatasetFacetFields]:
+    """The schema facet's fields; a struct column's fields nest under it (the facet's own
+    ``fields`` of a field), also for a struct inside an array or a map."""
+    return [
+        schema_dataset.SchemaDatasetFacetFields(
+            name=column.name,
+            type=column.type,
+            description=column.full_description() if column.symbols else column.description,
+            fields=_schema_fields(column.fields),
+        )
+        for column in columns
+    ]
 
 
 _IDENTITY = column_lineage_dataset.Transformation(type="DIRECT", subtype="IDENTITY")

@@ -240,8 +240,14 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         type_recreation=args.type_recreation, schema_updated_time=args.schema_updated_time
     )
     if not args.empty:
+        # The bundled demo also shows nested, enum, $ref and Protobuf columns (docs/columns.md).
         environment.update(
-            seed_platform(sandbox.endpoint_url, args.seed, two_accounts=args.accounts == "two")
+            seed_platform(
+                sandbox.endpoint_url,
+                args.seed,
+                two_accounts=args.accounts == "two",
+                column_showcase=args.seed is None,
+            )
         )
         # The seeding calls are set-up, not the project's: start the call log afresh.
         SandboxControl(sandbox.endpoint_url).clear_calls()

@@ -147,7 +147,7 @@ def test_envelope_whose_before_and_after_differ_is_a_plain_record() -> None:
         ({"type": "array", "items": {"type": "array", "items": "int"}}, "array<array<int>>", False),
         ({"type": "enum", "name": "E", "symbols": ["A", "B"]}, "enum", False),
         ({"type": "fixed", "name": "F", "size": 16}, "fixed(16)", False),
-        ({"type": "record", "name": "N", "fields": []}, "record", False),
+        ({"type": "record", "name": "N", "fields": []}, "struct<>", False),
         (["null", "int", "string"], "union<int,string>", True),
         (["int", "string"], "union<int,string>", False),
         (["string", "null"], "string", True),
@@ -159,7 +159,13 @@ def test_readable_types(field_type: Any, readable: str, nullable: bool) -> None:
     definition = json.dumps(
         {"type": "record", "name": "R", "fields": [{"name": "f", "type": field_type}]}
     )
-    assert parse_columns(definition) == [Column("f", readable, nullable, None)]
+    [column] = parse_columns(definition)
+    assert (column.name, column.type, column.nullable, column.description) == (
+        "f",
+        readable,
+        nullable,
+        None,
+    )
 
 
 def test_named_type_references_read_as_their_definition() -> None:

@@ -384,3 +384,29 @@ def test_a_table_too_wide_for_one_form_keeps_the_longest_prefix_that_fits():
         relational_table_content(columns[: kept + 1], table_name="wide")
     narrow, all_kept = fitting_relational_table_content(columns[:10], table_name="narrow")
     assert all_kept == 10 and narrow == relational_table_content(columns[:10], table_name="narrow")
+
+
+def test_a_struct_column_is_one_form_column_whose_description_names_nested_docs_and_symbols():
+    from dzlineage_dagster.core.avro import Column, struct_type
+
+    geo = (Column("lat", "double", False, "degrees north"),)
+    fields = (
+        Column("street", "string", False, None),
+        Column("geo", struct_type(geo), True, None, fields=geo),
+        Column("kind", "enum", False, None, symbols=("HOME", "WORK")),
+    )
+    columns = [
+        Column("address", struct_type(fields), True, "where", fields=fields),
+        Column("status", "enum", False, None, symbols=("NEW", "PAID")),
+    ]
+    content = json.loads(relational_table_content(columns, table_name="people"))
+    assert content["columns"] == [
+        {
+            "columnName": "address",
+            "dataType": "struct<street:string,geo:struct<lat:double>,kind:enum>",
+            "description": (
+                "where\naddress.geo.lat: degrees north\naddress.kind symbols: HOME, WORK"
+            ),
+        },
+        {"columnName": "status", "dataType": "enum", "description": "Symbols: NEW, PAID"},
+    ]

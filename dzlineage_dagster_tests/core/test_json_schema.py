@@ -114,7 +114,7 @@ def test_column_types_formats_arrays_unions_references_and_descriptions():
         ("anything", "array", True, None),
         ("amount", "number|string", True, None),
         ("code", "string|integer", True, None),
-        ("payload", "object", False, None),
+        ("payload", "struct<k:string>", False, None),
         ("free", "any", True, None),
         ("odd", "any", True, None),
     ]
@@ -149,3 +149,129 @@ def test_references_that_cannot_be_followed_are_refused_naming_them(document, me
     with pytest.raises(InvalidJsonSchema) as raised:
         parse_json_row_schema(json.dumps(document))
     assert str(raised.value) == message
+
+
+# --- references, nested objects and enums, as users see them ----------------------------------
+
+PERSON = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "required": ["id", "home"],
+    "properties": {
+        "id": {"type": "integer"},
+        "home": {"$ref": "#/definitions/Address"},
+        "work": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/Address"}]},
+        "status": {"type": "string", "enum": ["NEW", "ACTIVE", None], "description": "state"},
+        "level": {"enum": [1, 2, 3]},
+        "previous": {"type": "array", "items": {"$ref": "#/definitions/Address"}},
+    },
+    "definitions": {
+        "Address": {
+            "type": "object",
+            "required": ["street"],
+            "properties": {
+                "street": {"type": "string", "description": "street and number"},
+                "geo": {
+                    "type": "object",
+                    "properties": {"lat": {"type": "number"}, "lon": {"type": "number"}},
+                },
+                "kind": {"$ref": "#/definitions/Kind"},
+            },
+        },
+        "Kind": {"type": "string", "enum": ["HOME", "WORK"]},
+    },
+}
+PERSON["$defs"] = {"Address": PERSON["definitions"]["Address"]}
+ADDRESS_TYPE = "struct<street:string,geo:struct<lat:number,lon:number>,kind:string>"
+
+
+def test_references_resolve_to_struct_columns_with_their_fields_and_enums():
+    columns = {c.name: c for c in parse_json_row_schema(json.dumps(PERSON)).columns}
+    home = columns["home"]
+    assert (home.type, home.nullable) == (ADDRESS_TYPE, False)
+    assert [(f.name, f.type, f.nullable, f.description) for f in home.fields] == [
+        ("street", "string", False, "street and number"),
+        ("geo", "struct<lat:number,lon:number>", True, None),
+        ("kind", "string", True, None),
+    ]
+    assert home.fields[2].symbols == ("HOME", "WORK")
+    # `$defs` (2019-09 on) like `definitions`; a oneOf with null makes it nullable.
+    assert (columns["work"].type, columns["work"].nullable) == (ADDRESS_TYPE, True)
+    assert columns["previous"].type == f"array<{ADDRESS_TYPE}>"
+    assert columns["previous"].fields == home.fields
+
+
+def test_enum_values_are_kept_and_an_enum_alone_gives_its_values_type():
+    columns = {c.name: c for c in parse_json_row_schema(json.dumps(PERSON)).columns}
+    status, level = columns["status"], columns["level"]
+    assert (status.type, status.symbols, status.nullable) == ("string", ("NEW", "ACTIVE"), True)
+    assert status.full_description() == "state\nSymbols: NEW, ACTIVE"
+    assert (level.type, level.symbols) == ("integer", ("1", "2", "3"))
+
+
+def test_a_recursive_definition_reads_as_its_name_where_it_recurs():
+    schema = {
+        "type": "object",
+        "properties": {"root": {"$ref": "#/$defs/Node"}},
+        "$defs": {
+            "Node": {
+                "type": "object",
+                "properties": {
+                    "value": {"type": "integer"},
+                    "children": {"type": "array", "items": {"$ref": "#/$defs/Node"}},
+                },
+            }
+        },
+    }
+    [root] = parse_json_row_schema(json.dumps(schema)).columns
+    assert root.type == "struct<value:integer,children:array<Node>>"
+
+
+def test_a_remote_reference_is_declined_for_its_column_and_the_others_are_read():
+    schema = {
+        "type": "object",
+        "properties": {
+            "id": {"type": "integer"},
+            "address": {"$ref": "https://example.com/address.json"},
+        },
+    }
+    identifier, address = parse_json_row_schema(json.dumps(schema)).columns
+    assert identifier.type == "integer"
+    assert (address.type, address.nullable) == ("any", True)
+    assert address.description.startswith(
+        "not read: $ref 'https://example.com/address.json' is not a local reference"
+    )
+    with pytest.raises(InvalidJsonSchema, match=r"'other\.json#/x' is not a local reference"):
+        parse_json_row_schema(json.dumps({"$ref": "other.json#/x"}))
+
+
+@st.composite
+def nested_definitions(draw):
+    """A chain of definitions, each an object whose last property refers to the next one."""
+    depth = draw(st.integers(min_value=1, max_value=12))
+    names = draw(
+        st.lists(st.from_regex(r"[A-Za-z][A-Za-z0-9_]{0,6}", fullmatch=True), min_size=depth,
+                 max_size=depth, unique=True)
+    )  # fmt: skip
+    keyword = draw(st.sampled_from(["definitions", "$defs"]))
+    definitions, expected = {}, "string"
+    for index in reversed(range(depth)):
+        inner = (
+            {"$ref": f"#/{keyword}/{names[index + 1]}"} if index + 1 < depth else {"type": "string"}
+        )
+        definitions[names[index]] = {"type": "object", "properties": {"leaf": {"type": "integer"},
+                                                                        "next": inner}}  # fmt: skip
+        expected = f"struct<leaf:integer,next:{expected}>"
+    schema = {
+        "type": "object",
+        "properties": {"top": {"$ref": f"#/{keyword}/{names[0]}"}},
+        keyword: definitions,
+    }
+    return schema, expected
+
+
+@given(nested_definitions())
+def test_any_chain_of_references_reads_as_nested_structs(generated):
+    schema, expected = generated
+    [top] = parse_json_row_schema(json.dumps(schema)).columns
+    assert top.type == expected

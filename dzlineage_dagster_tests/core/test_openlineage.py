@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from jsonschema import ValidationError
+from openlineage.client.event_v2 import RunState
 
 from dzlineage_dagster.core.avro import Column
 from dzlineage_dagster.core.openlineage import (
@@ -275,3 +276,29 @@ def test_a_kafka_namespace_keeps_an_ipv6_host_and_names_a_bad_list() -> None:
         "bootstrap servers 'b-1.x' must start with host:port, "
         "e.g. 'b-1.cluster.kafka.us-east-1.amazonaws.com:9098'"
     )
+
+
+def test_a_struct_columns_fields_nest_in_the_schema_facet_and_the_event_stays_valid() -> None:
+    from dzlineage_dagster.core.avro import struct_type
+
+    geo = (Column("lat", "double", False, "degrees north"),)
+    fields = (
+        Column("geo", struct_type(geo), True, None, fields=geo),
+        Column("kind", "enum", False, None, symbols=("HOME", "WORK")),
+    )
+    address = Column("address", struct_type(fields), True, "where", fields=fields)
+    topic = DatasetSpec(TOPIC.namespace, TOPIC.name, [address])
+    (event,) = orders_events(inputs=[topic], outputs=[], event_types=(RunState.START,))
+    text = event_json(event)
+    validate_openlineage_event(text)
+    [field] = json.loads(text)["inputs"][0]["facets"]["schema"]["fields"]
+    assert (field["name"], field["type"], field["description"]) == (
+        "address",
+        "struct<geo:struct<lat:double>,kind:enum>",
+        "where",
+    )
+    geo_field, kind_field = field["fields"]
+    assert geo_field["fields"] == [
+        {"name": "lat", "type": "double", "description": "degrees north", "fields": []}
+    ]
+    assert kind_field["description"] == "Symbols: HOME, WORK"

@@ -9,6 +9,7 @@ import pytest
 import yaml
 
 from dzlineage_dagster.sandbox.demo.seed import (
+    COLUMN_SHOWCASE,
     DEMO_PLATFORM,
     PlatformSpecError,
     load_platform_spec,
@@ -329,3 +330,26 @@ def test_seeding_a_malformed_file_fails_before_creating_anything(sandbox, tmp_pa
 
     kafka = sandbox.client("kafka", region_name="eu-north-1")
     assert kafka.list_clusters_v2()["ClusterInfoList"] == []
+
+
+def test_the_column_showcase_is_seeded_only_when_asked(sandbox):
+    """`dzlineage demo` asks for it (docs/columns.md); the tests' platform does not."""
+    region = "ap-southeast-2"
+    plain = seed_platform(sandbox.endpoint_url, region=region)
+    glue = sandbox.client("glue", region_name=region)
+
+    def formats() -> dict[str, str]:
+        listed = glue.list_schemas(RegistryId={"RegistryName": plain["DZLINEAGE_REGISTRY_NAME"]})
+        return {
+            s["SchemaName"]: glue.get_schema(SchemaId={"SchemaArn": s["SchemaArn"]})["DataFormat"]
+            for s in listed["Schemas"]
+        }
+
+    assert not set(COLUMN_SHOWCASE) & set(formats())
+    showcase_region = "ca-central-1"
+    seed_platform(sandbox.endpoint_url, region=showcase_region, column_showcase=True)
+    glue = sandbox.client("glue", region_name=showcase_region)
+    seeded_formats = formats()
+    assert {topic: seeded_formats[topic] for topic in COLUMN_SHOWCASE} == {
+        topic: data_format for topic, (data_format, _) in COLUMN_SHOWCASE.items()
+    }

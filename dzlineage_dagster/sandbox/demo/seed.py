@@ -526,6 +526,130 @@ def iceberg_table_input(
     }
 
 
+# --- column showcase: nested, enum, $ref and Protobuf columns (docs/columns.md) ----------------
+
+#: A customer profile with a nested address (itself holding a record), an enum, and an array
+#: of a named record used again by name: how its columns read is in docs/columns.md.
+SHOWCASE_AVRO = {
+    "type": "record",
+    "name": "CustomerProfile",
+    "namespace": "shop.profiles",
+    "fields": [
+        {"name": "id", "type": "long"},
+        {
+            "name": "address",
+            "type": [
+                "null",
+                {
+                    "type": "record",
+                    "name": "Address",
+                    "fields": [
+                        {"name": "street", "type": "string"},
+                        {
+                            "name": "geo",
+                            "type": {
+                                "type": "record",
+                                "name": "Geo",
+                                "fields": [
+                                    {"name": "lat", "type": "double", "doc": "degrees north"},
+                                    {"name": "lon", "type": "double", "doc": "degrees east"},
+                                ],
+                            },
+                        },
+                    ],
+                },
+            ],
+            "default": None,
+        },
+        {
+            "name": "tier",
+            "type": {"type": "enum", "name": "Tier", "symbols": ["BRONZE", "SILVER", "GOLD"]},
+            "doc": "loyalty tier",
+        },
+        {"name": "past_addresses", "type": {"type": "array", "items": "Address"}},
+        {"name": "joined", "type": {"type": "int", "logicalType": "date"}},
+    ],
+}
+#: A refund as a JSON Schema whose nested objects are `$ref`s into `definitions` and `$defs`.
+SHOWCASE_JSON = {
+    "$schema": "http://json-schema.org/draft-07/schema#",
+    "type": "object",
+    "required": ["id", "amount"],
+    "properties": {
+        "id": {"type": "integer"},
+        "amount": {"$ref": "#/definitions/Money"},
+        "reason": {"type": "string", "enum": ["DAMAGED", "LATE", "OTHER"]},
+        "refunded_to": {"oneOf": [{"type": "null"}, {"$ref": "#/$defs/Account"}]},
+    },
+    "definitions": {
+        "Money": {
+            "type": "object",
+            "required": ["units", "currency"],
+            "properties": {
+                "units": {"type": "number"},
+                "currency": {"type": "string", "description": "ISO 4217 code"},
+            },
+        }
+    },
+    "$defs": {
+        "Account": {
+            "type": "object",
+            "properties": {"iban": {"type": "string"}, "holder": {"type": "string"}},
+        }
+    },
+}
+#: A shipment as a .proto file: nested message, oneof, map, enum and a well-known type.
+SHOWCASE_PROTOBUF = """syntax = "proto3";
+package shop.logistics;
+
+import "google/protobuf/timestamp.proto";
+
+// A shipment leaving the warehouse.
+message Shipment {
+  int64 id = 1;
+  // Where it goes.
+  Destination destination = 2;
+  oneof carrier {
+    string parcel_service = 3;
+    string own_fleet_vehicle = 4;
+  }
+  map<string, string> labels = 5;
+  Status status = 6;
+  google.protobuf.Timestamp shipped_at = 7;
+
+  message Destination {
+    string city = 1;
+    string postal_code = 2;
+  }
+  enum Status {
+    STATUS_UNSPECIFIED = 0;
+    PACKED = 1;
+    IN_TRANSIT = 2;
+    DELIVERED = 3;
+  }
+}
+"""
+#: Topic -> (DataFormat, definition): table topics under the demo's prefix that neither the
+#: Debezium source (its include list) nor the Iceberg sink (its topics regex) takes.
+COLUMN_SHOWCASE = {
+    "shop.profiles.customer_profiles": ("AVRO", json.dumps(SHOWCASE_AVRO)),
+    "shop.payments.refunds": ("JSON", json.dumps(SHOWCASE_JSON)),
+    "shop.logistics.shipments": ("PROTOBUF", SHOWCASE_PROTOBUF),
+}
+
+
+def register_column_showcase(glue: Any, registry_name: str) -> None:
+    """Register the :data:`COLUMN_SHOWCASE` schemas in the registry."""
+    for topic, (data_format, definition) in COLUMN_SHOWCASE.items():
+        glue.create_schema(
+            RegistryId={"RegistryName": registry_name},
+            SchemaName=topic,
+            DataFormat=data_format,
+            Compatibility="BACKWARD",
+            SchemaDefinition=definition,
+        )
+
+
 # --- seeding ----------------------------------------------------------------------------------
 
 
@@ -535,8 +659,10 @@ def seed_platform(
     *,
     region: str = "us-east-1",
     two_accounts: bool = False,
+    column_showcase: bool = False,
 ) -> dict[str, str]:
-    """Create the platform of ``spec_path`` (default: the demo) on the endpoint.
+    """Create the platform of ``spec_path`` (default: the demo) on the endpoint, with the
+    :data:`COLUMN_SHOWCASE` schemas too if ``column_showcase``.
 
     ``two_accounts``: the data side in one account and DataZone in another, each reached
     through its role (:mod:`~dzlineage_dagster.sandbox.demo.accounts`). Returns the
@@ -563,6 +689,8 @@ def seed_platform(
     placeholders = {"${region}": region, "${account_id}": account_id}
     cluster_arn, bootstrap_servers = _create_cluster(client("kafka"), spec.cluster)
     _create_schemas(client("glue"), spec)
+    if column_showcase:
+        register_column_showcase(client("glue"), spec.registry["name"])
     _create_catalog(client("glue"), spec, placeholders)
     _create_connectors(
         client("kafkaconnect"), spec, cluster_arn, bootstrap_servers, placeholders, account_id

@@ -2,13 +2,27 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
 from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
+from dzlineage_dagster.core.protobuf import InvalidProtobufSchema, parse_protobuf_row_schema
 from dzlineage_dagster.core.topics import TopicKind, topic_name_problem
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
+
+#: Per DataFormat (botocore's glue model has these three): its parser, the error a definition
+#: it can't read raises, and what such a definition is not.
+ROW_READERS: dict[str, tuple[Callable[[str], RowSchema], type[ValueError], str]] = {
+    "AVRO": (parse_row_schema, InvalidAvroSchema, "valid Avro"),
+    "JSON": (parse_json_row_schema, InvalidJsonSchema, "a JSON Schema with columns"),
+    "PROTOBUF": (
+        parse_protobuf_row_schema,
+        InvalidProtobufSchema,
+        "a Protobuf schema protoc compiles",
+    ),
+}
 
 
 @dataclass(frozen=True)
@@ -49,29 +63,16 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
     schema = registry.get_schema(listed.schema_arn)
     version = registry.get_schema_version(listed.schema_arn)
     data_format = schema.get("DataFormat", "AVRO")
-    row = RowSchema([], debezium_envelope=False)
-    if data_format == "AVRO":
-        try:
-            row = parse_row_schema(version["SchemaDefinition"])
-        except InvalidAvroSchema as error:
-            raise SyncError(
-                f"schema {listed.schema_name} version {version['VersionNumber']} is not valid "
-                f"Avro: {error}"
-            ) from None
-    elif data_format == "JSON":
-        try:
-            row = parse_json_row_schema(version["SchemaDefinition"])
-        except InvalidJsonSchema as error:
-            raise SyncError(
-                f"schema {listed.schema_name} version {version['VersionNumber']} is not a JSON "
-                f"Schema with columns: {error}"
-            ) from None
-    else:
-        # PROTOBUF: cataloged with its registry facts; its messages are not read into columns.
-        run.log.warning(
-            f"{topic}: {data_format} schemas are cataloged without columns (only AVRO and JSON "
-            "schemas are parsed)"
-        )
+    parse, invalid, must_be = ROW_READERS[data_format]
+    try:
+        row = parse(version["SchemaDefinition"])
+    except invalid as error:
+        raise SyncError(
+            f"schema {listed.schema_name} version {version['VersionNumber']} is not "
+            f"{must_be}: {error}"
+        ) from None
+    if row.origin:
+        run.log.info(f"{topic}: columns from {row.origin}")
     return SchemaSnapshot(
         topic=topic,
         # From the connectors' configs where they name the topic (heartbeat, transaction,

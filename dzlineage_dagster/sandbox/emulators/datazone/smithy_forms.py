@@ -12,6 +12,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from dzlineage_dagster.core.json_schema import json_type
+
 _SMITHY_TOKEN = re.compile(
     r"""(?P<skip>\s+|,|//[^\n]*)
     |(?P<string>"(?:[^"\\]|\\.)*")
@@ -223,7 +225,7 @@ class FormModel:
 
     def _check(self, target: str, value: Any, path: str, errors: list[str]) -> None:
         expected = _JSON_TYPE_OF_KIND[self._kind(target)]
-        found = _json_type(value)
+        found = json_type(value)
         if expected != "any" and found != expected and (found, expected) != ("integer", "number"):
             errors.append(f"{path}: {found} found, {expected} expected")
             return
@@ -253,13 +255,3 @@ class FormModel:
                 f"{path}.{name}: is not defined in the schema and the schema does not allow "
                 "additional properties"
             )
-
-
-def _json_type(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, int):
-        return "integer"
-    return {float: "number", str: "string", list: "array", dict: "object"}[type(value)]
