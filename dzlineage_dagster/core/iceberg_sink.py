@@ -11,7 +11,15 @@ Checked against Apache Iceberg's ``kafka-connect`` module (``IcebergSinkConfig``
   ``iceberg.table.<table>.route-regex`` matches the field's value in full (a table without a
   route regex gets nothing);
 - dynamic routing (``iceberg.tables.dynamic-enabled``) writes to the table named by the route
-  field's value, lower-cased, its namespace the part before the last ``.``;
+  field's value, lower-cased, its namespace the part before the last ``.``
+  (``TableIdentifier.parse``: several levels for REST or Nessie catalogs, one for Glue);
+- a table that does not exist is created only with ``iceberg.tables.auto-create-enabled``;
+  without it, dynamic routing writes nothing to it (``IcebergWriterFactory`` returns a no-op
+  writer) and static routing fails the task: either way no data reaches it, which only the
+  catalog can tell (:attr:`IcebergSink.missing_tables`, checked by the sync layer);
+- ``IcebergSinkConfig.validate`` refuses a sink without ``iceberg.catalog.*`` properties, with
+  ``iceberg.tables`` and ``dynamic-enabled`` both, with dynamic routing and no route field,
+  or with neither; Kafka's ``ConfigDef`` refuses a boolean setting that is not true/false;
 - the DebeziumTransform sets ``_cdc.target`` to ``cdc.target.pattern`` (default
   ``{db}.{table}``, only those two placeholders) and ``_cdc.source`` to ``{db}.{table}``, where
   ``{db}`` is the source's schema when it has one, else its database. These values are derived
@@ -26,8 +34,8 @@ from dataclasses import dataclass
 
 from dzlineage_dagster.core.connect_transforms import (
     TransformChain,
+    TransformConfigError,
     config_list,
-    is_true,
     parse_transform_chain,
 )
 from dzlineage_dagster.core.debezium import SourceTable
@@ -57,7 +65,12 @@ CDC_SOURCE_FIELD = "_cdc.source"
 
 
 class IcebergSinkConfigError(ValueError):
-    """An Iceberg sink configuration that Kafka Connect or the sink itself would reject."""
+    """An Iceberg sink configuration that Kafka Connect or the sink itself would reject
+    (``refused``), or one this project cannot evaluate (``refused=False``)."""
+
+    def __init__(self, message: str, *, refused: bool = True) -> None:
+        super().__init__(message)
+        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -104,6 +117,16 @@ class IcebergSink:
     cdc_target_pattern: str | None
     catalog: str
     chain: TransformChain
+    #: ``iceberg.tables.auto-create-enabled``: a routed table that does not exist is created.
+    auto_create: bool = False
+
+    @property
+    def missing_tables(self) -> str:
+        """What happens to records routed to a table that does not exist: ``created``,
+        ``dropped`` (dynamic routing's no-op writer) or ``fail`` (static routing throws)."""
+        if self.auto_create:
+            return "created"
+        return "dropped" if self.dynamic else "fail"
 
     def subscribes(self, topic: str) -> bool:
         if self.topics_regex is not None:
@@ -201,13 +224,17 @@ class IcebergSink:
         return list(dict.fromkeys(values)), None
 
     def _table(self, identifier: str) -> tuple[SinkTable, None] | tuple[None, str]:
+        """``TableIdentifier.parse``: the namespace is everything before the last ``.``."""
         parts = identifier.split(".")
-        if len(parts) != 2 or not all(parts):
+        if len(parts) < 2 or not all(parts):
+            return None, (f"sink {self.name!r}: table {identifier!r} is not '<namespace>.<table>'")
+        if self.catalog == "glue" and len(parts) != 2:
+            # GlueCatalog (IcebergToGlueConverter) accepts only one-level namespaces.
             return None, (
                 f"sink {self.name!r}: table {identifier!r} is not '<database>.<table>' "
                 "(a Glue table has a one-level namespace)"
             )
-        database, table = parts
+        database, table = ".".join(parts[:-1]), parts[-1]
         if self.catalog == "glue":
             database, table = database.lower(), table.lower()
         return SinkTable(database, table, self.name, self.catalog), None
@@ -234,15 +261,36 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
     if regex_text:
         try:
             topics_regex = compile_java_regex(regex_text)
-        except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
+        except InvalidJavaRegex as error:
             raise IcebergSinkConfigError(f"connector {name!r}, topics.regex: {error}") from error
-    dynamic = is_true(config.get("iceberg.tables.dynamic-enabled"))
-    tables = tuple(config_list(config.get("iceberg.tables")))
-    if not dynamic and not tables:
+        except UnsupportedJavaRegex as error:
+            raise IcebergSinkConfigError(
+                f"connector {name!r}, topics.regex: {error}", refused=False
+            ) from error
+    dynamic = _config_boolean(name, config, "iceberg.tables.dynamic-enabled")
+    auto_create = _config_boolean(name, config, "iceberg.tables.auto-create-enabled")
+    route_field = config.get("iceberg.tables.route-field")
+    if not any(key.startswith("iceberg.catalog.") for key in config):
         raise IcebergSinkConfigError(
-            f"connector {name!r}: iceberg.tables is required unless "
-            "iceberg.tables.dynamic-enabled=true"
+            f"connector {name!r}: must specify Iceberg catalog properties (iceberg.catalog.*)"
         )
+    # IcebergSinkConfig.validate: a present iceberg.tables, even empty, is a static list.
+    if "iceberg.tables" in config and dynamic:
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: cannot specify both static and dynamic table names "
+            "(iceberg.tables with iceberg.tables.dynamic-enabled=true)"
+        )
+    if "iceberg.tables" not in config and not dynamic:
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: must specify table name(s): iceberg.tables, or "
+            "iceberg.tables.dynamic-enabled=true with iceberg.tables.route-field"
+        )
+    if dynamic and route_field is None:
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: must specify a route field (iceberg.tables.route-field) if "
+            "using dynamic table names"
+        )
+    tables = tuple(config_list(config.get("iceberg.tables")))
     route_regexes: dict[str, JavaPattern | str] = {}
     for table in tables:
         setting = f"iceberg.table.{table}.route-regex"
@@ -253,7 +301,10 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
             route_regexes[table] = compile_java_regex(regex)
         except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
             route_regexes[table] = f"connector {name!r}, {setting}: {error}"
-    chain = parse_transform_chain(name, config)
+    try:
+        chain = parse_transform_chain(name, config)
+    except TransformConfigError as error:
+        raise IcebergSinkConfigError(str(error)) from error
     cdc_target_pattern = None
     for step in chain.steps:
         if step.type in DEBEZIUM_TRANSFORMS:
@@ -266,13 +317,25 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
         topics=topics,
         topics_regex=topics_regex,
         tables=tables,
-        route_field=(config.get("iceberg.tables.route-field") or "").strip() or None,
+        route_field=(route_field or "").strip() or None,
         route_regexes=route_regexes,
         dynamic=dynamic,
         cdc_target_pattern=cdc_target_pattern,
         catalog=catalog_kind(config),
         chain=chain,
+        auto_create=auto_create,
     )
+
+
+def _config_boolean(connector: str, config: Mapping[str, str], setting: str) -> bool:
+    """A Kafka ``ConfigDef`` BOOLEAN (default false): ``true``/``false`` in any case, trimmed;
+    anything else is refused."""
+    value = (config.get(setting) or "false").strip().lower()
+    if value not in ("true", "false"):
+        raise IcebergSinkConfigError(
+            f"connector {connector!r}: {setting}={config.get(setting)!r} is not true or false"
+        )
+    return value == "true"
 
 
 def catalog_kind(config: Mapping[str, str]) -> str:

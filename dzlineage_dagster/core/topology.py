@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from dzlineage_dagster.core.debezium import (
+    DEFAULT_DEBEZIUM_VERSION,
     DebeziumConfigError,
     DebeziumSource,
     SourceEngine,
@@ -225,6 +226,9 @@ class UnknownConnector:
     name: str
     connector_class: str
     reason: str
+    #: True when the platform refuses the configuration: the connector fails and moves no
+    #: data (False: it may run, this project just cannot read its configuration).
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -479,6 +483,7 @@ def build_topology(
     overrides: Mapping[str, Any] | None = None,
     fallback: TopicTableMapper | None = None,
     registry_name: str | None = None,
+    debezium_version: tuple[int, int] = DEFAULT_DEBEZIUM_VERSION,
 ) -> Topology:
     """Parse the connectors and derive the lineage of the known topics.
 
@@ -486,7 +491,10 @@ def build_topology(
     to its value schema's full name, which for Debezium is ``<original topic>.Envelope`` and
     reveals the table behind a RegexRouter-renamed topic. ``overrides`` is the mapping
     described in the module doc; ``fallback`` the naming-convention mapper; ``registry_name``
-    the registry whose schemas are synced (see :attr:`Topology.registry_name`).
+    the registry whose schemas are synced (see :attr:`Topology.registry_name`);
+    ``debezium_version`` the (major, minor) whose behaviour is modelled where it differs.
+    A connector whose configuration the platform refuses is kept as an
+    :class:`UnknownConnector` with ``refused=True``: it runs nowhere, so it decides no edge.
     """
     connectors = tuple(connectors)
     registry_topics = list(dict.fromkeys(topics))
@@ -496,7 +504,11 @@ def build_topology(
     for connector in connectors:
         try:
             if is_debezium_source(connector.config):
-                sources.append(parse_debezium_source(connector.name, connector.config))
+                sources.append(
+                    parse_debezium_source(
+                        connector.name, connector.config, debezium_version=debezium_version
+                    )
+                )
             elif is_iceberg_sink(connector.config):
                 sinks.append(parse_iceberg_sink(connector.name, connector.config))
             else:
@@ -510,7 +522,11 @@ def build_topology(
                     )
                 )
         except (DebeziumConfigError, IcebergSinkConfigError) as error:
-            unknown.append(UnknownConnector(connector.name, connector.connector_class, str(error)))
+            unknown.append(
+                UnknownConnector(
+                    connector.name, connector.connector_class, str(error), error.refused
+                )
+            )
     parsed_overrides = parse_overrides(overrides or {}, sources)
     topology = Topology(
         connectors=connectors,

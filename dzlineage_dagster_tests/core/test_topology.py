@@ -516,10 +516,15 @@ def test_mysql_and_sqlserver_layouts_and_schema_naming_strategy() -> None:
             "topic.naming.strategy": "io.debezium.schema.SchemaTopicNamingStrategy",
         },
     )
-    topology = build_topology([mysql, sqlserver], ["m.shop.orders", "m.other.x", "s.dbo.emp"])
+    topology = build_topology(
+        [mysql, sqlserver], ["m.shop.orders", "m.other.x", "s.dbo.emp", "s.hr.dbo.emp"]
+    )
     assert topology.lineage_for("m.shop.orders").source_tables[0].qualified == "shop.orders"
     assert topology.lineage_for("m.other.x").source_tables == ()
-    (emp,) = topology.lineage_for("s.dbo.emp").source_tables
+    # SqlServerConnectorTask runs every naming strategy in multi-partition mode: the topic
+    # keeps the database part even with SchemaTopicNamingStrategy written out.
+    assert topology.lineage_for("s.dbo.emp").source_tables == ()
+    (emp,) = topology.lineage_for("s.hr.dbo.emp").source_tables
     assert (emp.database, emp.schema, emp.table, emp.port) == ("hr", "dbo", "emp", "1433")
 
 
