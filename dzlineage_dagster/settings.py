@@ -206,6 +206,15 @@ class LineageSettings(ConfigurableResource):
             "OpenLineage naming spec says."
         ),
     )
+    debezium_version: str = Field(
+        default="3.6",
+        pattern=r"^\d+\.\d+$",
+        description=(
+            "The Debezium version (`major.minor`) the connectors run, where topic naming "
+            "differs by version: `topic.heartbeat.name` names the heartbeat topic from 3.6 on "
+            "and is ignored before. See docs/connector-naming.md."
+        ),
+    )
     lineage_failure_lookback_hours: int = Field(
         default=168,
         ge=1,
@@ -283,6 +292,11 @@ class LineageSettings(ConfigurableResource):
         if all(type(value) is str for value in values) and _each_valid_alone(*values):
             scoped_prefix(*values)  # its ValueError names DZLINEAGE_SSM_PREFIX
         return data
+
+    @property
+    def debezium_version_tuple(self) -> tuple[int, int]:
+        major, minor = self.debezium_version.split(".")
+        return int(major), int(minor)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:

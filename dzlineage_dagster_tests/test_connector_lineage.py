@@ -62,6 +62,8 @@ MYSQL_SINK = {
     "iceberg.table.finance.invoices.route-regex": r"erp\.invoices",
     "iceberg.table.crm.customers.route-regex": r"erp\.customers_\w+",
     "iceberg.catalog.type": "glue",
+    # The sandbox's Glue catalog has none of these tables: the sink creates them.
+    "iceberg.tables.auto-create-enabled": "true",
 }
 SQLSERVER_SOURCE = {
     "connector.class": "io.debezium.connector.sqlserver.SqlServerConnector",
@@ -83,6 +85,7 @@ SQLSERVER_SINK = {
     "iceberg.tables.dynamic-enabled": "true",
     "iceberg.tables.route-field": "_cdc.target",
     "iceberg.catalog.catalog-impl": "org.apache.iceberg.aws.glue.GlueCatalog",
+    "iceberg.tables.auto-create-enabled": "true",
 }
 #: Two topics, two tables, no route field: the config does not say which is which.
 AMBIGUOUS_SOURCE = {
@@ -377,6 +380,34 @@ def sensor_tick(platform, cursor):
         instance=platform.instance, cursor=cursor, definitions=defs, resources=defs.resources
     ) as context:
         return connector_config_sensor(context)
+
+
+def test_dynamic_routing_to_a_missing_table_without_auto_create_posts_no_edge(platform):
+    """IcebergWriterFactory: a table that does not exist, with auto-create off, gets a no-op
+    writer under dynamic routing; the edge appears once the table is in Glue."""
+    create_connector(platform, "wms-sqlserver-source", SQLSERVER_SOURCE)
+    no_create = {k: v for k, v in SQLSERVER_SINK.items() if "auto-create" not in k}
+    create_connector(platform, "wms-iceberg-sink", no_create)
+    platform.create_table_topic("wms.wms.dbo.shipments", COLUMNS)
+    platform.control.clear_calls()
+    _, outcomes = sync(platform, ["wms.wms.dbo.shipments"])
+    lineage = outcomes["wms.wms.dbo.shipments"].lineage
+    assert lineage.lineage.tables == ()
+    assert "warehouse.dbo_shipments, which is not in the Glue Data Catalog" in (
+        lineage.lineage.reason
+    )
+    assert "dynamic routing writes nothing to it" in lineage.lineage.reason
+    assert [hop.side for hop in lineage.plan.hops] == ["source"]
+    # One GetTables for the one database the sink routes to, per run.
+    assert platform.control.call_counts()[("glue", "GetTables")] == 1
+
+    glue = platform.client("glue")
+    glue.create_database(DatabaseInput={"Name": "warehouse"})
+    glue.create_table(DatabaseName="warehouse", TableInput={"Name": "dbo_shipments"})
+    _, outcomes = sync(platform, ["wms.wms.dbo.shipments"])
+    assert [str(t.ref) for t in outcomes["wms.wms.dbo.shipments"].lineage.lineage.tables] == [
+        "warehouse.dbo_shipments"
+    ]
 
 
 def test_a_changed_connector_config_rederives_only_the_affected_topics(connectors_platform):

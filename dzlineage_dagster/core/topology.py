@@ -27,7 +27,7 @@ left out stays derived.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -257,6 +257,9 @@ class Topology:
     #: The registry whose schemas are synced: a connector whose converter keeps its value
     #: schemas elsewhere claims no lineage for them (None: every connector may).
     registry_name: str | None = None
+    #: Glue database -> the names of its tables, for the databases :meth:`tables_to_confirm`
+    #: names (None: not read; every routed table is then assumed to exist).
+    catalog_tables: Mapping[str, Collection[str]] | None = None
     _source_routes: dict[str, list[tuple[SourceTable, DebeziumSource, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -289,6 +292,7 @@ class Topology:
             )
         sink_problems: list[str] = []
         sinks: list[SinkEdge] = []
+        unwritten: list[str] = []
         sink_connectors: list[str] = []
         for sink in subscribers:
             if sink.name in mismatches:
@@ -308,7 +312,14 @@ class Topology:
             )
             if routing.ambiguous_reason:
                 sink_problems.append(routing.ambiguous_reason)
-            sinks += [SinkEdge(table, "connector", routing.reason) for table in routing.tables]
+            for table in routing.tables:
+                missing = self._missing_table(sink, table)
+                if missing is None:
+                    sinks.append(SinkEdge(table, "connector", routing.reason))
+                elif sink.missing_tables == "fail":
+                    sink_problems.append(missing)
+                else:
+                    unwritten.append(missing)
         override = self.overrides.get(topic)
         if override is not None:
             if override.sources is not None:
@@ -327,6 +338,8 @@ class Topology:
             # them consumes feeds no table, and a guess would hide that.
             sinks = self._convention_sinks(topic)
         reason = self._reason(topic, kind, sources, sinks, special)
+        if unwritten:
+            reason += "; " + "; ".join(unwritten)
         if mismatches:
             reason += (
                 f"; no edge claimed from the connectors that do not use registry "
@@ -348,6 +361,38 @@ class Topology:
             ambiguous_reason="; ".join(dict.fromkeys(problems)) or None,
             reason=reason,
         )
+
+    def _missing_table(self, sink: IcebergSink, table: SinkTable) -> str | None:
+        """Why ``sink`` writes nothing to ``table`` (it does not exist and is not created), or
+        None when it does, may or is created."""
+        if sink.missing_tables == "created" or not table.is_glue or self.catalog_tables is None:
+            return None
+        names = self.catalog_tables.get(table.database)
+        if names is None or table.table in names:
+            return None
+        effect = (
+            "its dynamic routing writes nothing to it"
+            if sink.missing_tables == "dropped"
+            else "its task fails on the first record routed there"
+        )
+        return (
+            f"sink {sink.name!r} routes to {table.ref}, which is not in the Glue Data Catalog, "
+            f"and iceberg.tables.auto-create-enabled is not true: {effect} (no edge)"
+        )
+
+    def tables_to_confirm(self) -> list[str]:
+        """The Glue databases whose tables must be read to tell whether the sinks that do not
+        create missing tables write anything (see :attr:`catalog_tables`)."""
+        by_name = {sink.name: sink for sink in self.sinks}
+        databases = {
+            edge.table.database
+            for lineage in self.lineages()
+            for edge in lineage.sinks
+            if edge.origin == "connector"
+            and edge.table.is_glue
+            and by_name[edge.table.connector].missing_tables != "created"
+        }
+        return sorted(databases)
 
     def _registry_mismatches(self, connector_names: Iterable[str]) -> dict[str, RegistryMismatch]:
         """Connector -> how it keeps no value schema in the synced registry."""
@@ -484,6 +529,7 @@ def build_topology(
     fallback: TopicTableMapper | None = None,
     registry_name: str | None = None,
     debezium_version: tuple[int, int] = DEFAULT_DEBEZIUM_VERSION,
+    catalog_tables: Mapping[str, Collection[str]] | None = None,
 ) -> Topology:
     """Parse the connectors and derive the lineage of the known topics.
 
@@ -492,7 +538,8 @@ def build_topology(
     reveals the table behind a RegexRouter-renamed topic. ``overrides`` is the mapping
     described in the module doc; ``fallback`` the naming-convention mapper; ``registry_name``
     the registry whose schemas are synced (see :attr:`Topology.registry_name`);
-    ``debezium_version`` the (major, minor) whose behaviour is modelled where it differs.
+    ``debezium_version`` the (major, minor) whose behaviour is modelled where it differs;
+    ``catalog_tables`` the Glue tables read for :meth:`Topology.tables_to_confirm`.
     A connector whose configuration the platform refuses is kept as an
     :class:`UnknownConnector` with ``refused=True``: it runs nowhere, so it decides no edge.
     """
@@ -537,6 +584,7 @@ def build_topology(
         overrides=parsed_overrides,
         fallback=fallback,
         registry_name=registry_name,
+        catalog_tables=catalog_tables,
     )
     all_topics = dict.fromkeys(registry_topics)
     for source in sources:
@@ -596,20 +644,35 @@ def _add_source(
 
 def _flag_topics_routers_may_produce(topology: Topology, registry_topics: list[str]) -> None:
     """A registry topic no captured table explains, but a router could have named, is
-    reported: its tables are hidden behind the router (a regex include list, no envelope)."""
+    reported: its tables are hidden behind the router (a regex include list, no envelope).
+    A merging rename (logical-table router, regex naming strategy) renames the value schema to
+    ``<topic>.Envelope`` as well, so there only the include list or an override can help."""
     explained = {*topology._source_routes, *topology._source_problems, *topology._special}
     for topic in registry_topics:
         if topic in explained:
             continue
         for source in topology.sources:
+            merging = source.merge_step_producing(topic)
             step = next((s for s in source.chain.steps if s.may_produce(topic)), None)
-            if step is not None:
-                topology._source_problems[topic] = (
-                    f"transform {step.alias!r} of connector {source.name!r} may have named this "
-                    "topic, but no known table of the connector routes to it (give the value "
-                    "schema names, a literal table.include.list or an override)"
+            if merging is None and step is None:
+                continue
+            if merging is not None:
+                help_ = (
+                    "it merges tables and renames their value schema to the merged topic's, so "
+                    "only a literal table.include.list or an override can name them"
                 )
-                break
+            else:
+                help_ = "give the value schema names, a literal table.include.list or an override"
+            what = (
+                f"transform {merging or step.alias!r}"
+                if merging != "topic.naming.strategy"
+                else f"topic.naming.strategy {source.naming.short_name}"
+            )
+            topology._source_problems[topic] = (
+                f"{what} of connector {source.name!r} may have named this topic, but no known "
+                f"table of the connector routes to it ({help_})"
+            )
+            break
 
 
 def _pattern_matches(pattern: str, text: str) -> bool:
