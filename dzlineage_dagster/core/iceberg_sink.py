@@ -154,20 +154,10 @@ class IcebergSink:
             return self._ambiguous(topic, problem)
         tables: list[SinkTable] = []
         for value in values:
-            if self.dynamic:
-                table, table_problem = self._table(value.lower())
-                if table_problem is not None:
-                    return self._ambiguous(topic, f"dynamic route value {value!r}: {table_problem}")
-                tables.append(table)
-                continue
-            for name, regex in self.route_regexes.items():
-                if isinstance(regex, str):
-                    return self._ambiguous(topic, regex)
-                if regex.matches(value):
-                    table, table_problem = self._table(name)
-                    if table_problem is not None:
-                        return self._ambiguous(topic, table_problem)
-                    tables.append(table)
+            routed, table_problem = self.tables_for_value(value)
+            if table_problem is not None:
+                return self._ambiguous(topic, table_problem)
+            tables += routed
         how = "dynamically by" if self.dynamic else "by the route regexes on"
         return SinkRouting(
             topic,
@@ -177,6 +167,26 @@ class IcebergSink:
             f"sink {self.name!r} routes {how} {self.route_field} = "
             f"{', '.join(repr(v) for v in values)}",
         )
+
+    def tables_for_value(self, value: str) -> tuple[list[SinkTable], str | None]:
+        """The tables a record whose route field holds ``value`` goes to (``SinkWriter``):
+        dynamic routing the lower-cased value itself, static routing every table whose route
+        regex full-matches it; with the reason when a table name cannot be evaluated."""
+        if self.dynamic:
+            table, problem = self._table(value.lower())
+            if problem is not None:
+                return [], f"dynamic route value {value!r}: {problem}"
+            return [table], None
+        tables = []
+        for name, regex in self.route_regexes.items():
+            if isinstance(regex, str):
+                return [], regex
+            if regex.matches(value):
+                table, problem = self._table(name)
+                if problem is not None:
+                    return [], problem
+                tables.append(table)
+        return tables, None
 
     def _route_to_all(self, topic: str, subscribed: Collection[str]) -> SinkRouting:
         if len(self.tables) > 1 and len(subscribed) > 1:
