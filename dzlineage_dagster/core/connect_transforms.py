@@ -104,9 +104,31 @@ RECORD_IS_TOMBSTONE = "org.apache.kafka.connect.transforms.predicates.RecordIsTo
 HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
 
 
-class TransformConfigError(ValueError):
+class ConnectorConfigError(ValueError):
+    """A connector configuration the platform refuses (``refused``: the connector fails to
+    start), or one this project cannot evaluate (``refused=False``: it may well run)."""
+
+    def __init__(self, message: str, *, refused: bool = True) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+class TransformConfigError(ConnectorConfigError):
     """A ``transforms`` / ``predicates`` setting that Kafka Connect or the transform refuses: the
     connector fails to start (the message names the connector, the alias and the setting)."""
+
+
+def compile_setting(
+    error: type[ConnectorConfigError], where: str, pattern: str, *, case_insensitive: bool = False
+) -> JavaPattern:
+    """``pattern`` compiled; raises ``error`` naming ``where``: refused when Java would not
+    compile it, not refused when only this project cannot evaluate it."""
+    try:
+        return compile_java_regex(pattern, case_insensitive=case_insensitive)
+    except InvalidJavaRegex as invalid:
+        raise error(f"{where}: {invalid}") from invalid
+    except UnsupportedJavaRegex as unsupported:
+        raise error(f"{where}: {unsupported}", refused=False) from unsupported
 
 
 def config_list(value: str | None) -> list[str]:

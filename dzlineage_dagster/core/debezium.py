@@ -30,10 +30,12 @@ from dataclasses import dataclass, replace
 from enum import Enum
 
 from dzlineage_dagster.core.connect_transforms import (
+    ConnectorConfigError,
     RoutedTopic,
     TransformChain,
     TransformConfigError,
     TransformStep,
+    compile_setting,
     config_list,
     parse_rename,
     parse_transform_chain,
@@ -41,8 +43,6 @@ from dzlineage_dagster.core.connect_transforms import (
 from dzlineage_dagster.core.java_regex import (
     InvalidJavaRegex,
     JavaPattern,
-    UnsupportedJavaRegex,
-    compile_java_regex,
     parse_java_replacement,
     split_java_regex_list,
 )
@@ -101,14 +101,10 @@ DEFAULT_DEBEZIUM_VERSION = (3, 6)
 _HEARTBEAT_NAME_SINCE = (3, 6)
 
 
-class DebeziumConfigError(ValueError):
+class DebeziumConfigError(ConnectorConfigError):
     """A Debezium connector configuration lacks or misstates a setting: the connector is
     refused (it does not run), unless ``refused`` is False (a filter regex this project
     cannot evaluate: the connector may well run)."""
-
-    def __init__(self, message: str, *, refused: bool = True) -> None:
-        super().__init__(message)
-        self.refused = refused
 
 
 def unicode_escape(char_code: int) -> str:
@@ -623,15 +619,15 @@ def _patterns(connector: str, setting: str, value: str | None) -> tuple[JavaPatt
     """A filter list as Debezium's ``Field.isListOfRegex`` validates it (case-insensitive)."""
     if value is None:
         return None
+    where = f"connector {connector!r}, {setting}"
     try:
         entries = split_java_regex_list(value)
-        return tuple(compile_java_regex(entry, case_insensitive=True) for entry in entries)
     except InvalidJavaRegex as error:
-        raise DebeziumConfigError(f"connector {connector!r}, {setting}: {error}") from error
-    except UnsupportedJavaRegex as error:
-        raise DebeziumConfigError(
-            f"connector {connector!r}, {setting}: {error}", refused=False
-        ) from error
+        raise DebeziumConfigError(f"{where}: {error}") from error
+    return tuple(
+        compile_setting(DebeziumConfigError, where, entry, case_insensitive=True)
+        for entry in entries
+    )
 
 
 def _any_match(patterns: Iterable[JavaPattern], text: str | None) -> bool:

@@ -33,8 +33,10 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from dzlineage_dagster.core.connect_transforms import (
+    ConnectorConfigError,
     TransformChain,
     TransformConfigError,
+    compile_setting,
     config_list,
     parse_transform_chain,
 )
@@ -64,13 +66,9 @@ CDC_TARGET_FIELD = "_cdc.target"
 CDC_SOURCE_FIELD = "_cdc.source"
 
 
-class IcebergSinkConfigError(ValueError):
+class IcebergSinkConfigError(ConnectorConfigError):
     """An Iceberg sink configuration that Kafka Connect or the sink itself would reject
     (``refused``), or one this project cannot evaluate (``refused=False``)."""
-
-    def __init__(self, message: str, *, refused: bool = True) -> None:
-        super().__init__(message)
-        self.refused = refused
 
 
 @dataclass(frozen=True)
@@ -269,14 +267,9 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
         raise IcebergSinkConfigError(f"connector {name!r}: needs topics or topics.regex")
     topics_regex = None
     if regex_text:
-        try:
-            topics_regex = compile_java_regex(regex_text)
-        except InvalidJavaRegex as error:
-            raise IcebergSinkConfigError(f"connector {name!r}, topics.regex: {error}") from error
-        except UnsupportedJavaRegex as error:
-            raise IcebergSinkConfigError(
-                f"connector {name!r}, topics.regex: {error}", refused=False
-            ) from error
+        topics_regex = compile_setting(
+            IcebergSinkConfigError, f"connector {name!r}, topics.regex", regex_text
+        )
     dynamic = _config_boolean(name, config, "iceberg.tables.dynamic-enabled")
     auto_create = _config_boolean(name, config, "iceberg.tables.auto-create-enabled")
     route_field = config.get("iceberg.tables.route-field")

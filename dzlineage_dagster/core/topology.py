@@ -31,9 +31,9 @@ from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from dzlineage_dagster.core.connect_transforms import ConnectorConfigError
 from dzlineage_dagster.core.debezium import (
     DEFAULT_DEBEZIUM_VERSION,
-    DebeziumConfigError,
     DebeziumSource,
     SourceEngine,
     SourceTable,
@@ -42,7 +42,6 @@ from dzlineage_dagster.core.debezium import (
 )
 from dzlineage_dagster.core.iceberg_sink import (
     IcebergSink,
-    IcebergSinkConfigError,
     SinkTable,
     is_iceberg_sink,
     parse_iceberg_sink,
@@ -568,7 +567,7 @@ def build_topology(
                         "mapped from its configuration",
                     )
                 )
-        except (DebeziumConfigError, IcebergSinkConfigError) as error:
+        except ConnectorConfigError as error:
             unknown.append(
                 UnknownConnector(
                     connector.name, connector.connector_class, str(error), error.refused
