@@ -208,7 +208,6 @@ class LineageSettings(ConfigurableResource):
     )
     debezium_version: str = Field(
         default="3.6",
-        pattern=r"^\d+\.\d+$",
         description=(
             "The Debezium version (`major.minor`) the connectors run, where topic naming "
             "differs by version: `topic.heartbeat.name` names the heartbeat topic from 3.6 on "
@@ -261,6 +260,13 @@ class LineageSettings(ConfigurableResource):
     @classmethod
     def _table_name_placeholders(cls, value: str) -> str:
         return _check_placeholders("table_name_pattern", value, TABLE_NAME_PLACEHOLDERS)
+
+    @field_validator("debezium_version", mode="before")
+    @classmethod
+    def _debezium_version_shape(cls, value: str) -> str:
+        if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value.strip()):
+            raise ValueError(f"{value!r} is not major.minor: give the version as `3.6`")
+        return value.strip()
 
     @field_validator("asset_url_template", mode="before")
     @classmethod

@@ -44,3 +44,13 @@ def test_aws_options_only_for_variables_that_are_set():
     assert options == {"max_attempts": 9, "role_arn": "r"}
     deferred = aws_resource_options({"DZLINEAGE_MAX_ATTEMPTS": "9"}, deferred=True)
     assert deferred["max_attempts"] == EnvVar.int("DZLINEAGE_MAX_ATTEMPTS")
+
+
+def test_the_debezium_version_is_major_dot_minor_and_defaults_to_the_modelled_one():
+    assert LineageSettings.from_env(REQUIRED).debezium_version_tuple == (3, 6)
+    older = LineageSettings.from_env({**REQUIRED, "DZLINEAGE_DEBEZIUM_VERSION": "2.7"})
+    assert older.debezium_version_tuple == (2, 7)
+    with pytest.raises(
+        ValueError, match=r"DZLINEAGE_DEBEZIUM_VERSION=.*give the version as `3\.6`"
+    ):
+        LineageSettings.from_env({**REQUIRED, "DZLINEAGE_DEBEZIUM_VERSION": "3.6.1.Final"})
