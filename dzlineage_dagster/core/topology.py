@@ -617,7 +617,10 @@ def _add_source(
             all_topics.setdefault(routed.original, None)
             continue
         via = f" renamed by {', '.join(routed.renamed_by)}" if routed.renamed_by else ""
-        merged = " (one of the tables merged into it)" if routed.merged else ""
+        named = source.origin_topic(route.table) != routed.original
+        if named:
+            via = f" (named by topic.naming.strategy {source.naming.short_name}){via}"
+        merged = " (one of the tables merged into it)" if routed.merged or named else ""
         reason = (
             f"connector {source.name!r} captures {route.table.filter_id} "
             f"(known from its {route.evidence}) into {routed.original}{via}{merged}"

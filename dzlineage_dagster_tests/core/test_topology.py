@@ -940,3 +940,26 @@ def test_a_table_topic_no_known_connector_writes_is_cataloged_and_says_why_it_ha
     )
     assert topology.lineage_for("crm.transaction").kind is TopicKind.OTHER
     assert topology.lineage_for("app.public.orders").sink_connectors == ("sink",)
+
+
+def test_a_regex_naming_strategy_merges_the_tables_its_include_list_names() -> None:
+    source = ConnectorDefinition(
+        "src",
+        {
+            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+            "topic.prefix": "m",
+            "table.include.list": "db.dbz_4180_00,db.dbz_4180_01",
+            "topic.naming.strategy": "io.debezium.schema.DefaultRegexTopicNamingStrategy",
+            "topic.regex": "(.*)(dbz_4180)(.*)",
+            "topic.replacement": "$1$2_all_shards",
+        },
+    )
+    lineage = build_topology([source], ["m.db.dbz_4180_all_shards"]).lineage_for(
+        "m.db.dbz_4180_all_shards"
+    )
+    assert [t.qualified for t in lineage.source_tables] == ["db.dbz_4180_00", "db.dbz_4180_01"]
+    assert not lineage.is_ambiguous
+    assert (
+        "into m.db.dbz_4180_all_shards (named by topic.naming.strategy "
+        "DefaultRegexTopicNamingStrategy) (one of the tables merged into it)"
+    ) in lineage.reason
