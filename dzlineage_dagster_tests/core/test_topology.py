@@ -963,3 +963,22 @@ def test_a_regex_naming_strategy_merges_the_tables_its_include_list_names() -> N
         "into m.db.dbz_4180_all_shards (named by topic.naming.strategy "
         "DefaultRegexTopicNamingStrategy) (one of the tables merged into it)"
     ) in lineage.reason
+
+
+def test_a_renamed_topic_whose_value_schema_names_its_table_is_not_read_as_a_table() -> None:
+    renamed = ConnectorDefinition(
+        "my",
+        {
+            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+            "topic.prefix": "shop",
+            "transforms": "v2",
+            "transforms.v2.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.v2.regex": "(.*)\\.customers",
+            "transforms.v2.replacement": "$1.customers_v2",
+        },
+    )
+    topic = "shop.inv.customers_v2"
+    schemas = {topic: "shop.inv.customers.Envelope"}
+    lineage = build_topology([renamed], [topic], value_schema_names=schemas).lineage_for(topic)
+    # Its name has a table's shape, but the envelope says whose topic it was before the rename.
+    assert [t.qualified for t in lineage.source_tables] == ["inv.customers"]
