@@ -217,6 +217,14 @@ class LineageSettings(ConfigurableResource):
             "OpenLineage naming spec says."
         ),
     )
+    debezium_version: str = Field(
+        default="3.6",
+        description=(
+            "The Debezium version (`major.minor`) the connectors run, where topic naming "
+            "differs by version: `topic.heartbeat.name` names the heartbeat topic from 3.6 on "
+            "and is ignored before. See docs/connector-naming.md."
+        ),
+    )
     lineage_failure_lookback_hours: int = Field(
         default=168,
         ge=1,
@@ -275,6 +283,13 @@ class LineageSettings(ConfigurableResource):
     def _table_name_placeholders(cls, value: str) -> str:
         return _check_placeholders("table_name_pattern", value, TABLE_NAME_PLACEHOLDERS)
 
+    @field_validator("debezium_version", mode="before")
+    @classmethod
+    def _debezium_version_shape(cls, value: str) -> str:
+        if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value.strip()):
+            raise ValueError(f"{value!r} is not major.minor: give the version as `3.6`")
+        return value.strip()
+
     @field_validator("asset_url_template", mode="before")
     @classmethod
     def _asset_url_placeholders(cls, value: str) -> str:
@@ -305,6 +320,11 @@ class LineageSettings(ConfigurableResource):
         if all(type(value) is str for value in values) and _each_valid_alone(*values):
             scoped_prefix(*values)  # its ValueError names DZLINEAGE_SSM_PREFIX
         return data
+
+    @property
+    def debezium_version_tuple(self) -> tuple[int, int]:
+        major, minor = self.debezium_version.split(".")
+        return int(major), int(minor)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:

@@ -7,7 +7,11 @@ import json
 from dzlineage_dagster.assets.topics import lineage_metadata
 from dzlineage_dagster.core.openlineage import glue_source_identifier
 from dzlineage_dagster.core.topics import MAX_TOPIC_NAME_LENGTH
+from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column
+from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.lineage import LINEAGE_EVENT_LIMIT
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.platform import writes
@@ -17,7 +21,7 @@ from dzlineage_dagster_tests.test_name_limits import SOURCE, dynamic_sink
 
 WEIRD_TOPICS = [
     "shop.a__b.c__d",  # double underscores: the SSM escape character, twice
-    "shop.x$y.we#ird",  # GSR allows $ and #; SSM does not
+    "shop.x-y.we_ird",  # hyphens and underscores: Kafka's other legal characters
     "shop.Case.Table",
     "shop.case.table",  # differs from the previous one only in case
     # The longest topic name Kafka allows (249); test_name_limits.py has its `-value` schema
@@ -41,6 +45,25 @@ def test_weird_topic_names_each_get_one_asset_and_a_valid_mapping(platform):
     platform.control.clear_calls()
     assert platform.sync().success
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
+
+
+def test_a_schema_name_kafka_forbids_as_a_topic_name_fails_by_name_and_is_not_cataloged(
+    platform,
+):
+    """GSR allows `$` and `#` in schema names; Kafka's Topic.validate does not in topic names:
+    no such topic can exist, so no asset stands for one."""
+    forbidden = "shop.x$y.we#ird"
+    platform.create_table_topic(forbidden, [Column("id", "bigint", nullable=False)])
+    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
+    ensure_custom_types(run)
+    [outcome] = sync_topics(run, [forbidden])
+    assert not outcome.ok
+    assert outcome.error == (
+        "shop.x$y.we#ird: topic name 'shop.x$y.we#ird' has '#', '$', which Kafka forbids in "
+        "topic names (only a-z, A-Z, 0-9, '.', '_' and '-'): its schema names no topic that "
+        "can exist (not cataloged)"
+    )
+    assert platform.schema_arn(forbidden) not in topic_assets(platform)
 
 
 def wide_pipeline(platform) -> None:

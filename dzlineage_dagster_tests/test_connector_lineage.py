@@ -4,6 +4,7 @@ GetLineageEvent, and the checks and sensor over the same platform."""
 
 from __future__ import annotations
 
+import io
 import json
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -22,6 +23,7 @@ from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster.sensors import connector_config_sensor
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.headless import run_headless_sync
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
@@ -62,6 +64,8 @@ MYSQL_SINK = {
     "iceberg.table.finance.invoices.route-regex": r"erp\.invoices",
     "iceberg.table.crm.customers.route-regex": r"erp\.customers_\w+",
     "iceberg.catalog.type": "glue",
+    # The sandbox's Glue catalog has none of these tables: the sink creates them.
+    "iceberg.tables.auto-create-enabled": "true",
 }
 SQLSERVER_SOURCE = {
     "connector.class": "io.debezium.connector.sqlserver.SqlServerConnector",
@@ -83,6 +87,7 @@ SQLSERVER_SINK = {
     "iceberg.tables.dynamic-enabled": "true",
     "iceberg.tables.route-field": "_cdc.target",
     "iceberg.catalog.catalog-impl": "org.apache.iceberg.aws.glue.GlueCatalog",
+    "iceberg.tables.auto-create-enabled": "true",
 }
 #: Two topics, two tables, no route field: the config does not say which is which.
 AMBIGUOUS_SOURCE = {
@@ -377,6 +382,70 @@ def sensor_tick(platform, cursor):
         instance=platform.instance, cursor=cursor, definitions=defs, resources=defs.resources
     ) as context:
         return connector_config_sensor(context)
+
+
+def test_dynamic_routing_to_a_missing_table_without_auto_create_posts_no_edge(platform):
+    """IcebergWriterFactory: a table that does not exist, with auto-create off, gets a no-op
+    writer under dynamic routing; the edge appears once the table is in Glue."""
+    create_connector(platform, "wms-sqlserver-source", SQLSERVER_SOURCE)
+    no_create = {k: v for k, v in SQLSERVER_SINK.items() if "auto-create" not in k}
+    create_connector(platform, "wms-iceberg-sink", no_create)
+    platform.create_table_topic("wms.wms.dbo.shipments", COLUMNS)
+    platform.control.clear_calls()
+    _, outcomes = sync(platform, ["wms.wms.dbo.shipments"])
+    lineage = outcomes["wms.wms.dbo.shipments"].lineage
+    assert lineage.lineage.tables == ()
+    assert "warehouse.dbo_shipments, which is not in the Glue Data Catalog" in (
+        lineage.lineage.reason
+    )
+    assert "dynamic routing writes nothing to it" in lineage.lineage.reason
+    assert [hop.side for hop in lineage.plan.hops] == ["source"]
+    # One GetTables for the one database the sink routes to, per run.
+    assert platform.control.call_counts()[("glue", "GetTables")] == 1
+
+    glue = platform.client("glue")
+    glue.create_database(DatabaseInput={"Name": "warehouse"})
+    glue.create_table(DatabaseName="warehouse", TableInput={"Name": "dbo_shipments"})
+    _, outcomes = sync(platform, ["wms.wms.dbo.shipments"])
+    assert [str(t.ref) for t in outcomes["wms.wms.dbo.shipments"].lineage.lineage.tables] == [
+        "warehouse.dbo_shipments"
+    ]
+
+
+def test_a_connector_the_platform_refuses_is_failing_everywhere_and_gives_no_lineage(platform):
+    """Debezium's RegExSplitter splits `t{1,3}` into two patterns, `t{1` does not compile:
+    the connector never runs, so it is reported as failing and none of its edges is posted."""
+    refused = {**SQLSERVER_SOURCE, "table.include.list": "dbo.shipments_{1,3}"}
+    create_connector(platform, "wms-sqlserver-source", refused)
+    create_connector(platform, "wms-iceberg-sink", SQLSERVER_SINK)
+    platform.create_table_topic("wms.wms.dbo.shipments_1", COLUMNS)
+    reason = (
+        "connector 'wms-sqlserver-source', table.include.list: invalid Java regex "
+        "'dbo.shipments_{1': illegal repetition at 14"
+    )
+
+    result = defs.resolve_job_def("connector_topology_refresh").execute_in_process(
+        instance=platform.instance
+    )
+    [materialization] = result.asset_materializations_for_node("connector_topology")
+    metadata = materialization.metadata
+    assert metadata["refused_connectors"].value == f"- wms-sqlserver-source: {reason}"
+    assert metadata["refused_connector_count"].value == 1
+    assert (
+        "| wms-sqlserver-source | io.debezium.connector.sqlserver.SqlServerConnector | "
+        "failing: configuration refused |" in metadata["connectors"].value
+    )
+
+    out = io.StringIO()
+    run_headless_sync(platform.settings, dry_run=False, out=out)
+    summary = out.getvalue()
+    assert (
+        "1 connectors fail: the platform refuses their configuration (no lineage from them):\n"
+        f"  wms-sqlserver-source: {reason}"
+    ) in summary
+    assert not any(
+        e["job"]["name"].startswith("wms-sqlserver-source/") for e in posted_events(platform)
+    )
 
 
 def test_a_changed_connector_config_rederives_only_the_affected_topics(connectors_platform):

@@ -84,6 +84,9 @@ def dynamic_sink(topics_regex: str, target_pattern: str) -> dict[str, str]:
         "iceberg.tables.dynamic-enabled": "true",
         "iceberg.tables.route-field": "_cdc.target",
         "iceberg.catalog.type": "glue",
+        # The sandbox's Glue catalog has none of the routed tables: the sink creates them
+        # (without auto-create it would write nothing to them, and post no edge).
+        "iceberg.tables.auto-create-enabled": "true",
     }
 
 

@@ -90,3 +90,13 @@ def test_the_glue_catalog_id_names_the_account_of_the_lineages_glue_tables():
     assert settings.glue_table_account("111111111111") == "111111111111"
     other = LineageSettings.from_env({**REQUIRED, "DZLINEAGE_GLUE_CATALOG_ID": "333333333333"})
     assert other.glue_table_account("111111111111") == "333333333333"
+
+
+def test_the_debezium_version_is_major_dot_minor_and_defaults_to_the_modelled_one():
+    assert LineageSettings.from_env(REQUIRED).debezium_version_tuple == (3, 6)
+    older = LineageSettings.from_env({**REQUIRED, "DZLINEAGE_DEBEZIUM_VERSION": "2.7"})
+    assert older.debezium_version_tuple == (2, 7)
+    with pytest.raises(
+        ValueError, match=r"DZLINEAGE_DEBEZIUM_VERSION=.*give the version as `3\.6`"
+    ):
+        LineageSettings.from_env({**REQUIRED, "DZLINEAGE_DEBEZIUM_VERSION": "3.6.1.Final"})

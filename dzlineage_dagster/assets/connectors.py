@@ -5,9 +5,11 @@ from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, ass
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.topology_report import (
     ambiguous_edges,
+    connector_role,
     converter_registries_label,
     edge_rows,
     markdown_table,
+    refused_connectors,
     unknown_connectors,
 )
 from dzlineage_dagster.resources import LineageSyncResource
@@ -32,15 +34,13 @@ def connector_topology(
 ) -> MaterializeResult:
     run = SyncRun(lineage_sync, context.log)
     topology = run.topology
-    kinds = {s.name: f"Debezium {s.engine.value} source" for s in topology.sources}
-    kinds.update({s.name: f"Iceberg sink ({s.catalog} catalog)" for s in topology.sinks})
     connectors = markdown_table(
         ("connector", "class", "understood as", "registries (key / value)"),
         (
             (
                 c.name,
                 c.connector_class,
-                kinds.get(c.name, "not understood"),
+                connector_role(topology, c),
                 converter_registries_label(c),
             )
             for c in topology.connectors
@@ -49,6 +49,7 @@ def connector_topology(
     edges = edge_rows(topology)
     unresolved = ambiguous_edges(topology)
     unknown = unknown_connectors(topology)
+    refused = refused_connectors(topology)
     return MaterializeResult(
         metadata={
             "connectors": MetadataValue.md(connectors),
@@ -65,6 +66,8 @@ def connector_topology(
             "unresolved": MetadataValue.md("\n".join(f"- {u}" for u in unresolved) or "none"),
             "unresolved_count": len(unresolved),
             "unknown_connectors": MetadataValue.md("\n".join(f"- {u}" for u in unknown) or "none"),
+            "refused_connectors": MetadataValue.md("\n".join(f"- {r}" for r in refused) or "none"),
+            "refused_connector_count": len(refused),
             "api_calls": MetadataValue.json(run.api_calls()),
         }
     )

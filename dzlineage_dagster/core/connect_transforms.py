@@ -9,6 +9,15 @@ matches the *whole* name (``matcher.matches()``) and then replaces with ``replac
 Transforms known to leave topic names alone pass through; any other type (a custom SMT,
 ``TimestampRouter``, Debezium's content-based or outbox routers) makes the result ambiguous,
 with the reason, because it may rename topics in ways the configuration does not show.
+
+A chain Kafka Connect or the transform itself refuses raises :class:`TransformConfigError`:
+such a connector never starts, so it decides no topic at all. Checked against Kafka's
+``ConnectorConfig`` (a step needs ``type``; ``negate`` needs ``predicate``; a predicate alias
+must be listed in ``predicates`` and have a ``type``), ``RegexRouter`` (``regex`` and
+``replacement`` have no default, ``regex`` must compile), ``TopicNameMatches`` (``pattern``
+non-empty and valid) and Debezium's ``ToLogicalTopicRouter`` (``topic.regex`` and
+``topic.replacement`` required non-blank, ``key.field.regex`` valid and, when set, a non-blank
+``key.field.replacement``).
 """
 
 from __future__ import annotations
@@ -93,6 +102,33 @@ VALUE_RESHAPING_TRANSFORMS = frozenset(
 TOPIC_NAME_MATCHES = "org.apache.kafka.connect.transforms.predicates.TopicNameMatches"
 RECORD_IS_TOMBSTONE = "org.apache.kafka.connect.transforms.predicates.RecordIsTombstone"
 HAS_HEADER_KEY = "org.apache.kafka.connect.transforms.predicates.HasHeaderKey"
+
+
+class ConnectorConfigError(ValueError):
+    """A connector configuration the platform refuses (``refused``: the connector fails to
+    start), or one this project cannot evaluate (``refused=False``: it may well run)."""
+
+    def __init__(self, message: str, *, refused: bool = True) -> None:
+        super().__init__(message)
+        self.refused = refused
+
+
+class TransformConfigError(ConnectorConfigError):
+    """A ``transforms`` / ``predicates`` setting that Kafka Connect or the transform refuses: the
+    connector fails to start (the message names the connector, the alias and the setting)."""
+
+
+def compile_setting(
+    error: type[ConnectorConfigError], where: str, pattern: str, *, case_insensitive: bool = False
+) -> JavaPattern:
+    """``pattern`` compiled; raises ``error`` naming ``where``: refused when Java would not
+    compile it, not refused when only this project cannot evaluate it."""
+    try:
+        return compile_java_regex(pattern, case_insensitive=case_insensitive)
+    except InvalidJavaRegex as invalid:
+        raise error(f"{where}: {invalid}") from invalid
+    except UnsupportedJavaRegex as unsupported:
+        raise error(f"{where}: {unsupported}", refused=False) from unsupported
 
 
 def config_list(value: str | None) -> list[str]:
@@ -190,11 +226,23 @@ class TransformChain:
             if step.regex is None or step.replacement is None:
                 continue
             if step.regex.matches(current):
+                where = f"transform {step.alias!r} of connector {self.connector!r}"
                 try:
-                    current = step.regex.replace_first(current, step.replacement)
+                    renamed = step.regex.replace_first(current, step.replacement)
                 except InvalidJavaRegex as error:
-                    reason = f"transform {step.alias!r} of connector {self.connector!r}: {error}"
+                    return RoutedTopic(
+                        topic, current, tuple(renamed_by), merged, f"{where}: {error}"
+                    )
+                if not renamed and step.merges_tables:
+                    # ToLogicalTopicRouter: "Routing regex returned an empty topic name,
+                    # propagating original record".
+                    continue
+                if not renamed:
+                    reason = (
+                        f"{where} renames {current!r} to an empty topic name, which Kafka rejects"
+                    )
                     return RoutedTopic(topic, current, tuple(renamed_by), merged, reason)
+                current = renamed
                 renamed_by.append(step.alias)
                 merged = merged or step.merges_tables
         return RoutedTopic(topic, current, tuple(renamed_by), merged, None)
@@ -214,6 +262,8 @@ def _parse_step(connector: str, alias: str, config: Mapping[str, str]) -> Transf
     prefix = f"transforms.{alias}."
     where = f"transform {alias!r} of connector {connector!r}"
     step_type = (config.get(prefix + "type") or "").strip()
+    if not step_type:
+        raise TransformConfigError(f"{where} has no {prefix}type (Kafka Connect requires it)")
     condition, negated, condition_problem = _parse_predicate(connector, alias, config)
     only_tombstones = _predicate_type(alias, config) == RECORD_IS_TOMBSTONE and not negated
     base = {
@@ -223,21 +273,17 @@ def _parse_step(connector: str, alias: str, config: Mapping[str, str]) -> Transf
         "condition_negated": negated,
         "applies_to_change_events": not only_tombstones,
     }
-    if not step_type:
-        return TransformStep(**base, ambiguous_reason=f"{where} has no {prefix}type")
     if step_type in TOPIC_ROUTERS:
+        compiled, replacement = parse_rename(
+            where,
+            router_settings(prefix, step_type),
+            config,
+            logical=step_type in LOGICAL_TABLE_ROUTERS,
+        )
         if condition_problem:
             return TransformStep(**base, ambiguous_reason=condition_problem)
-        regex_key, replacement_key = TOPIC_ROUTERS[step_type]
-        regex = config.get(prefix + regex_key)
-        replacement = config.get(prefix + replacement_key)
-        if regex is None or replacement is None:
-            missing = prefix + (regex_key if regex is None else replacement_key)
-            return TransformStep(**base, ambiguous_reason=f"{where} lacks the setting {missing}")
-        try:
-            compiled = compile_java_regex(regex)
-        except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
-            return TransformStep(**base, ambiguous_reason=f"{where} ({prefix}{regex_key}): {error}")
+        if isinstance(compiled, str):
+            return TransformStep(**base, ambiguous_reason=compiled)
         return TransformStep(**base, regex=compiled, replacement=replacement)
     if step_type in TOPIC_PRESERVING_TRANSFORMS:
         return TransformStep(**base)
@@ -250,6 +296,60 @@ def _parse_step(connector: str, alias: str, config: Mapping[str, str]) -> Transf
     )
 
 
+def router_settings(prefix: str, step_type: str) -> tuple[str, str, str | None, str | None]:
+    """The settings a router reads: (regex, replacement, key regex, key replacement), the key
+    ones only for the logical-table routers."""
+    regex_key, replacement_key = TOPIC_ROUTERS[step_type]
+    if step_type not in LOGICAL_TABLE_ROUTERS:
+        return prefix + regex_key, prefix + replacement_key, None, None
+    return (
+        prefix + regex_key,
+        prefix + replacement_key,
+        prefix + "key.field.regex",
+        prefix + "key.field.replacement",
+    )
+
+
+def parse_rename(
+    where: str,
+    settings: tuple[str, str, str | None, str | None],
+    config: Mapping[str, str],
+    *,
+    logical: bool,
+) -> tuple[JavaPattern | str, str]:
+    """A router's (compiled regex, or why it cannot be evaluated; replacement) from
+    ``settings`` (:func:`router_settings`); raises TransformConfigError for what the router
+    refuses. ``logical``: Debezium's ``Field.isRequired`` also refuses blank values, and a key
+    regex needs a non-blank key replacement."""
+    regex_setting, replacement_setting, key_regex_setting, key_replacement_setting = settings
+    regex = config.get(regex_setting)
+    replacement = config.get(replacement_setting)
+    for setting, value in ((regex_setting, regex), (replacement_setting, replacement)):
+        # RegexRouter's settings have no default, so only a missing one is refused.
+        if value is None or (logical and not value.strip()):
+            raise TransformConfigError(f"{where} needs a value for {setting}")
+    key_regex = (config.get(key_regex_setting) or "").strip() if key_regex_setting else ""
+    if key_regex and key_regex_setting:
+        if not (config.get(key_replacement_setting or "") or "").strip():
+            raise TransformConfigError(
+                f"{where}: {key_replacement_setting} must be non-empty if {key_regex_setting} "
+                "is set"
+            )
+        _refuse_invalid_regex(where, key_regex_setting, key_regex)
+    return _refuse_invalid_regex(where, regex_setting, regex or ""), replacement or ""
+
+
+def _refuse_invalid_regex(where: str, setting: str, regex: str) -> JavaPattern | str:
+    """The compiled regex, or why this project cannot evaluate it; raises TransformConfigError
+    when Java would not compile it (the connector is refused)."""
+    try:
+        return compile_java_regex(regex)
+    except InvalidJavaRegex as error:
+        raise TransformConfigError(f"{where} ({setting}): {error}") from error
+    except UnsupportedJavaRegex as error:
+        return f"{where} ({setting}): {error}"
+
+
 def _predicate_type(alias: str, config: Mapping[str, str]) -> str:
     name = config.get(f"transforms.{alias}.predicate")
     return (config.get(f"predicates.{name}.type") or "").strip() if name else ""
@@ -258,21 +358,32 @@ def _predicate_type(alias: str, config: Mapping[str, str]) -> str:
 def _parse_predicate(
     connector: str, alias: str, config: Mapping[str, str]
 ) -> tuple[JavaPattern | None, bool, str | None]:
-    """(topic condition, negated, why the predicate cannot be evaluated)."""
+    """(topic condition, negated, why the predicate cannot be evaluated); raises
+    TransformConfigError for a predicate Kafka Connect refuses."""
     name = config.get(f"transforms.{alias}.predicate")
+    negate_setting = f"transforms.{alias}.negate"
     if not name:
+        if negate_setting in config:
+            raise TransformConfigError(
+                f"transform {alias!r} of connector {connector!r}: {negate_setting} was provided "
+                f"but there is no transforms.{alias}.predicate defining a predicate to be negated"
+            )
         return None, False, None
-    negated = is_true(config.get(f"transforms.{alias}.negate"))
+    negated = is_true(config.get(negate_setting))
     where = f"predicate {name!r} of transform {alias!r} (connector {connector!r})"
     predicate_type = _predicate_type(alias, config)
+    if name not in config_list(config.get("predicates")) or not predicate_type:
+        raise TransformConfigError(
+            f"{where} must be listed in predicates and have a predicates.{name}.type"
+        )
     if predicate_type == TOPIC_NAME_MATCHES:
         pattern = config.get(f"predicates.{name}.pattern")
-        if pattern is None:
-            return None, negated, f"{where} lacks predicates.{name}.pattern"
-        try:
-            return compile_java_regex(pattern), negated, None
-        except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
-            return None, negated, f"{where}: {error}"
+        if not pattern:
+            raise TransformConfigError(f"{where} needs a non-empty predicates.{name}.pattern")
+        compiled = _refuse_invalid_regex(where, f"predicates.{name}.pattern", pattern)
+        if isinstance(compiled, str):
+            return None, negated, compiled
+        return compiled, negated, None
     if predicate_type == RECORD_IS_TOMBSTONE:
         # Negated: every record with a value (all change events); else only tombstones.
         return None, negated, None
@@ -280,7 +391,7 @@ def _parse_predicate(
         None,
         negated,
         (
-            f"{where} has type {predicate_type or '(none)'}: whether it applies depends on each "
+            f"{where} has type {predicate_type}: whether it applies depends on each "
             "record, not on the configuration"
         ),
     )

@@ -1,44 +1,52 @@
 """Which source tables a Debezium connector sends to which topics, from its configuration.
 
-A Debezium relational connector writes a table's change events to
-``<topic.prefix><d><catalog><d><schema><d><table>`` (``<d>`` = ``topic.delimiter``, parts the
-engine lacks left out: Postgres and Oracle have no catalog, MySQL/MariaDB no schema, SQL
-Server has both), then the connector's ``transforms`` may rename the topic (see
-:mod:`dzlineage_dagster.core.connect_transforms`). A table is captured when its id matches
+Modelled on Debezium 3.6 (``debezium/debezium`` at aad55199, 3.7.0-SNAPSHOT; see
+``docs/connector-naming.md``). A Debezium relational connector names a table's topic with its
+``topic.naming.strategy`` (:class:`NamingStrategy`) from the table id's parts (Debezium's
+``TableId``: catalog, schema, table; :func:`table_id_parts`), then the connector's
+``transforms`` may rename the topic (see :mod:`dzlineage_dagster.core.connect_transforms`). A table is captured when its id matches
 ``table.include.list`` (or not ``table.exclude.list``) and its schema / database passes the
 schema / database lists: every list is a comma-separated list of Java regexes matched
 case-insensitively against the whole id (Debezium's ``Predicates.includes`` compiles them with
 ``CASE_INSENSITIVE`` and tests ``matcher.matches()``). The id is ``schema.table`` for Postgres,
 SQL Server and Oracle, ``database.table`` for MySQL and MariaDB.
 
-Debezium names its other topics from the same settings: heartbeats
+Debezium names its other topics from the same settings (``AbstractTopicNamingStrategy``):
+heartbeats ``topic.heartbeat.name`` when set (Debezium 3.6 and later), else
 ``<topic.heartbeat.prefix><d><topic.prefix>`` (legacy ``heartbeat.topics.prefix``, default
 ``__debezium-heartbeat``), transaction metadata ``<topic.prefix><d><topic.transaction>``
 (default ``transaction``), schema changes the bare ``<topic.prefix>``, and the schema history
 topic ``schema.history.internal.kafka.topic`` (legacy ``database.history.kafka.topic``).
+``topic.prefix``, ``topic.delimiter``, ``topic.heartbeat.prefix``, ``topic.heartbeat.name`` and
+``topic.transaction`` must be valid topic characters (``CommonConnectorConfig.validateTopicName``),
+else the connector is refused.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import Enum
 
 from dzlineage_dagster.core.connect_transforms import (
+    ConnectorConfigError,
     RoutedTopic,
     TransformChain,
+    TransformConfigError,
+    TransformStep,
+    compile_setting,
     config_list,
+    parse_rename,
     parse_transform_chain,
 )
 from dzlineage_dagster.core.java_regex import (
     InvalidJavaRegex,
     JavaPattern,
-    UnsupportedJavaRegex,
-    compile_java_regex,
+    parse_java_replacement,
     split_java_regex_list,
 )
-from dzlineage_dagster.core.topics import HEARTBEAT_PREFIX, TopicKind
+from dzlineage_dagster.core.topics import HEARTBEAT_PREFIX, MAX_TOPIC_NAME_LENGTH, TopicKind
 
 
 class SourceEngine(Enum):
@@ -61,18 +69,108 @@ DEBEZIUM_CONNECTOR_CLASSES = {
     "io.debezium.connector.sqlserver.SqlServerConnector": SourceEngine.SQLSERVER,
     "io.debezium.connector.oracle.OracleConnector": SourceEngine.ORACLE,
 }
-#: Naming strategies that lay topics out as described in the module doc.
-_DEFAULT_NAMING = {
-    "io.debezium.schema.DefaultTopicNamingStrategy",
-    "io.debezium.schema.DefaultUnicodeTopicNamingStrategy",
+_SCHEMA_PACKAGE = "io.debezium.schema."
+#: Debezium's built-in naming strategies -> (the TableId parts they name a topic from, whether
+#: they escape as ``_uXXXX``, whether a ``topic.regex`` renames the result). ``database`` is
+#: ``TableId.databaseParts()`` (catalog, table); ``schema`` is ``schemaParts()`` (schema,
+#: table), or every part (catalog, schema, table) in multi-partition mode (SQL Server).
+NAMING_STRATEGIES: dict[str, tuple[str, bool, bool]] = {
+    _SCHEMA_PACKAGE + "DefaultTopicNamingStrategy": ("database", False, False),
+    _SCHEMA_PACKAGE + "DefaultUnicodeTopicNamingStrategy": ("database", True, False),
+    _SCHEMA_PACKAGE + "DefaultRegexTopicNamingStrategy": ("database", False, True),
+    _SCHEMA_PACKAGE + "SchemaTopicNamingStrategy": ("schema", False, False),
+    _SCHEMA_PACKAGE + "SchemaUnicodeTopicNamingStrategy": ("schema", True, False),
+    _SCHEMA_PACKAGE + "SchemaRegexTopicNamingStrategy": ("schema", False, True),
 }
-_SCHEMA_NAMING = "io.debezium.schema.SchemaTopicNamingStrategy"
-#: Kafka topic names allow only these; Debezium replaces anything else with '_'.
-_INVALID_TOPIC_CHARACTER = re.compile(r"[^A-Za-z0-9._\-]")
+#: ``topic.naming.strategy`` when unset: MySQL and MariaDB (``BinlogConnectorConfig``) name by
+#: database parts, the others by ``CommonConnectorConfig``'s schema parts.
+_DEFAULT_STRATEGY = {
+    "mysql": _SCHEMA_PACKAGE + "DefaultTopicNamingStrategy",
+}
+_SCHEMA_STRATEGY = _SCHEMA_PACKAGE + "SchemaTopicNamingStrategy"
+#: ``AbstractTopicNamingStrategy.isValidCharacter``; the unicode strategies drop ``_`` from it.
+_VALID_TOPIC_CHARACTERS = frozenset(
+    "._-ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+)
+_VALID_UNICODE_TOPIC_CHARACTERS = _VALID_TOPIC_CHARACTERS - {"_"}
+#: ``CommonConnectorConfig.validateTopicName``: what the topic-name settings may hold.
+_TOPIC_NAME_SETTING = re.compile(r"[A-Za-z0-9._\-]*")
+#: The Debezium version whose behaviour is modelled when the caller does not say.
+DEFAULT_DEBEZIUM_VERSION = (3, 6)
+#: ``topic.heartbeat.name`` exists from Debezium 3.6 on (debezium/dbz#1709).
+_HEARTBEAT_NAME_SINCE = (3, 6)
 
 
-class DebeziumConfigError(ValueError):
-    """A Debezium connector configuration lacks or misstates a setting."""
+class DebeziumConfigError(ConnectorConfigError):
+    """A Debezium connector configuration lacks or misstates a setting: the connector is
+    refused (it does not run), unless ``refused`` is False (a filter regex this project
+    cannot evaluate: the connector may well run)."""
+
+
+def unicode_escape(char_code: int) -> str:
+    """Debezium's ``UnicodeReplacementFunction``: ``_u`` + the UTF-16 unit's hex digits, padded
+    with ``00`` only when there are at most two (``_`` -> ``_u005f``, U+4E2D -> ``_u4e2d``,
+    U+0100 -> ``_u100``, a tab -> ``_u009``)."""
+    digits = format(char_code, "x")
+    return "_u" + ("00" + digits if len(digits) <= 2 else digits)
+
+
+def sanitized_topic_name(name: str, *, unicode: bool = False) -> str:
+    """``AbstractTopicNamingStrategy.sanitizedTopicName``: every UTF-16 unit outside the valid
+    characters replaced (``_``, or :func:`unicode_escape` for the unicode strategies), then cut
+    to Kafka's 249 characters; a bare ``.`` or ``..`` is replaced too."""
+    valid = _VALID_UNICODE_TOPIC_CHARACTERS if unicode else _VALID_TOPIC_CHARACTERS
+
+    def replace(code: int) -> str:
+        return unicode_escape(code) if unicode else "_"
+
+    units = name.encode("utf-16-be")
+    out = []
+    for i in range(0, len(units), 2):
+        code = int.from_bytes(units[i : i + 2], "big")
+        char = chr(code)
+        out.append(char if char in valid else replace(code))
+    sanitized = "".join(out)
+    if len(sanitized) > MAX_TOPIC_NAME_LENGTH:
+        return sanitized[:MAX_TOPIC_NAME_LENGTH]
+    if sanitized in (".", ".."):
+        return replace(ord(".")) * len(sanitized)
+    return sanitized
+
+
+_UNICODE_ESCAPE = re.compile(r"_u(00[0-9a-f]{2}|[1-9a-f][0-9a-f]{3}|[1-9a-f][0-9a-f]{2})")
+
+
+def unescape_unicode_topic(name: str) -> str:
+    """The name a unicode strategy escaped, read back (a 4-digit escape is preferred where a
+    3-digit one followed by a hex digit reads too: the topic does not say which it was)."""
+    units = _UNICODE_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), name)
+    return units.encode("utf-16-be", "surrogatepass").decode("utf-16-be", "replace")
+
+
+@dataclass(frozen=True)
+class NamingStrategy:
+    """A connector's ``topic.naming.strategy`` (one of :data:`NAMING_STRATEGIES`)."""
+
+    class_name: str
+    #: "database" (catalog, table) or "schema" (schema, table; all parts in multi-partition).
+    parts: str
+    unicode: bool
+    multi_partition: bool
+    #: ``topic.regex`` / ``topic.replacement`` of the regex strategies, as a router step.
+    rename: TransformStep | None = None
+
+    @property
+    def short_name(self) -> str:
+        return self.class_name.removeprefix(_SCHEMA_PACKAGE)
+
+
+def table_id_parts(table: SourceTable) -> tuple[str | None, str | None, str]:
+    """Debezium's ``TableId`` (catalog, schema, table) of ``table``: Postgres has no catalog,
+    MySQL/MariaDB no schema, SQL Server and Oracle (its PDB, else its database) both."""
+    if table.engine is SourceEngine.POSTGRES:
+        return None, table.schema, table.table
+    return table.database, table.schema, table.table
 
 
 @dataclass(frozen=True)
@@ -128,6 +226,7 @@ class DebeziumSource:
     port: str
     databases: tuple[str, ...]
     chain: TransformChain
+    naming: NamingStrategy
     include_tables: tuple[JavaPattern, ...] | None
     exclude_tables: tuple[JavaPattern, ...]
     include_containers: tuple[JavaPattern, ...] | None
@@ -142,8 +241,6 @@ class DebeziumSource:
     #: ``bootstrap.servers`` Debezium's own OpenLineage would name topics by (may be None).
     lineage_bootstrap_servers: str | None
     naming_problem: str | None = None
-    #: SchemaTopicNamingStrategy: SQL Server topics without the database part.
-    naming_is_schema_only: bool = False
 
     def captures(self, table: SourceTable) -> bool:
         """Whether the filters select ``table`` (case-insensitive full matches)."""
@@ -160,37 +257,72 @@ class DebeziumSource:
             return _any_match(self.include_tables, table.filter_id)
         return not _any_match(self.exclude_tables, table.filter_id)
 
-    def raw_topic(self, table: SourceTable) -> str:
-        """The topic before transforms (Debezium's naming strategy)."""
-        if self.engine is SourceEngine.SQLSERVER and not self.naming_is_schema_only:
-            parts = [self.topic_prefix, table.database, table.schema or "", table.table]
-        elif self.engine.has_schemas:
-            parts = [self.topic_prefix, table.schema or "", table.table]
+    def origin_topic(self, table: SourceTable) -> str:
+        """The topic the naming strategy builds before its own ``topic.regex`` (if any):
+        ``mkString`` of the prefix and the id's parts (blank parts left out), sanitized."""
+        catalog, schema, name = table_id_parts(table)
+        if self.naming.parts == "database":
+            parts = [catalog, name]
+        elif self.naming.multi_partition:
+            parts = [catalog, schema, name]
         else:
-            parts = [self.topic_prefix, table.database, table.table]
-        return _INVALID_TOPIC_CHARACTER.sub("_", self.delimiter.join(parts))
+            parts = [schema, name]
+        joined = self.delimiter.join(p for p in (self.topic_prefix, *parts) if p and p.strip())
+        return sanitized_topic_name(joined, unicode=self.naming.unicode)
+
+    def raw_topic(self, table: SourceTable) -> str:
+        """The topic before transforms (Debezium's ``dataChangeTopic``)."""
+        origin = self.origin_topic(table)
+        rename = self.naming.rename
+        if rename is None or rename.regex is None or not rename.regex.matches(origin):
+            return origin
+        # AbstractRegexTopicNamingStrategy.determineNewTopic: an empty result keeps the origin.
+        return rename.regex.replace_first(origin, rename.replacement or "") or origin
 
     def route(self, table: SourceTable) -> RoutedTopic:
         return self.chain.route(self.raw_topic(table))
 
     def table_from_raw_topic(self, topic: str) -> SourceTable | None:
-        """The table a pre-transform topic name stands for, if it has this connector's layout."""
-        rest = topic.removeprefix(self.topic_prefix + self.delimiter)
-        if rest == topic:
+        """The table whose own pre-transform topic is ``topic``, if it has this connector's
+        layout: read back, then checked by naming the table forward again (a truncated or
+        differently sanitized name is no table's)."""
+        name = unescape_unicode_topic(topic) if self.naming.unicode else topic
+        rest = name.removeprefix(self.topic_prefix + self.delimiter)
+        if rest == name:
             return None
         names = rest.split(self.delimiter)
-        sqlserver_full = self.engine is SourceEngine.SQLSERVER and not self.naming_is_schema_only
-        if len(names) != (3 if sqlserver_full else 2) or not all(names):
+        layout = self._topic_layout()
+        if len(names) != len(layout) or not all(names):
             return None
-        if sqlserver_full:
-            database, schema, table = names
-        elif self.engine.has_schemas:
-            database, schema, table = self.default_database, names[0], names[1]
+        if self.engine.has_schemas and "schema" not in layout:
+            return None  # DefaultTopicNamingStrategy leaves the schema out of the topic
+        parts = dict(zip(layout, names, strict=True))
+        database = parts.get("catalog")
+        if database is None:
+            database = self.default_database
             if database is None:
                 return None
-        else:
-            database, schema, table = names[0], None, names[1]
-        return self.table(database, schema, table)
+        table = self.table(database, parts.get("schema"), parts["table"])
+        return table if self.raw_topic(table) == topic else None
+
+    def _topic_layout(self) -> tuple[str, ...]:
+        """Which TableId parts a data-change topic holds after the prefix, in order."""
+        has_catalog = self.engine is not SourceEngine.POSTGRES
+        if self.naming.parts == "database":
+            return ("catalog", "table") if has_catalog else ("table",)
+        if self.naming.multi_partition:
+            return ("catalog", "schema", "table")
+        return ("schema", "table") if self.engine.has_schemas else ("table",)
+
+    def merge_step_producing(self, topic: str) -> str | None:
+        """The merging rename (a logical-table router, or the regex naming strategy) that may
+        have named ``topic``: its name then says nothing about a table (the router renames the
+        value schema to ``<topic>.Envelope`` too). None when no merging rename may."""
+        steps = [step for step in self.chain.steps if step.merges_tables]
+        if self.naming.rename is not None:
+            steps.insert(0, self.naming.rename)
+        step = next((s for s in steps if s.may_produce(topic)), None)
+        return None if step is None else step.alias
 
     @property
     def default_database(self) -> str | None:
@@ -228,13 +360,17 @@ class DebeziumSource:
         candidates: dict[SourceTable, str] = {}
         for table in self.tables_from_include_list():
             candidates.setdefault(table, "include list")
+        schema_names = value_schema_names or {}
         for topic in topics:
-            table = self.table_from_raw_topic(topic)
+            named = schema_names.get(topic, "").removesuffix(".Envelope")
+            if named and named != schema_names.get(topic) and named != topic:
+                continue  # the value schema says which table's topic this was renamed from
+            table = self._named_table(topic)
             if table is not None:
                 candidates.setdefault(table, "topic")
-        for schema_name in (value_schema_names or {}).values():
+        for schema_name in schema_names.values():
             original = schema_name.removesuffix(".Envelope")
-            table = self.table_from_raw_topic(original) if original != schema_name else None
+            table = self._named_table(original) if original != schema_name else None
             if table is not None:
                 candidates.setdefault(table, "schema name")
         return [
@@ -242,6 +378,13 @@ class DebeziumSource:
             for table, evidence in candidates.items()
             if self.captures(table)
         ]
+
+    def _named_table(self, name: str) -> SourceTable | None:
+        """The table a registry name stands for, unless a merging rename may have written it
+        (then it is the merged topic, not a table: the shards stay unknown)."""
+        if self.merge_step_producing(name) is not None:
+            return None
+        return self.table_from_raw_topic(name)
 
     def special_topic_kinds(self) -> dict[str, TopicKind]:
         """Final topic names (after transforms) of the heartbeat, transaction, schema topics."""
@@ -259,12 +402,19 @@ def is_debezium_source(config: Mapping[str, str]) -> bool:
     return (config.get("connector.class") or "").strip() in DEBEZIUM_CONNECTOR_CLASSES
 
 
-def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSource:
+def parse_debezium_source(
+    name: str,
+    config: Mapping[str, str],
+    *,
+    debezium_version: tuple[int, int] = DEFAULT_DEBEZIUM_VERSION,
+) -> DebeziumSource:
     """Parse a Debezium source connector's configuration.
 
-    Raises DebeziumConfigError naming the connector and setting when a required setting is
-    missing or a filter regex is invalid; a filter regex this project cannot evaluate raises
-    it too (the caller reports the connector as not understood).
+    Raises DebeziumConfigError naming the connector and setting when Debezium or Kafka Connect
+    would refuse the configuration (a required setting missing, a filter list or a router that
+    does not compile, a topic-name setting with characters Kafka forbids); a filter regex this
+    project cannot evaluate raises it too (the caller reports the connector as not understood).
+    ``debezium_version`` (major, minor) chooses where Debezium's behaviour differs by version.
     """
     connector_class = (config.get("connector.class") or "").strip()
     engine = DEBEZIUM_CONNECTOR_CLASSES.get(connector_class)
@@ -279,6 +429,13 @@ def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSourc
             f"connector {name!r}: topic.prefix (legacy database.server.name) is required"
         )
     delimiter = config.get("topic.delimiter") or "."
+    for setting in _TOPIC_NAME_SETTINGS:
+        value = config.get(setting)
+        if value is not None and not _TOPIC_NAME_SETTING.fullmatch(value.strip()):
+            raise DebeziumConfigError(
+                f"connector {name!r}: {setting} {value!r} has invalid format (only the "
+                "underscore, hyphen, dot and alphanumeric characters are allowed)"
+            )
     if engine is SourceEngine.MYSQL:
         databases: tuple[str, ...] = ()
     else:
@@ -288,8 +445,10 @@ def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSourc
                 f"connector {name!r}: database.dbname (SQL Server: database.names) is required "
                 f"for {engine.value}"
             )
-    if engine is SourceEngine.ORACLE and config.get("database.pdb.name"):
-        databases = (config["database.pdb.name"],)
+    if engine is SourceEngine.ORACLE:
+        # OracleConnectorConfig.getCatalogName: the PDB, else the database, as
+        # OracleUtils.getObjectName spells it (upper case unless quoted).
+        databases = (_oracle_object_name(_first(config, "database.pdb.name") or databases[0]),)
     container_word = "schema" if engine.has_schemas else "database"
     include_tables_raw = _first(config, "table.include.list", "table.whitelist")
     include_containers_raw = _first(
@@ -301,18 +460,20 @@ def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSourc
                 f"connector {name!r}: {word}.include.list and {word}.exclude.list cannot both "
                 "be set (Debezium rejects the configuration)"
             )
-    naming = (config.get("topic.naming.strategy") or "").strip()
-    naming_problem = None
-    if naming and naming not in _DEFAULT_NAMING and naming != _SCHEMA_NAMING:
-        naming_problem = (
-            f"connector {name!r}: topic.naming.strategy {naming} names topics in its own way"
-        )
+    naming, naming_problem = _naming_strategy(name, engine, config)
     heartbeat_prefix = (
         _first(config, "topic.heartbeat.prefix", "heartbeat.topics.prefix") or HEARTBEAT_PREFIX
     )
+    heartbeat = f"{heartbeat_prefix}{delimiter}{prefix}"
+    if debezium_version >= _HEARTBEAT_NAME_SINCE:
+        heartbeat = _first(config, "topic.heartbeat.name") or heartbeat
     transaction_name = config.get("topic.transaction") or "transaction"
+    try:
+        chain = parse_transform_chain(name, config)
+    except TransformConfigError as error:
+        raise DebeziumConfigError(str(error)) from error
     special = {
-        f"{heartbeat_prefix}{delimiter}{prefix}": TopicKind.HEARTBEAT,
+        heartbeat: TopicKind.HEARTBEAT,
         f"{prefix}{delimiter}{transaction_name}": TopicKind.TRANSACTION,
         prefix: TopicKind.SCHEMA_CHANGE,
     }
@@ -324,7 +485,8 @@ def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSourc
         hostname=(config.get("database.hostname") or "").strip(),
         port=(config.get("database.port") or _DEFAULT_PORTS[engine]).strip(),
         databases=databases,
-        chain=parse_transform_chain(name, config),
+        chain=chain,
+        naming=naming,
         include_tables=_patterns(name, "table.include.list", include_tables_raw),
         exclude_tables=_patterns(
             name, "table.exclude.list", _first(config, "table.exclude.list", "table.blacklist")
@@ -360,8 +522,71 @@ def parse_debezium_source(name: str, config: Mapping[str, str]) -> DebeziumSourc
             "database.history.kafka.bootstrap.servers",
         ),
         naming_problem=naming_problem,
-        naming_is_schema_only=naming == _SCHEMA_NAMING,
     )
+
+
+#: Settings ``CommonConnectorConfig.validateTopicName`` checks.
+_TOPIC_NAME_SETTINGS = (
+    "topic.prefix",
+    "topic.delimiter",
+    "topic.heartbeat.prefix",
+    "topic.heartbeat.name",
+    "topic.transaction",
+)
+
+
+def _oracle_object_name(name: str) -> str:
+    quoted = name.startswith('"') and name.endswith('"') and len(name) > 2
+    return name if quoted else name.upper()
+
+
+def _naming_strategy(
+    connector: str, engine: SourceEngine, config: Mapping[str, str]
+) -> tuple[NamingStrategy, str | None]:
+    """The connector's naming strategy, and why its topics cannot be named (a class of its
+    own); raises DebeziumConfigError when a regex strategy's settings are refused."""
+    class_name = (config.get("topic.naming.strategy") or "").strip() or _DEFAULT_STRATEGY.get(
+        engine.value, _SCHEMA_STRATEGY
+    )
+    # SqlServerConnectorTask passes multiPartitionMode=true to every strategy.
+    multi_partition = engine is SourceEngine.SQLSERVER
+    known = NAMING_STRATEGIES.get(class_name)
+    if known is None:
+        problem = f"connector {connector!r}: topic.naming.strategy {class_name} names topics in its own way"
+        return NamingStrategy(class_name, "schema", False, multi_partition), problem
+    parts, unicode, regex = known
+    strategy = NamingStrategy(class_name, parts, unicode, multi_partition)
+    if not regex:
+        return strategy, None
+    # AbstractRegexTopicNamingStrategy validates its settings as ToLogicalTopicRouter does.
+    where = f"connector {connector!r}, topic.naming.strategy {strategy.short_name}"
+    try:
+        compiled, replacement = parse_rename(where, _REGEX_STRATEGY_SETTINGS, config, logical=True)
+    except TransformConfigError as error:
+        raise DebeziumConfigError(str(error)) from error
+    problem = compiled if isinstance(compiled, str) else None
+    if not isinstance(compiled, str):
+        try:
+            parse_java_replacement(replacement, compiled.compiled)
+        except InvalidJavaRegex as error:
+            # Matcher.replaceFirst throws for each table the regex matches: the task fails then.
+            problem = f"{where} (topic.replacement): {error}"
+    step = TransformStep(
+        alias="topic.naming.strategy",
+        type=class_name,
+        regex=None if isinstance(compiled, str) or problem else compiled,
+        replacement=replacement,
+        ambiguous_reason=problem,
+    )
+    return replace(strategy, rename=step), problem
+
+
+_REGEX_STRATEGY_SETTINGS = (
+    "topic.regex",
+    "topic.replacement",
+    "topic.key.field.regex",
+    "topic.key.field.replacement",
+)
 
 
 _DEFAULT_PORTS = {
@@ -391,15 +616,18 @@ def _first(config: Mapping[str, str], *keys: str) -> str | None:
 
 
 def _patterns(connector: str, setting: str, value: str | None) -> tuple[JavaPattern, ...] | None:
+    """A filter list as Debezium's ``Field.isListOfRegex`` validates it (case-insensitive)."""
     if value is None:
         return None
-    patterns = []
-    for entry in split_java_regex_list(value):
-        try:
-            patterns.append(compile_java_regex(entry, case_insensitive=True))
-        except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
-            raise DebeziumConfigError(f"connector {connector!r}, {setting}: {error}") from error
-    return tuple(patterns)
+    where = f"connector {connector!r}, {setting}"
+    try:
+        entries = split_java_regex_list(value)
+    except InvalidJavaRegex as error:
+        raise DebeziumConfigError(f"{where}: {error}") from error
+    return tuple(
+        compile_setting(DebeziumConfigError, where, entry, case_insensitive=True)
+        for entry in entries
+    )
 
 
 def _any_match(patterns: Iterable[JavaPattern], text: str | None) -> bool:

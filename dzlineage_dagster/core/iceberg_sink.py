@@ -11,7 +11,15 @@ Checked against Apache Iceberg's ``kafka-connect`` module (``IcebergSinkConfig``
   ``iceberg.table.<table>.route-regex`` matches the field's value in full (a table without a
   route regex gets nothing);
 - dynamic routing (``iceberg.tables.dynamic-enabled``) writes to the table named by the route
-  field's value, lower-cased, its namespace the part before the last ``.``;
+  field's value, lower-cased, its namespace the part before the last ``.``
+  (``TableIdentifier.parse``: several levels for REST or Nessie catalogs, one for Glue);
+- a table that does not exist is created only with ``iceberg.tables.auto-create-enabled``;
+  without it, dynamic routing writes nothing to it (``IcebergWriterFactory`` returns a no-op
+  writer) and static routing fails the task: either way no data reaches it, which only the
+  catalog can tell (:attr:`IcebergSink.missing_tables`, checked by the sync layer);
+- ``IcebergSinkConfig.validate`` refuses a sink without ``iceberg.catalog.*`` properties, with
+  ``iceberg.tables`` and ``dynamic-enabled`` both, with dynamic routing and no route field,
+  or with neither; Kafka's ``ConfigDef`` refuses a boolean setting that is not true/false;
 - the DebeziumTransform sets ``_cdc.target`` to ``cdc.target.pattern`` (default
   ``{db}.{table}``, only those two placeholders) and ``_cdc.source`` to ``{db}.{table}``, where
   ``{db}`` is the source's schema when it has one, else its database. These values are derived
@@ -25,9 +33,11 @@ from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 
 from dzlineage_dagster.core.connect_transforms import (
+    ConnectorConfigError,
     TransformChain,
+    TransformConfigError,
+    compile_setting,
     config_list,
-    is_true,
     parse_transform_chain,
 )
 from dzlineage_dagster.core.debezium import SourceTable
@@ -56,8 +66,9 @@ CDC_TARGET_FIELD = "_cdc.target"
 CDC_SOURCE_FIELD = "_cdc.source"
 
 
-class IcebergSinkConfigError(ValueError):
-    """An Iceberg sink configuration that Kafka Connect or the sink itself would reject."""
+class IcebergSinkConfigError(ConnectorConfigError):
+    """An Iceberg sink configuration that Kafka Connect or the sink itself would reject
+    (``refused``), or one this project cannot evaluate (``refused=False``)."""
 
 
 @dataclass(frozen=True)
@@ -104,6 +115,16 @@ class IcebergSink:
     cdc_target_pattern: str | None
     catalog: str
     chain: TransformChain
+    #: ``iceberg.tables.auto-create-enabled``: a routed table that does not exist is created.
+    auto_create: bool = False
+
+    @property
+    def missing_tables(self) -> str:
+        """What happens to records routed to a table that does not exist: ``created``,
+        ``dropped`` (dynamic routing's no-op writer) or ``fail`` (static routing throws)."""
+        if self.auto_create:
+            return "created"
+        return "dropped" if self.dynamic else "fail"
 
     def subscribes(self, topic: str) -> bool:
         if self.topics_regex is not None:
@@ -131,20 +152,10 @@ class IcebergSink:
             return self._ambiguous(topic, problem)
         tables: list[SinkTable] = []
         for value in values:
-            if self.dynamic:
-                table, table_problem = self._table(value.lower())
-                if table_problem is not None:
-                    return self._ambiguous(topic, f"dynamic route value {value!r}: {table_problem}")
-                tables.append(table)
-                continue
-            for name, regex in self.route_regexes.items():
-                if isinstance(regex, str):
-                    return self._ambiguous(topic, regex)
-                if regex.matches(value):
-                    table, table_problem = self._table(name)
-                    if table_problem is not None:
-                        return self._ambiguous(topic, table_problem)
-                    tables.append(table)
+            routed, table_problem = self.tables_for_value(value)
+            if table_problem is not None:
+                return self._ambiguous(topic, table_problem)
+            tables += routed
         how = "dynamically by" if self.dynamic else "by the route regexes on"
         return SinkRouting(
             topic,
@@ -154,6 +165,26 @@ class IcebergSink:
             f"sink {self.name!r} routes {how} {self.route_field} = "
             f"{', '.join(repr(v) for v in values)}",
         )
+
+    def tables_for_value(self, value: str) -> tuple[list[SinkTable], str | None]:
+        """The tables a record whose route field holds ``value`` goes to (``SinkWriter``):
+        dynamic routing the lower-cased value itself, static routing every table whose route
+        regex full-matches it; with the reason when a table name cannot be evaluated."""
+        if self.dynamic:
+            table, problem = self._table(value.lower())
+            if problem is not None:
+                return [], f"dynamic route value {value!r}: {problem}"
+            return [table], None
+        tables = []
+        for name, regex in self.route_regexes.items():
+            if isinstance(regex, str):
+                return [], regex
+            if regex.matches(value):
+                table, problem = self._table(name)
+                if problem is not None:
+                    return [], problem
+                tables.append(table)
+        return tables, None
 
     def _route_to_all(self, topic: str, subscribed: Collection[str]) -> SinkRouting:
         if len(self.tables) > 1 and len(subscribed) > 1:
@@ -201,13 +232,17 @@ class IcebergSink:
         return list(dict.fromkeys(values)), None
 
     def _table(self, identifier: str) -> tuple[SinkTable, None] | tuple[None, str]:
+        """``TableIdentifier.parse``: the namespace is everything before the last ``.``."""
         parts = identifier.split(".")
-        if len(parts) != 2 or not all(parts):
+        if len(parts) < 2 or not all(parts):
+            return None, (f"sink {self.name!r}: table {identifier!r} is not '<namespace>.<table>'")
+        if self.catalog == "glue" and len(parts) != 2:
+            # GlueCatalog (IcebergToGlueConverter) accepts only one-level namespaces.
             return None, (
                 f"sink {self.name!r}: table {identifier!r} is not '<database>.<table>' "
                 "(a Glue table has a one-level namespace)"
             )
-        database, table = parts
+        database, table = ".".join(parts[:-1]), parts[-1]
         if self.catalog == "glue":
             database, table = database.lower(), table.lower()
         return SinkTable(database, table, self.name, self.catalog), None
@@ -232,17 +267,33 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
         raise IcebergSinkConfigError(f"connector {name!r}: needs topics or topics.regex")
     topics_regex = None
     if regex_text:
-        try:
-            topics_regex = compile_java_regex(regex_text)
-        except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
-            raise IcebergSinkConfigError(f"connector {name!r}, topics.regex: {error}") from error
-    dynamic = is_true(config.get("iceberg.tables.dynamic-enabled"))
-    tables = tuple(config_list(config.get("iceberg.tables")))
-    if not dynamic and not tables:
-        raise IcebergSinkConfigError(
-            f"connector {name!r}: iceberg.tables is required unless "
-            "iceberg.tables.dynamic-enabled=true"
+        topics_regex = compile_setting(
+            IcebergSinkConfigError, f"connector {name!r}, topics.regex", regex_text
         )
+    dynamic = _config_boolean(name, config, "iceberg.tables.dynamic-enabled")
+    auto_create = _config_boolean(name, config, "iceberg.tables.auto-create-enabled")
+    route_field = config.get("iceberg.tables.route-field")
+    if not any(key.startswith("iceberg.catalog.") for key in config):
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: must specify Iceberg catalog properties (iceberg.catalog.*)"
+        )
+    # IcebergSinkConfig.validate: a present iceberg.tables, even empty, is a static list.
+    if "iceberg.tables" in config and dynamic:
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: cannot specify both static and dynamic table names "
+            "(iceberg.tables with iceberg.tables.dynamic-enabled=true)"
+        )
+    if "iceberg.tables" not in config and not dynamic:
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: must specify table name(s): iceberg.tables, or "
+            "iceberg.tables.dynamic-enabled=true with iceberg.tables.route-field"
+        )
+    if dynamic and route_field is None:
+        raise IcebergSinkConfigError(
+            f"connector {name!r}: must specify a route field (iceberg.tables.route-field) if "
+            "using dynamic table names"
+        )
+    tables = tuple(config_list(config.get("iceberg.tables")))
     route_regexes: dict[str, JavaPattern | str] = {}
     for table in tables:
         setting = f"iceberg.table.{table}.route-regex"
@@ -253,7 +304,10 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
             route_regexes[table] = compile_java_regex(regex)
         except (InvalidJavaRegex, UnsupportedJavaRegex) as error:
             route_regexes[table] = f"connector {name!r}, {setting}: {error}"
-    chain = parse_transform_chain(name, config)
+    try:
+        chain = parse_transform_chain(name, config)
+    except TransformConfigError as error:
+        raise IcebergSinkConfigError(str(error)) from error
     cdc_target_pattern = None
     for step in chain.steps:
         if step.type in DEBEZIUM_TRANSFORMS:
@@ -266,13 +320,25 @@ def parse_iceberg_sink(name: str, config: Mapping[str, str]) -> IcebergSink:
         topics=topics,
         topics_regex=topics_regex,
         tables=tables,
-        route_field=(config.get("iceberg.tables.route-field") or "").strip() or None,
+        route_field=(route_field or "").strip() or None,
         route_regexes=route_regexes,
         dynamic=dynamic,
         cdc_target_pattern=cdc_target_pattern,
         catalog=catalog_kind(config),
         chain=chain,
+        auto_create=auto_create,
     )
+
+
+def _config_boolean(connector: str, config: Mapping[str, str], setting: str) -> bool:
+    """A Kafka ``ConfigDef`` BOOLEAN (default false): ``true``/``false`` in any case, trimmed;
+    anything else is refused."""
+    value = (config.get(setting) or "false").strip().lower()
+    if value not in ("true", "false"):
+        raise IcebergSinkConfigError(
+            f"connector {connector!r}: {setting}={config.get(setting)!r} is not true or false"
+        )
+    return value == "true"
 
 
 def catalog_kind(config: Mapping[str, str]) -> str:

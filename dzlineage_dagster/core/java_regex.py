@@ -371,34 +371,30 @@ def _expand(parts: Iterable[_ReplacementPart], match: re.Match[str]) -> str:
 
 
 def split_java_regex_list(value: str) -> list[str]:
-    """Split a comma-separated list of Java regexes as Debezium's ``Strings.listOfRegex`` does.
+    """Split a comma-separated list of Java regexes as Debezium's ``Strings.listOfRegex``
+    (``RegExSplitter``) does.
 
-    A comma inside ``{m,n}``, ``[...]`` or ``(...)``, or escaped as ``\\,``, belongs to the
-    regex; blank entries are dropped and entries are trimmed.
+    Every comma splits, except one escaped as ``\\,`` (a backslash escapes the character after
+    it, which stays as written): a comma inside ``{m,n}``, ``[...]`` or ``(...)`` splits too,
+    so ``t{1,3}`` is the two invalid regexes ``t{1`` and ``3}`` and Debezium refuses the list.
+    Entries are trimmed, then ``\\,`` becomes ``,``; empty entries are dropped. A trailing
+    lone backslash raises InvalidJavaRegex ("Unterminated escape sequence").
     """
-    entries: list[str] = []
-    current: list[str] = []
-    depth = {"(": 0, "[": 0, "{": 0}
-    closing = {")": "(", "]": "[", "}": "{"}
+    tokens: list[str] = []
+    start = 0
     i = 0
     while i < len(value):
-        char = value[i]
-        if char == "\\" and i + 1 < len(value):
-            if value[i + 1] == ",":
-                current.append(",")
-            else:
-                current.append(value[i : i + 2])
+        if value[i] == "\\":
+            if i + 1 >= len(value):
+                raise InvalidJavaRegex(
+                    f"regex list {value!r}: unterminated escape sequence at the end of the string"
+                )
             i += 2
             continue
-        if char in depth:
-            depth[char] += 1
-        elif char in closing and depth[closing[char]]:
-            depth[closing[char]] -= 1
-        if char == "," and not any(depth.values()):
-            entries.append("".join(current))
-            current = []
-        else:
-            current.append(char)
+        if value[i] == ",":
+            tokens.append(value[start:i])
+            start = i + 1
         i += 1
-    entries.append("".join(current))
-    return [entry.strip() for entry in entries if entry.strip()]
+    tokens.append(value[start:])
+    entries = (token.strip().replace("\\,", ",") for token in tokens if token)
+    return [entry for entry in entries if entry]

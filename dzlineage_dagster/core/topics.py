@@ -12,6 +12,7 @@ configuration, not these shapes, is the authority; these rules are the fallback.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection
 from dataclasses import dataclass
 from enum import Enum
@@ -60,19 +61,34 @@ def topic_for_schema_name(schema_name: str) -> SchemaSubject:
     return SchemaSubject(schema_name, "topic")
 
 
-def topic_name_problem(topic: str, schema_name: str) -> str | None:
-    """Why ``schema_name`` names no Kafka topic (its topic is too long), or None.
+#: Kafka's ``Topic.LEGAL_CHARS``; GSR schema names also allow ``$`` and ``#``.
+_ILLEGAL_TOPIC_CHARACTERS = re.compile(r"[^a-zA-Z0-9._\-]")
 
-    Only the length is checked: characters GSR allows and Kafka does not (``$``, ``#``) stay
-    cataloged as before, under the schema's name.
+
+def topic_name_problem(topic: str, schema_name: str) -> str | None:
+    """Why ``schema_name`` names no Kafka topic, or None.
+
+    Kafka's ``Topic.validate`` (``org.apache.kafka.common.internals``) refuses an empty name,
+    ``.`` and ``..``, a name longer than 249 characters and any character outside
+    ``[a-zA-Z0-9._-]``; the Glue Schema Registry accepts ``$`` and ``#`` (and 255
+    characters), so such a schema describes a topic that cannot exist and is not cataloged.
     """
-    if len(topic) <= MAX_TOPIC_NAME_LENGTH:
-        return None
     schema = "its schema" if schema_name == topic else f"schema {schema_name!r}"
-    return (
-        f"topic name of {len(topic)} characters, more than Kafka's {MAX_TOPIC_NAME_LENGTH}: "
-        f"{schema} names no topic that can exist (not cataloged)"
-    )
+    verdict = f"{schema} names no topic that can exist (not cataloged)"
+    if len(topic) > MAX_TOPIC_NAME_LENGTH:
+        return (
+            f"topic name of {len(topic)} characters, more than Kafka's "
+            f"{MAX_TOPIC_NAME_LENGTH}: {verdict}"
+        )
+    if topic in ("", ".", ".."):
+        return f"topic name {topic!r} is one Kafka reserves: {verdict}"
+    illegal = sorted(set(_ILLEGAL_TOPIC_CHARACTERS.findall(topic)))
+    if illegal:
+        return (
+            f"topic name {topic!r} has {', '.join(repr(c) for c in illegal)}, which Kafka "
+            f"forbids in topic names (only a-z, A-Z, 0-9, '.', '_' and '-'): {verdict}"
+        )
+    return None
 
 
 class TopicKind(Enum):

@@ -27,12 +27,13 @@ left out stays derived.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from dzlineage_dagster.core.connect_transforms import ConnectorConfigError
 from dzlineage_dagster.core.debezium import (
-    DebeziumConfigError,
+    DEFAULT_DEBEZIUM_VERSION,
     DebeziumSource,
     SourceEngine,
     SourceTable,
@@ -41,7 +42,6 @@ from dzlineage_dagster.core.debezium import (
 )
 from dzlineage_dagster.core.iceberg_sink import (
     IcebergSink,
-    IcebergSinkConfigError,
     SinkTable,
     is_iceberg_sink,
     parse_iceberg_sink,
@@ -225,6 +225,9 @@ class UnknownConnector:
     name: str
     connector_class: str
     reason: str
+    #: True when the platform refuses the configuration: the connector fails and moves no
+    #: data (False: it may run, this project just cannot read its configuration).
+    refused: bool = False
 
 
 @dataclass(frozen=True)
@@ -253,6 +256,9 @@ class Topology:
     #: The registry whose schemas are synced: a connector whose converter keeps its value
     #: schemas elsewhere claims no lineage for them (None: every connector may).
     registry_name: str | None = None
+    #: Glue database -> the names of its tables, for the databases :meth:`tables_to_confirm`
+    #: names (None: not read; every routed table is then assumed to exist).
+    catalog_tables: Mapping[str, Collection[str]] | None = None
     _source_routes: dict[str, list[tuple[SourceTable, DebeziumSource, str]]] = field(
         default_factory=dict, repr=False
     )
@@ -285,6 +291,7 @@ class Topology:
             )
         sink_problems: list[str] = []
         sinks: list[SinkEdge] = []
+        unwritten: list[str] = []
         sink_connectors: list[str] = []
         for sink in subscribers:
             if sink.name in mismatches:
@@ -304,7 +311,14 @@ class Topology:
             )
             if routing.ambiguous_reason:
                 sink_problems.append(routing.ambiguous_reason)
-            sinks += [SinkEdge(table, "connector", routing.reason) for table in routing.tables]
+            for table in routing.tables:
+                missing = self._missing_table(sink, table)
+                if missing is None:
+                    sinks.append(SinkEdge(table, "connector", routing.reason))
+                elif sink.missing_tables == "fail":
+                    sink_problems.append(missing)
+                else:
+                    unwritten.append(missing)
         override = self.overrides.get(topic)
         if override is not None:
             if override.sources is not None:
@@ -323,6 +337,8 @@ class Topology:
             # them consumes feeds no table, and a guess would hide that.
             sinks = self._convention_sinks(topic)
         reason = self._reason(topic, kind, sources, sinks, special)
+        if unwritten:
+            reason += "; " + "; ".join(unwritten)
         if mismatches:
             reason += (
                 f"; no edge claimed from the connectors that do not use registry "
@@ -344,6 +360,38 @@ class Topology:
             ambiguous_reason="; ".join(dict.fromkeys(problems)) or None,
             reason=reason,
         )
+
+    def _missing_table(self, sink: IcebergSink, table: SinkTable) -> str | None:
+        """Why ``sink`` writes nothing to ``table`` (it does not exist and is not created), or
+        None when it does, may or is created."""
+        if sink.missing_tables == "created" or not table.is_glue or self.catalog_tables is None:
+            return None
+        names = self.catalog_tables.get(table.database)
+        if names is None or table.table in names:
+            return None
+        effect = (
+            "its dynamic routing writes nothing to it"
+            if sink.missing_tables == "dropped"
+            else "its task fails on the first record routed there"
+        )
+        return (
+            f"sink {sink.name!r} routes to {table.ref}, which is not in the Glue Data Catalog, "
+            f"and iceberg.tables.auto-create-enabled is not true: {effect} (no edge)"
+        )
+
+    def tables_to_confirm(self) -> list[str]:
+        """The Glue databases whose tables must be read to tell whether the sinks that do not
+        create missing tables write anything (see :attr:`catalog_tables`)."""
+        by_name = {sink.name: sink for sink in self.sinks}
+        databases = {
+            edge.table.database
+            for lineage in self.lineages()
+            for edge in lineage.sinks
+            if edge.origin == "connector"
+            and edge.table.is_glue
+            and by_name[edge.table.connector].missing_tables != "created"
+        }
+        return sorted(databases)
 
     def _registry_mismatches(self, connector_names: Iterable[str]) -> dict[str, RegistryMismatch]:
         """Connector -> how it keeps no value schema in the synced registry."""
@@ -479,6 +527,8 @@ def build_topology(
     overrides: Mapping[str, Any] | None = None,
     fallback: TopicTableMapper | None = None,
     registry_name: str | None = None,
+    debezium_version: tuple[int, int] = DEFAULT_DEBEZIUM_VERSION,
+    catalog_tables: Mapping[str, Collection[str]] | None = None,
 ) -> Topology:
     """Parse the connectors and derive the lineage of the known topics.
 
@@ -486,7 +536,11 @@ def build_topology(
     to its value schema's full name, which for Debezium is ``<original topic>.Envelope`` and
     reveals the table behind a RegexRouter-renamed topic. ``overrides`` is the mapping
     described in the module doc; ``fallback`` the naming-convention mapper; ``registry_name``
-    the registry whose schemas are synced (see :attr:`Topology.registry_name`).
+    the registry whose schemas are synced (see :attr:`Topology.registry_name`);
+    ``debezium_version`` the (major, minor) whose behaviour is modelled where it differs;
+    ``catalog_tables`` the Glue tables read for :meth:`Topology.tables_to_confirm`.
+    A connector whose configuration the platform refuses is kept as an
+    :class:`UnknownConnector` with ``refused=True``: it runs nowhere, so it decides no edge.
     """
     connectors = tuple(connectors)
     registry_topics = list(dict.fromkeys(topics))
@@ -496,7 +550,11 @@ def build_topology(
     for connector in connectors:
         try:
             if is_debezium_source(connector.config):
-                sources.append(parse_debezium_source(connector.name, connector.config))
+                sources.append(
+                    parse_debezium_source(
+                        connector.name, connector.config, debezium_version=debezium_version
+                    )
+                )
             elif is_iceberg_sink(connector.config):
                 sinks.append(parse_iceberg_sink(connector.name, connector.config))
             else:
@@ -509,8 +567,12 @@ def build_topology(
                         "mapped from its configuration",
                     )
                 )
-        except (DebeziumConfigError, IcebergSinkConfigError) as error:
-            unknown.append(UnknownConnector(connector.name, connector.connector_class, str(error)))
+        except ConnectorConfigError as error:
+            unknown.append(
+                UnknownConnector(
+                    connector.name, connector.connector_class, str(error), error.refused
+                )
+            )
     parsed_overrides = parse_overrides(overrides or {}, sources)
     topology = Topology(
         connectors=connectors,
@@ -521,6 +583,7 @@ def build_topology(
         overrides=parsed_overrides,
         fallback=fallback,
         registry_name=registry_name,
+        catalog_tables=catalog_tables,
     )
     all_topics = dict.fromkeys(registry_topics)
     for source in sources:
@@ -554,7 +617,10 @@ def _add_source(
             all_topics.setdefault(routed.original, None)
             continue
         via = f" renamed by {', '.join(routed.renamed_by)}" if routed.renamed_by else ""
-        merged = " (one of the tables merged into it)" if routed.merged else ""
+        named = source.origin_topic(route.table) != routed.original
+        if named:
+            via = f" (named by topic.naming.strategy {source.naming.short_name}){via}"
+        merged = " (one of the tables merged into it)" if routed.merged or named else ""
         reason = (
             f"connector {source.name!r} captures {route.table.filter_id} "
             f"(known from its {route.evidence}) into {routed.original}{via}{merged}"
@@ -580,20 +646,35 @@ def _add_source(
 
 def _flag_topics_routers_may_produce(topology: Topology, registry_topics: list[str]) -> None:
     """A registry topic no captured table explains, but a router could have named, is
-    reported: its tables are hidden behind the router (a regex include list, no envelope)."""
+    reported: its tables are hidden behind the router (a regex include list, no envelope).
+    A merging rename (logical-table router, regex naming strategy) renames the value schema to
+    ``<topic>.Envelope`` as well, so there only the include list or an override can help."""
     explained = {*topology._source_routes, *topology._source_problems, *topology._special}
     for topic in registry_topics:
         if topic in explained:
             continue
         for source in topology.sources:
+            merging = source.merge_step_producing(topic)
             step = next((s for s in source.chain.steps if s.may_produce(topic)), None)
-            if step is not None:
-                topology._source_problems[topic] = (
-                    f"transform {step.alias!r} of connector {source.name!r} may have named this "
-                    "topic, but no known table of the connector routes to it (give the value "
-                    "schema names, a literal table.include.list or an override)"
+            if merging is None and step is None:
+                continue
+            if merging is not None:
+                help_ = (
+                    "it merges tables and renames their value schema to the merged topic's, so "
+                    "only a literal table.include.list or an override can name them"
                 )
-                break
+            else:
+                help_ = "give the value schema names, a literal table.include.list or an override"
+            what = (
+                f"transform {merging or step.alias!r}"
+                if merging != "topic.naming.strategy"
+                else f"topic.naming.strategy {source.naming.short_name}"
+            )
+            topology._source_problems[topic] = (
+                f"{what} of connector {source.name!r} may have named this topic, but no known "
+                f"table of the connector routes to it ({help_})"
+            )
+            break
 
 
 def _pattern_matches(pattern: str, text: str) -> bool:

@@ -142,6 +142,28 @@ def ambiguous_edges(topology: Topology) -> list[str]:
 
 def unknown_connectors(topology: Topology) -> list[str]:
     return [
-        f"{item.name} ({item.connector_class or 'no connector.class'}): {item.reason}"
+        f"{item.name} ({item.connector_class or 'no connector.class'}): "
+        + (f"{REFUSED}: {item.reason}" if item.refused else item.reason)
         for item in topology.unknown_connectors
     ]
+
+
+#: How a connector whose configuration the platform refuses is shown.
+REFUSED = "failing, the platform refuses its configuration (no lineage from it)"
+
+
+def refused_connectors(topology: Topology) -> list[str]:
+    """One line per connector that cannot run as configured, with the reason."""
+    return [f"{item.name}: {item.reason}" for item in topology.unknown_connectors if item.refused]
+
+
+def connector_role(topology: Topology, connector: ConnectorDefinition) -> str:
+    """How the topology understood ``connector``, for the connectors table."""
+    for source in topology.sources:
+        if source.name == connector.name:
+            return f"Debezium {source.engine.value} source ({source.naming.short_name})"
+    for sink in topology.sinks:
+        if sink.name == connector.name:
+            return f"Iceberg sink ({sink.catalog} catalog)"
+    refused = any(u.refused and u.name == connector.name for u in topology.unknown_connectors)
+    return "failing: configuration refused" if refused else "not understood"

@@ -14,6 +14,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.discovery import registry_digest
 from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.topology_report import refused_connectors
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
@@ -336,6 +337,18 @@ def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None
     hold = retirement_hold(run)
     if hold is not None:
         print(f"\n{hold}", file=out)
+    try:
+        refused = refused_connectors(run.topology)
+    except SyncError:
+        refused = []  # the per-topic rows already say why the connectors could not be read
+    if refused:
+        print(
+            f"\n{len(refused)} connectors fail: the platform refuses their configuration "
+            "(no lineage from them):",
+            file=out,
+        )
+        for line in refused:
+            print(f"  {line}", file=out)
 
 
 def _reconcile_summary(report: ReconcileReport) -> str:

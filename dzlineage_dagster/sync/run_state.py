@@ -156,7 +156,18 @@ class SyncRun:
 
     @run_lookup
     def topology(self) -> Topology:
-        """The connectors parsed against the registry's topics, once per run."""
+        """The connectors parsed against the registry's topics, once per run. A sink that
+        does not create missing tables writes nothing to one the Glue Data Catalog lacks, so
+        the databases it routes to are read (GetTables, once each) and the topology rebuilt
+        knowing their tables."""
+        topology = self._build_topology(None)
+        databases = topology.tables_to_confirm()
+        if not databases:
+            return topology
+        catalog = self.resource.data_catalog
+        return self._build_topology({db: set(catalog.table_names(db)) for db in databases})
+
+    def _build_topology(self, catalog_tables: dict[str, set[str]] | None) -> Topology:
         try:
             return build_topology(
                 self.connectors,
@@ -164,6 +175,8 @@ class SyncRun:
                 overrides=self.override_document,
                 fallback=self.convention,
                 registry_name=self.settings.registry_name,
+                debezium_version=self.settings.debezium_version_tuple,
+                catalog_tables=catalog_tables,
             )
         except OverrideError as error:
             raise SyncError(

@@ -12,6 +12,7 @@ from dzlineage_dagster.core.connect_transforms import (
     REGEX_ROUTER,
     TOPIC_NAME_MATCHES,
     RoutedTopic,
+    TransformConfigError,
     parse_transform_chain,
 )
 
@@ -97,6 +98,7 @@ def test_a_replacement_java_rejects_stops_the_chain_naming_transform_and_connect
 def test_predicates_decide_which_topics_a_router_rewrites() -> None:
     routed = chain(
         transforms="tombstones, archive, live",
+        predicates="isTombstone, isArchive, isArchiveAgain",
         # RecordIsTombstone: the router sees only deletes' tombstones, never change events.
         **regex_router("tombstones", ".*", "deleted"),
         transforms__tombstones__predicate="isTombstone",
@@ -126,6 +128,7 @@ def test_predicates_decide_which_topics_a_router_rewrites() -> None:
 def test_a_negated_tombstone_predicate_applies_to_every_change_event() -> None:
     routed = chain(
         transforms="rename",
+        predicates="isTombstone",
         **regex_router("rename", "(.*)", "all.$1"),
         transforms__rename__predicate="isTombstone",
         transforms__rename__negate="true",
@@ -138,41 +141,22 @@ def test_a_negated_tombstone_predicate_applies_to_every_change_event() -> None:
     ("settings", "reason"),
     [
         (
-            {"transforms": "nameless"},
-            "transform 'nameless' of connector 'shop-source' has no transforms.nameless.type",
-        ),
-        (
-            {"transforms": "r", "transforms__r__type": REGEX_ROUTER, "transforms__r__regex": "x"},
-            "transform 'r' of connector 'shop-source' lacks the setting transforms.r.replacement",
-        ),
-        (
-            {
-                "transforms": "r",
-                "transforms__r__type": REGEX_ROUTER,
-                "transforms__r__replacement": "x",
-            },
-            "transform 'r' of connector 'shop-source' lacks the setting transforms.r.regex",
-        ),
-        (
-            {"transforms": "r", **regex_router("r", "(a", "x")},
-            "transform 'r' of connector 'shop-source' (transforms.r.regex): invalid Java regex "
-            "'(a': missing ), unterminated subpattern at position 0",
-        ),
-        (
-            {"transforms": "r", **regex_router("r", "x", "y"), "transforms__r__predicate": "p"},
-            "predicate 'p' of transform 'r' (connector 'shop-source') has type (none): whether it "
-            "applies depends on each record, not on the configuration",
-        ),
-        (
             {
                 "transforms": "r",
                 **regex_router("r", "x", "y"),
                 "transforms__r__predicate": "p",
+                "predicates": "p",
                 "predicates__p__type": "org.apache.kafka.connect.transforms.predicates.HasHeaderKey",
             },
             "predicate 'p' of transform 'r' (connector 'shop-source') has type "
             "org.apache.kafka.connect.transforms.predicates.HasHeaderKey: whether it applies "
             "depends on each record, not on the configuration",
+        ),
+        (
+            {"transforms": "r", **regex_router("r", "\\p{IsLatin}+", "y")},
+            "transform 'r' of connector 'shop-source' (transforms.r.regex): Java regex "
+            "'\\\\p{IsLatin}+' uses the property \\p{IsLatin}; only POSIX and java* classes are "
+            "evaluated",
         ),
     ],
 )
@@ -183,6 +167,89 @@ def test_steps_that_cannot_be_evaluated_say_why_naming_the_connector(
     assert step.ambiguous_reason == reason
     assert not step.condition_negated and step.applies_to_change_events
     assert chain(**settings).route("orders") == RoutedTopic("orders", "orders", (), False, reason)
+
+
+@pytest.mark.parametrize(
+    ("settings", "message"),
+    [
+        (
+            {"transforms": "nameless"},
+            "transform 'nameless' of connector 'shop-source' has no transforms.nameless.type "
+            "(Kafka Connect requires it)",
+        ),
+        (
+            {"transforms": "r", "transforms__r__type": REGEX_ROUTER, "transforms__r__regex": "x"},
+            "transform 'r' of connector 'shop-source' needs a value for transforms.r.replacement",
+        ),
+        (
+            {
+                "transforms": "r",
+                "transforms__r__type": REGEX_ROUTER,
+                "transforms__r__replacement": "x",
+            },
+            "transform 'r' of connector 'shop-source' needs a value for transforms.r.regex",
+        ),
+        (
+            {"transforms": "r", **regex_router("r", "(a", "x")},
+            "transform 'r' of connector 'shop-source' (transforms.r.regex): invalid Java regex "
+            "'(a': missing ), unterminated subpattern at position 0",
+        ),
+        (
+            {"transforms": "r", **logical_table_router("r", "(.*)_\\d+", " ")},
+            "transform 'r' of connector 'shop-source' needs a value for "
+            "transforms.r.topic.replacement",
+        ),
+        (
+            {
+                "transforms": "r",
+                **logical_table_router("r", "(.*)_\\d+", "$1"),
+                "transforms__r__key__field__regex": "(.*)",
+            },
+            "transform 'r' of connector 'shop-source': transforms.r.key.field.replacement must "
+            "be non-empty if transforms.r.key.field.regex is set",
+        ),
+        (
+            {"transforms": "r", **regex_router("r", "x", "y"), "transforms__r__negate": "true"},
+            "transform 'r' of connector 'shop-source': transforms.r.negate was provided but "
+            "there is no transforms.r.predicate defining a predicate to be negated",
+        ),
+        (
+            {
+                "transforms": "r",
+                **regex_router("r", "x", "y"),
+                "transforms__r__predicate": "p",
+                "predicates": "p",
+                "predicates__p__type": TOPIC_NAME_MATCHES,
+                "predicates__p__pattern": "",
+            },
+            "predicate 'p' of transform 'r' (connector 'shop-source') needs a non-empty "
+            "predicates.p.pattern",
+        ),
+        (
+            {"transforms": "r", **regex_router("r", "x", "y"), "transforms__r__predicate": "p"},
+            "predicate 'p' of transform 'r' (connector 'shop-source') must be listed in "
+            "predicates and have a predicates.p.type",
+        ),
+    ],
+)
+def test_chains_kafka_connect_refuses_raise_naming_the_setting(
+    settings: dict[str, str], message: str
+) -> None:
+    with pytest.raises(TransformConfigError) as raised:
+        chain(**settings)
+    assert str(raised.value) == message
+
+
+def test_a_logical_router_whose_replacement_is_empty_keeps_the_topic_a_regex_router_cannot() -> (
+    None
+):
+    logical = chain(transforms="r", **logical_table_router("r", "shop\\.(.*)", "$1"))
+    assert logical.route("shop.") == RoutedTopic("shop.", "shop.", (), False, None)
+    plain = chain(transforms="r", **regex_router("r", "shop\\.(.*)", "$1"))
+    assert plain.route("shop.").ambiguous_reason == (
+        "transform 'r' of connector 'shop-source' renames 'shop.' to an empty topic name, "
+        "which Kafka rejects"
+    )
 
 
 topic_names = st.from_regex(r"[a-z][a-z0-9_]{0,10}(\.[a-z][a-z0-9_]{0,10}){0,3}", fullmatch=True)

@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dzlineage_dagster.core.debezium import (
     DEBEZIUM_CONNECTOR_CLASSES,
     DebeziumConfigError,
     SourceEngine,
     parse_debezium_source,
+    sanitized_topic_name,
+    unescape_unicode_topic,
 )
 from dzlineage_dagster.core.topics import TopicKind
 
@@ -180,3 +184,40 @@ def test_bad_settings_are_refused_naming_connector_and_setting(config, message) 
     with pytest.raises(DebeziumConfigError) as raised:
         parse_debezium_source("c", config)
     assert str(raised.value).startswith(message)
+
+
+#: Table-name characters whose escapes read back unambiguously (U+0100-U+0FFF escape to three
+#: hex digits, which a following hex digit would extend).
+_NAME_CHARACTERS = st.one_of(
+    st.sampled_from("abcxyzABC019_-#$ "),
+    st.characters(min_codepoint=0x1000, max_codepoint=0xFFFF, exclude_categories=("Cs",)),
+)
+
+
+@given(st.text(alphabet=_NAME_CHARACTERS, min_size=1, max_size=12))
+def test_a_unicode_strategy_topic_reads_back_as_its_table(name: str) -> None:
+    source = parse_debezium_source(
+        "u",
+        {
+            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+            "topic.prefix": "my_srv",
+            "topic.naming.strategy": "io.debezium.schema.DefaultUnicodeTopicNamingStrategy",
+        },
+    )
+    table = source.table("shop_db", None, name)
+    topic = source.raw_topic(table)
+    assert set(topic) <= set("._-abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+    assert "_" not in topic.replace("_u", "")  # every underscore is an escape
+    assert unescape_unicode_topic(topic) == f"my_srv.shop_db.{name}"
+    assert source.table_from_raw_topic(topic) == table
+
+
+def test_sanitizing_replaces_java_chars_and_keeps_249_characters() -> None:
+    assert sanitized_topic_name("a.b#c d") == "a.b_c_d"
+    # A supplementary character is two UTF-16 units in Java: two replacements.
+    assert sanitized_topic_name("t\U0001f600") == "t__"
+    assert sanitized_topic_name("t\U0001f600", unicode=True) == "t_ud83d_ude00"
+    assert sanitized_topic_name("\t", unicode=True) == "_u009"
+    assert sanitized_topic_name("\u0100", unicode=True) == "_u100"
+    assert sanitized_topic_name("x" * 300) == "x" * 249
+    assert sanitized_topic_name(".", unicode=True) == "_u002e"

@@ -181,9 +181,11 @@ def test_errors_say_what_in_the_pattern_is_wrong(pattern: str, error: type, mess
     [
         ("inventory.customers,sales.orders", ["inventory.customers", "sales.orders"]),
         (" public.a , public.b ,", ["public.a", "public.b"]),
-        ("public.t{1,3},x", ["public.t{1,3}", "x"]),
-        ("public.[a,b],x", ["public.[a,b]", "x"]),
-        ("public.(a|b,c),x", ["public.(a|b,c)", "x"]),
+        # RegExSplitter splits at every unescaped comma, inside braces, brackets and groups too.
+        ("public.t{1,3},x", ["public.t{1", "3}", "x"]),
+        ("public.[a,b],x", ["public.[a", "b]", "x"]),
+        ("public.(a|b,c),x", ["public.(a|b", "c)", "x"]),
+        ("public.t{1\\,3},x", ["public.t{1,3}", "x"]),
         ("a\\,b,c", ["a,b", "c"]),
         ("public\\.orders", ["public\\.orders"]),
     ],
@@ -299,7 +301,8 @@ def test_replacement_errors_say_what_is_wrong(replacement: str, message: str) ->
 
 def test_escaped_list_separators_and_trailing_backslashes_split_like_debezium() -> None:
     assert split_java_regex_list("a\\\\,b") == ["a\\\\", "b"]
-    assert split_java_regex_list("a,b\\") == ["a", "b\\"]
-    # An unmatched closer is a literal; nested groups keep their commas.
+    # RegExSplitter throws "Unterminated escape sequence at the end of the string".
+    with pytest.raises(InvalidJavaRegex, match="unterminated escape sequence"):
+        split_java_regex_list("a,b\\")
     assert split_java_regex_list("(a)),b") == ["(a))", "b"]
-    assert split_java_regex_list("((a),b),c") == ["((a),b)", "c"]
+    assert split_java_regex_list("((a),b),c") == ["((a)", "b)", "c"]

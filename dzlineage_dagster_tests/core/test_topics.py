@@ -230,6 +230,33 @@ def test_a_topic_name_past_kafka_s_249_characters_is_a_problem_naming_the_limit(
     )
 
 
+@pytest.mark.parametrize(
+    ("topic", "problem"),
+    [
+        (
+            "cdc.public.price$history",
+            "topic name 'cdc.public.price$history' has '$', which Kafka forbids in topic names "
+            "(only a-z, A-Z, 0-9, '.', '_' and '-'): its schema names no topic that can exist "
+            "(not cataloged)",
+        ),
+        (
+            "cdc#1.orders$v2",
+            "topic name 'cdc#1.orders$v2' has '#', '$', which Kafka forbids in topic names "
+            "(only a-z, A-Z, 0-9, '.', '_' and '-'): its schema names no topic that can exist "
+            "(not cataloged)",
+        ),
+        (
+            "..",
+            "topic name '..' is one Kafka reserves: its schema names no topic that can exist (not cataloged)",
+        ),
+        ("cdc.public.orders-2026_v1", None),
+    ],
+)
+def test_gsr_names_kafka_forbids_as_topic_names_are_problems(topic: str, problem: str | None):
+    """Kafka's TopicTest.shouldThrowOnInvalidTopicNames / shouldAcceptValidTopicNames shapes."""
+    assert topic_name_problem(topic, topic) == problem
+
+
 def test_split_table_topic_errors_say_what_layout_was_expected() -> None:
     for topic, kwargs, message in (
         (

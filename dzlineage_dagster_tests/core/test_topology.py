@@ -11,6 +11,7 @@ from botocore.validate import validate_parameters
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dzlineage_dagster.core import topology_report as report
 from dzlineage_dagster.core.debezium import SourceEngine, parse_debezium_source
 from dzlineage_dagster.core.iceberg_sink import catalog_kind
 from dzlineage_dagster.core.table_mapping import NamingConventionMapper
@@ -516,10 +517,15 @@ def test_mysql_and_sqlserver_layouts_and_schema_naming_strategy() -> None:
             "topic.naming.strategy": "io.debezium.schema.SchemaTopicNamingStrategy",
         },
     )
-    topology = build_topology([mysql, sqlserver], ["m.shop.orders", "m.other.x", "s.dbo.emp"])
+    topology = build_topology(
+        [mysql, sqlserver], ["m.shop.orders", "m.other.x", "s.dbo.emp", "s.hr.dbo.emp"]
+    )
     assert topology.lineage_for("m.shop.orders").source_tables[0].qualified == "shop.orders"
     assert topology.lineage_for("m.other.x").source_tables == ()
-    (emp,) = topology.lineage_for("s.dbo.emp").source_tables
+    # SqlServerConnectorTask runs every naming strategy in multi-partition mode: the topic
+    # keeps the database part even with SchemaTopicNamingStrategy written out.
+    assert topology.lineage_for("s.dbo.emp").source_tables == ()
+    (emp,) = topology.lineage_for("s.hr.dbo.emp").source_tables
     assert (emp.database, emp.schema, emp.table, emp.port) == ("hr", "dbo", "emp", "1433")
 
 
@@ -538,6 +544,114 @@ def test_connectors_that_cannot_be_parsed_are_unknown_with_the_setting() -> None
     assert "mutually exclusive" in reasons["sink"]
     assert "table.include.list" in reasons["bad-regex"]
     assert "cannot both be set" in reasons["both-lists"]
+
+
+def test_configs_the_platform_refuses_are_failing_connectors_with_no_edge() -> None:
+    shards = {
+        "transforms": "merge",
+        "transforms.merge.type": "io.debezium.transforms.ByLogicalTableRouter",
+        "transforms.merge.topic.regex": "app\\.public\\.t_(.*)",
+        "transforms.merge.topic.replacement": "",
+    }
+    connectors = [
+        # Debezium splits at every comma: t{1 and 3} are two patterns, t{1 does not compile.
+        postgres(**{"table.include.list": "public.t{1,3}"}),
+        ConnectorDefinition("router", {**postgres().config, **shards}),
+        iceberg(**{"topics": "app.public.t", "iceberg.tables": "l.t"}),
+        ConnectorDefinition(
+            "both",
+            {
+                **iceberg().config,
+                "topics": "app.public.t",
+                "iceberg.tables": "l.t",
+                "iceberg.tables.dynamic-enabled": "true",
+                "iceberg.tables.route-field": "_cdc.target",
+            },
+        ),
+        # Valid Java, just not evaluated here: the connector may well run.
+        ConnectorDefinition(
+            "latin", {**postgres().config, "table.include.list": "public\\.\\p{IsLatin}+"}
+        ),
+    ]
+    topology = build_topology(connectors, ["app.public.t"])
+    unknown = {c.name: c for c in topology.unknown_connectors}
+    assert unknown["router"].refused and "transforms.merge.topic.replacement" in (
+        unknown["router"].reason
+    )
+    assert unknown["both"].refused and "static and dynamic" in unknown["both"].reason
+    assert not unknown["latin"].refused
+    assert [s.name for s in topology.sources] == []
+    assert topology.lineage_for("app.public.t").sources == ()
+    refused = report.refused_connectors(topology)
+    assert refused == [
+        "pg: connector 'pg', table.include.list: invalid Java regex 'public.t{1': illegal "
+        "repetition at 8",
+        "router: transform 'merge' of connector 'router' needs a value for "
+        "transforms.merge.topic.replacement",
+        "both: connector 'both': cannot specify both static and dynamic table names "
+        "(iceberg.tables with iceberg.tables.dynamic-enabled=true)",
+    ]
+    assert report.unknown_connectors(build_topology([connectors[1]], []))[0].startswith(
+        "router (io.debezium.connector.postgresql.PostgresConnector): failing, the platform "
+        "refuses its configuration (no lineage from it): "
+    )
+
+
+def test_multi_level_namespaces_route_for_rest_catalogs_and_not_for_glue() -> None:
+    def sink(catalog: dict[str, str]) -> ConnectorDefinition:
+        return ConnectorDefinition(
+            "sink",
+            {
+                "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+                "topics": "app.public.t",
+                "iceberg.tables.dynamic-enabled": "true",
+                "iceberg.tables.route-field": "_cdc.target",
+                **DEBEZIUM,
+                "transforms.dbz.cdc.target.pattern": "lake.raw.{db}.{table}",
+                **catalog,
+            },
+        )
+
+    topics = ["app.public.t"]
+    rest = build_topology([postgres(), sink({"iceberg.catalog.type": "rest"})], topics)
+    [table] = rest.lineage_for("app.public.t").tables
+    assert (table.database, table.table, table.catalog) == ("lake.raw.public", "t", "rest")
+    glue = build_topology([postgres(), sink({"iceberg.catalog.type": "glue"})], topics)
+    lineage = glue.lineage_for("app.public.t")
+    assert lineage.tables == ()
+    assert "a Glue table has a one-level namespace" in (lineage.ambiguous_reason or "")
+
+
+def test_a_sink_without_auto_create_reaches_only_tables_the_catalog_has() -> None:
+    dynamic = iceberg(
+        topics="app.public.t,app.public.u",
+        **{
+            "iceberg.tables.dynamic-enabled": "true",
+            "iceberg.tables.route-field": "_cdc.target",
+            **DEBEZIUM,
+            "transforms.dbz.cdc.target.pattern": "lake.{table}",
+        },
+    )
+    static = ConnectorDefinition(
+        "static", {**iceberg().config, "topics": "app.public.u", "iceberg.tables": "lake.u"}
+    )
+    topics = ["app.public.t", "app.public.u"]
+    unread = build_topology([postgres(), dynamic, static], topics)
+    assert unread.tables_to_confirm() == ["lake"]
+    topology = build_topology([postgres(), dynamic, static], topics, catalog_tables={"lake": {"t"}})
+    assert [str(t.ref) for t in topology.lineage_for("app.public.t").tables] == ["lake.t"]
+    u = topology.lineage_for("app.public.u")
+    assert u.tables == ()
+    assert "sink 'sink' routes to lake.u, which is not in the Glue Data Catalog" in u.reason
+    assert "its dynamic routing writes nothing to it (no edge)" in u.reason
+    # Static routing to a missing table fails the task: a problem, not just a missing edge.
+    assert "its task fails on the first record routed there" in (u.ambiguous_reason or "")
+    creating = ConnectorDefinition(
+        "sink", {**dynamic.config, "iceberg.tables.auto-create-enabled": "TRUE"}
+    )
+    created = build_topology([postgres(), creating], topics, catalog_tables={"lake": set()})
+    assert created.tables_to_confirm() == []
+    assert [str(t.ref) for t in created.lineage_for("app.public.u").tables] == ["lake.u"]
 
 
 def test_two_connectors_writing_one_topic_are_reported() -> None:
@@ -826,3 +940,45 @@ def test_a_table_topic_no_known_connector_writes_is_cataloged_and_says_why_it_ha
     )
     assert topology.lineage_for("crm.transaction").kind is TopicKind.OTHER
     assert topology.lineage_for("app.public.orders").sink_connectors == ("sink",)
+
+
+def test_a_regex_naming_strategy_merges_the_tables_its_include_list_names() -> None:
+    source = ConnectorDefinition(
+        "src",
+        {
+            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+            "topic.prefix": "m",
+            "table.include.list": "db.dbz_4180_00,db.dbz_4180_01",
+            "topic.naming.strategy": "io.debezium.schema.DefaultRegexTopicNamingStrategy",
+            "topic.regex": "(.*)(dbz_4180)(.*)",
+            "topic.replacement": "$1$2_all_shards",
+        },
+    )
+    lineage = build_topology([source], ["m.db.dbz_4180_all_shards"]).lineage_for(
+        "m.db.dbz_4180_all_shards"
+    )
+    assert [t.qualified for t in lineage.source_tables] == ["db.dbz_4180_00", "db.dbz_4180_01"]
+    assert not lineage.is_ambiguous
+    assert (
+        "into m.db.dbz_4180_all_shards (named by topic.naming.strategy "
+        "DefaultRegexTopicNamingStrategy) (one of the tables merged into it)"
+    ) in lineage.reason
+
+
+def test_a_renamed_topic_whose_value_schema_names_its_table_is_not_read_as_a_table() -> None:
+    renamed = ConnectorDefinition(
+        "my",
+        {
+            "connector.class": "io.debezium.connector.mysql.MySqlConnector",
+            "topic.prefix": "shop",
+            "transforms": "v2",
+            "transforms.v2.type": "org.apache.kafka.connect.transforms.RegexRouter",
+            "transforms.v2.regex": "(.*)\\.customers",
+            "transforms.v2.replacement": "$1.customers_v2",
+        },
+    )
+    topic = "shop.inv.customers_v2"
+    schemas = {topic: "shop.inv.customers.Envelope"}
+    lineage = build_topology([renamed], [topic], value_schema_names=schemas).lineage_for(topic)
+    # Its name has a table's shape, but the envelope says whose topic it was before the rename.
+    assert [t.qualified for t in lineage.source_tables] == ["inv.customers"]

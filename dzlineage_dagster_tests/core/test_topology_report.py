@@ -73,6 +73,7 @@ def test_an_ambiguous_static_sink_is_listed_with_its_reason():
         "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
         "topics": "shop.sales.orders,shop.sales.refunds",
         "iceberg.tables": "lakehouse.a,lakehouse.b",
+        "iceberg.catalog.type": "glue",
     }
     problems = report.ambiguous_edges(topology(static))
     assert len(problems) == 2
