@@ -5,6 +5,8 @@ request is routed by the service in its SigV4 credential scope
 (``Credential=<key>/<date>/<region>/<service>/aws4_request``):
 
 - ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither);
+- ``servicequotas`` and ssm ``GetServiceSetting`` are answered by
+  :mod:`~dzlineage_dagster.sandbox.server.service_quotas` (moto knows only ``vpc``'s quotas);
 - everything else (``glue``, ``ssm``, ``kafka``, ``sts``) goes to moto, after
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
@@ -54,12 +56,19 @@ from dzlineage_dagster.sandbox.server.faults import (
     HeldCall,
 )
 from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas
+from dzlineage_dagster.sandbox.server.service_quotas import (
+    answer_service_quotas,
+    answer_service_setting,
+)
 
 #: moto's account when the access key is not one it issued; the emulators use the same.
 SANDBOX_ACCOUNT_ID = "123456789012"
 
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
+
+#: botocore's name of a service whose SigV4 signing name differs.
+_BOTOCORE_NAMES = {"servicequotas": "service-quotas"}
 
 _CREDENTIAL_SCOPE = re.compile(r"Credential=[^/]+/\d{8}/([^/]+)/([^/]+)/aws4_request")
 
@@ -146,7 +155,7 @@ class SandboxApp:
                 "sts", "MissingAuthenticationToken", "Request is missing a SigV4 signature", 403
             )(environ, start_response)
         region, service = scope
-        operation = resolve_operation_name(service, fresh_request())
+        operation = resolve_operation_name(_BOTOCORE_NAMES.get(service, service), fresh_request())
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)
@@ -172,6 +181,12 @@ class SandboxApp:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
             response = aws_error_response(service, code, message, status)
+        elif service == "servicequotas":
+            response = answer_service_quotas(
+                fresh_request(), self.quotas, region, SANDBOX_ACCOUNT_ID
+            )
+        elif (service, operation) == ("ssm", "GetServiceSetting"):
+            response = answer_service_setting(fresh_request())
         elif service in EMULATOR_FACTORIES:
             request = fresh_request()
             if rule is not None and rule.deferred:
@@ -234,7 +249,12 @@ class SandboxApp:
             self.faults.replace(rules)
             return _json({"rules": [r.describe() for r in rules]})
         if route == ("GET", "quotas"):
-            return _json({"quotas": dict(sorted(self.quotas.rates.items()))})
+            return _json(
+                {
+                    "quotas": dict(sorted(self.quotas.rates.items())),
+                    "buckets": dict(sorted(self.quotas.buckets_of.items())),
+                }
+            )
         if route == ("GET", "pacing"):
             return _json({"latency": self.latency.describe(), "quotas": self.quotas.describe()})
         if route == ("PUT", "pacing"):
