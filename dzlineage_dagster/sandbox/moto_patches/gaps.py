@@ -24,6 +24,8 @@ moto's reset empties it too. What is covered, and why:
   none of the model's constraints, so it keeps and finds a 256-character table name that AWS
   refuses with a ``ValidationException`` (``NameString`` is 1 to 255 characters); the input is
   checked against botocore's model first, as AWS does.
+- ssm ``DescribeParameters``: moto ignores ``MaxResults`` and reads every parameter for each
+  page; :mod:`.ssm_listing` pages by name.
 - ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
   then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
 """
@@ -50,6 +52,7 @@ from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_ba
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.moto_patches.ssm_listing import describe_parameters
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
@@ -434,6 +437,9 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("ssm", "GetParameter"): _ssm_names_checked("Name", NameUse.READ),
     ("ssm", "GetParameters"): _ssm_names_checked("Names", NameUse.READ),
     ("ssm", "GetParametersByPath"): _ssm_names_checked("Path", NameUse.PATH),
+    ("ssm", "DescribeParameters"): lambda call: describe_parameters(
+        call.request, call.account_id, call.region
+    ),
 }
 
 

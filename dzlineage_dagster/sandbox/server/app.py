@@ -155,13 +155,14 @@ class SandboxApp:
                 "sts", "MissingAuthenticationToken", "Request is missing a SigV4 signature", 403
             )(environ, start_response)
         region, service = scope
-        operation = resolve_operation_name(_BOTOCORE_NAMES.get(service, service), fresh_request())
+        model_name = _BOTOCORE_NAMES.get(service, service)
+        operation = resolve_operation_name(model_name, fresh_request())
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)
             self.calls.record(service, operation, status, injected=False, throttled=True)
             return aws_error_response(
-                service,
+                model_name,
                 "ThrottlingException",
                 "Rate exceeded",
                 status,
@@ -180,7 +181,7 @@ class SandboxApp:
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
-            response = aws_error_response(service, code, message, status)
+            response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(
                 fresh_request(), self.quotas, region, SANDBOX_ACCOUNT_ID

@@ -1,0 +1,186 @@
+"""`dzlineage doctor` against the sandbox: all OK on the freshly seeded demo, and each check
+broken in turn shows FAIL (or WARN) in its own row, with the fix, never a traceback."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from moto.ssm.models import ssm_backends
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.doctor import PARAMETER_CAPS, mapping_parameters_needed
+from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
+from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.sync.doctor import CHECKS
+
+
+def doctor(capsys) -> tuple[int, list[dict[str, str]]]:
+    """`dzlineage doctor --format json`: its exit code and its rows."""
+    capsys.readouterr()
+    code = dzlineage(["doctor", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is (code == 0)
+    return code, report["checks"]
+
+
+def rows_of(rows: list[dict[str, str]], check: str) -> list[dict[str, str]]:
+    return [row for row in rows if row["check"] == check]
+
+
+def not_ok(rows: list[dict[str, str]]) -> list[tuple[str, str, str]]:
+    return [(r["check"], r["subject"], r["status"]) for r in rows if r["status"] != "OK"]
+
+
+def test_the_freshly_seeded_demo_is_all_ok(platform, capsys):
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert not_ok(rows) == []
+    assert {row["check"] for row in rows} == {check.name for check in CHECKS}
+    assert {row["subject"] for row in rows_of(rows, "identity")} == {"data", "governance"}
+    # Read only: doctor wrote nothing anywhere.
+    verbs = ("Create", "Put", "Post", "Update", "Delete", "Register")
+    writes = [c for c in platform.control.calls() if (c.operation or "").startswith(verbs)]
+    assert writes == []
+
+
+def test_the_table_ends_with_the_verdict(platform, capsys):
+    capsys.readouterr()
+    assert dzlineage(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["STATUS", "CHECK", "SUBJECT", "DETAIL", "FIX"]
+    assert out.rstrip().endswith("0 FAIL: ready for the first sync")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "check", "fix"),
+    [
+        ("DZLINEAGE_DOMAIN_ID", "dzd_nothere", "domain", "set DZLINEAGE_DOMAIN_ID"),
+        ("DZLINEAGE_PROJECT_ID", "nothere", "project", "set DZLINEAGE_PROJECT_ID"),
+        ("DZLINEAGE_REGISTRY_NAME", "nothere", "registry", "set DZLINEAGE_REGISTRY_NAME"),
+        ("DZLINEAGE_GLUE_DATABASE", "nothere", "glue-catalog", "set DZLINEAGE_GLUE_DATABASE"),
+    ],
+)
+def test_a_setting_that_names_nothing_fails_its_row(
+    platform, capsys, monkeypatch, variable, value, check, fix
+):
+    monkeypatch.setenv(variable, value)
+    code, rows = doctor(capsys)
+    assert code == 1
+    [failed] = [r for r in rows if r["status"] == "FAIL"]
+    assert failed["check"] == check
+    assert failed["fix"].startswith(fix)
+    # What needs the broken one says so instead of failing the same way again.
+    skipped = [r for r in rows if r["status"] == "WARN"]
+    assert all(r["detail"].startswith("not checked: it needs ") for r in skipped), skipped
+
+
+def test_an_incompatible_type_revision_fails_and_an_absent_one_will_be_created(platform, capsys):
+    platform.client("datazone").create_form_type(
+        domainIdentifier=platform.settings.domain_id,
+        name="KafkaSchemaFormType",
+        model={"smithy": "structure KafkaSchemaFormType {\n    @required\n    team: String\n}\n"},
+        owningProjectIdentifier=platform.settings.project_id,
+        status="ENABLED",
+    )
+    code, rows = doctor(capsys)
+    assert code == 1
+    types = {row["subject"]: row for row in rows_of(rows, "types")}
+    kafka_schema = types["form type KafkaSchemaFormType"]
+    assert kafka_schema["status"] == "FAIL"
+    assert "revision 1 is incompatible" in kafka_schema["detail"]
+    assert "team is required and not the product's" in kafka_schema["detail"]
+    assert types["form type MskSourceReferenceFormType"]["status"] == "OK"
+    assert "the first sync creates it" in types["asset type KafkaTopicAssetType"]["detail"]
+
+
+def test_types_a_sync_made_are_compatible(platform, capsys):
+    assert platform.sync().success
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert all("holds the product's" in row["detail"] for row in rows_of(rows, "types"))
+
+
+def test_parameter_store_near_its_cap_fails_the_capacity_row(platform, capsys):
+    """Another application's parameters fill the account's standard tier: the mapping of the
+    demo's topics no longer fits."""
+    topics = len(platform.registry_topics())
+    foreign = PARAMETER_CAPS["Standard"] - mapping_parameters_needed(topics) + 1
+    backend = ssm_backends[SANDBOX_ACCOUNT_ID][SANDBOX_REGION]
+    for number in range(foreign):
+        backend.put_parameter(
+            name=f"/other-application/setting-{number}",
+            description=None,
+            value="x",
+            parameter_type="String",
+            allowed_pattern=None,
+            keyid=None,
+            overwrite=False,
+            tags=None,
+            data_type="text",
+            tier=None,
+            policies=None,
+        )
+    code, rows = doctor(capsys)
+    assert code == 1
+    [capacity] = rows_of(rows, "ssm-capacity")
+    assert capacity["status"] == "FAIL"
+    assert f"{foreign:,} parameters in the account" in capacity["detail"]
+    assert "1 over the standard tier's cap" in capacity["detail"]
+
+
+def test_a_quota_below_the_pacing_warns(platform, capsys):
+    """The account's CreateAsset quota (the sandbox's own figure, not the product's table)
+    is lower than the 20 TPS the client paces at."""
+    platform.control.set_pacing(quotas="datazone.CreateAsset=10")
+    try:
+        code, rows = doctor(capsys)
+    finally:
+        platform.control.set_pacing()
+    assert code == 0
+    assert not_ok(rows) == [("quota", "datazone.CreateAsset", "WARN")]
+    [low] = [r for r in rows if r["status"] == "WARN"]
+    assert "is 10 TPS; the client paces at 20 TPS (Amazon DataZone User Guide" in low["detail"]
+    assert low["fix"].startswith("set DZLINEAGE_CLIENT_RATE_LIMITS=aws,datazone.CreateAsset=10")
+
+
+def test_a_frozen_updated_time_warns_that_the_version_sweep_finds_new_versions(platform, capsys):
+    platform.control.set_ambiguities(schema_updated_time="frozen")
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert not_ok(rows) == [("updated-time", "Glue Schema Registry", "WARN")]
+    [row] = rows_of(rows, "updated-time")
+    assert "UpdatedTime does not move with new versions" in row["detail"]
+    assert "the version sweep finds each within 60 ticks" in row["detail"]
+
+
+#: (service, operation the fault denies, the check whose row fails, the IAM action to allow)
+DENIALS = [
+    ("sts", "GetCallerIdentity", "identity", "sts:GetCallerIdentity"),
+    ("glue", "GetRegistry", "registry", "glue:GetRegistry"),
+    ("glue", "GetDatabase", "glue-catalog", "glue:GetDatabase"),
+    ("kafkaconnect", "ListConnectors", "connectors", "kafkaconnect:ListConnectors"),
+    ("kafka", "DescribeClusterV2", "msk", "kafka:DescribeClusterV2"),
+    ("ssm", "GetParametersByPath", "ssm-mapping", "ssm:GetParametersByPath"),
+    ("datazone", "GetDomain", "domain", "datazone:GetDomain"),
+    ("datazone", "GetProject", "project", "datazone:GetProject"),
+    ("datazone", "Search", "asset-creation", "datazone:Search"),
+    ("datazone", "GetFormType", "types", "datazone:GetFormType"),
+    ("datazone", "ListLineageEvents", "lineage-reads", "datazone:ListLineageEvents"),
+    ("ssm", "DescribeParameters", "ssm-capacity", "ssm:DescribeParameters"),
+    ("servicequotas", "ListServiceQuotas", "quota", "servicequotas:ListServiceQuotas"),
+    ("glue", "GetSchema", "updated-time", "glue:GetSchema"),
+]
+
+
+def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, capsys):
+    for service, operation, check, action in DENIALS:
+        platform.control.set_faults(FaultRule(service, operation, "access-denied"))
+        code, rows = doctor(capsys)
+        assert code == 1, operation
+        failed = [r for r in rows if r["status"] == "FAIL"]
+        assert [r["check"] for r in failed] == [check], (operation, failed)
+        assert failed[0]["detail"].split(" failed: ")[1].startswith("AccessDeniedException")
+        assert failed[0]["fix"].startswith(f"allow {action} to the "), failed[0]["fix"]
+    assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS}
