@@ -4,12 +4,15 @@ broken in turn shows FAIL (or WARN) in its own row, with the fix, never a traceb
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 from moto.ssm.models import ssm_backends
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.doctor import PARAMETER_CAPS, mapping_parameters_needed
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
+from dzlineage_dagster.core.doctor import PARAMETER_CAPS, mapping_parameters_needed, short_source
 from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
 from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
 from dzlineage_dagster.sandbox.server.faults import FaultRule
@@ -184,3 +187,16 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
         assert failed[0]["detail"].split(" failed: ")[1].startswith("AccessDeniedException")
         assert failed[0]["fix"].startswith(f"allow {action} to the "), failed[0]["fix"]
     assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS}
+
+
+def test_the_docs_list_every_check_and_every_paced_operation_with_its_source():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "doctor.md").read_text()
+    checks_table, quotas_table = page.split("## Quotas", 1)
+    for check in CHECKS:
+        assert f"| `{check.name}`" in checks_table, check.name
+    rows = [line for line in quotas_table.splitlines() if line.startswith("| ")]
+    for name, quota in AWS_QUOTAS.items():
+        operation = name.split(".")[1]
+        source = "assumed" if not quota.published else short_source(quota.source)
+        [row] = [r for r in rows if re.search(rf"\b{operation}\b(?!\*)", r.split(" | ")[0])]
+        assert f"| {quota.rate:g}" in row and source in row, (name, row)
