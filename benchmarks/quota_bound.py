@@ -89,11 +89,14 @@ class QuotaCell:
     idle: QuotaRun
     catalog: CatalogCheck
     peak_rss_mb: float
+    #: The quotas the sandbox enforced (its ``--quotas``).
+    sandbox_quotas: str = "aws"
 
     def to_json(self) -> dict[str, Any]:
         return {
             "topics": self.topics,
             "system": self.system,
+            "sandbox_quotas": self.sandbox_quotas,
             "first_sync": self.first.to_json(),
             "idle_rerun": self.idle.to_json(),
             "catalog": self.catalog.to_json(),
@@ -133,13 +136,15 @@ def bench_quota_bound(
         finally:
             endpoint.control.set_pacing()
         catalog = check_catalog(platform)
-    return QuotaCell(topics, system_name, first, idle, catalog, peak_rss_mb())
+    return QuotaCell(topics, system_name, first, idle, catalog, peak_rss_mb(), sandbox_quotas)
 
 
 def quota_table(cells: list[QuotaCell]) -> str:
     """One row per system and size: time against the quota floor, and the idle rerun."""
+    given = sorted({cell.sandbox_quotas for cell in cells}) or ["aws"]
+    title = f"quota-bound (--latency aws --quotas {' / '.join(given)})"
     header = (
-        f"{'quota-bound (--latency aws --quotas aws)':44}{'first sync':>12}{'floor':>9}"
+        f"{title:44}{'first sync':>12}{'floor':>9}"
         f"{'ratio':>7}{'throttled':>10}{'assets ok':>11}{'idle calls':>11}{'idle s':>8}"
         f"{'peak MB':>9}"
     )

@@ -172,6 +172,7 @@ def test_the_sandbox_can_be_given_quotas_that_disagree_with_the_code(tmp_path):
     own = ["--sandbox-quotas", "datazone.CreateAsset=1"]
     assert bench_sync.main([*arguments, *quota, *own]) == 0
     [paced] = json.loads(saved.read_text())["quota_bound"]
+    assert paced["sandbox_quotas"] == "datazone.CreateAsset=1"
     first = paced["first_sync"]
     assert AWS_QUOTAS["datazone.CreateAsset"].rate == 20
     assert first["floor_bucket"] == "datazone.CreateAsset"

@@ -79,6 +79,8 @@ def render_json(results: Sequence[CheckResult]) -> str:
 
 # --- an AWS error as a row --------------------------------------------------------------------
 
+#: Error codes by which AWS says the caller may not make the call, and that the named thing is
+#: not there (the run's preflight, :mod:`dzlineage_dagster.sync.preflight`, reads them too).
 DENIED_CODES = frozenset(
     {"AccessDeniedException", "AccessDenied", "UnauthorizedException", "UnauthorizedOperation"}
 )
