@@ -4,7 +4,9 @@ broken in turn shows FAIL (or WARN) in its own row, with the fix, never a traceb
 from __future__ import annotations
 
 import json
+import logging
 import re
+import uuid
 from pathlib import Path
 
 import pytest
@@ -12,11 +14,18 @@ from moto.ssm.models import ssm_backends
 
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
-from dzlineage_dagster.core.doctor import PARAMETER_CAPS, mapping_parameters_needed, short_source
+from dzlineage_dagster.core.doctor import (
+    PARAMETER_CAPS,
+    Status,
+    mapping_parameters_needed,
+    short_source,
+)
+from dzlineage_dagster.resources import GlueDataCatalogResource, LineageSyncResource
 from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
 from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
 from dzlineage_dagster.sandbox.server.faults import FaultRule
-from dzlineage_dagster.sync.doctor import CHECKS
+from dzlineage_dagster.sync.doctor import CHECKS, run_doctor
+from dzlineage_dagster.sync.run_state import SyncRun
 
 
 def doctor(capsys) -> tuple[int, list[dict[str, str]]]:
@@ -183,9 +192,17 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
         code, rows = doctor(capsys)
         assert code == 1, operation
         failed = [r for r in rows if r["status"] == "FAIL"]
-        assert [r["check"] for r in failed] == [check], (operation, failed)
-        assert failed[0]["detail"].split(" failed: ")[1].startswith("AccessDeniedException")
-        assert failed[0]["fix"].startswith(f"allow {action} to the "), failed[0]["fix"]
+        assert {r["check"] for r in failed} == {check}, (operation, failed)
+        # botocore's name of the service, as the row names the call.
+        call = f"{'service-quotas' if service == 'servicequotas' else service}.{operation}"
+        for row in failed:
+            assert row["detail"].startswith(f"{call} failed: "), row
+            assert row["detail"].split(" failed: ")[1].startswith("AccessDeniedException")
+            assert row["fix"].startswith(f"allow {action} to the {row['subject']} side"), row
+    # Each side's identity is its own row.
+    platform.control.set_faults(FaultRule("sts", "GetCallerIdentity", "access-denied"))
+    _, rows = doctor(capsys)
+    assert {r["subject"] for r in rows if r["status"] == "FAIL"} == {"data", "governance"}
     assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS}
 
 
@@ -200,3 +217,25 @@ def test_the_docs_list_every_check_and_every_paced_operation_with_its_source():
         source = "assumed" if not quota.published else short_source(quota.source)
         [row] = [r for r in rows if re.search(rf"\b{operation}\b(?!\*)", r.split(" | ")[0])]
         assert f"| {quota.rate:g}" in row and source in row, (name, row)
+
+
+def test_a_side_whose_resources_act_as_different_principals_warns(platform, sandbox):
+    """The identity check asks each resource's own client: a resource given other credentials
+    (another IAM user here) shows up in its side's row."""
+    iam = sandbox.client("iam")
+    user = f"catalog-reader-{uuid.uuid4().hex[:8]}"
+    iam.create_user(UserName=user)
+    key = iam.create_access_key(UserName=user)["AccessKey"]
+    resource = LineageSyncResource.with_settings(platform.settings)
+    other = {
+        "aws_access_key_id": key["AccessKeyId"],
+        "aws_secret_access_key": key["SecretAccessKey"],
+    }
+    resource = resource.model_copy(update={"data_catalog": GlueDataCatalogResource(**other)})
+    rows = run_doctor(SyncRun(resource, logging.getLogger("test")))
+    identity = {row.subject: row for row in rows if row.check == "identity"}
+    assert identity["governance"].status is Status.OK
+    assert identity["data"].status is Status.WARN
+    assert (
+        f"data_catalog as arn:aws:iam::{SANDBOX_ACCOUNT_ID}:user/{user}" in identity["data"].detail
+    )

@@ -125,15 +125,7 @@ def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
     try:
         yield from check.rows(doctor)
     except ClientError as error:
-        yield failed_call(
-            check.name,
-            side,
-            f"{check.service}.{error.operation_name}",
-            error_code(error),
-            error.response.get("Error", {}).get("Message", ""),
-            missing=check.missing,
-            who=side_credentials(side),
-        )
+        yield _failed_row(check.name, side, check.service, error, check.missing)
     except BotoCoreError as error:
         yield CheckResult(
             check.name,
@@ -146,6 +138,20 @@ def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
         yield CheckResult(check.name, side, Status.FAIL, str(error), "correct the setting named")
 
 
+def _failed_row(
+    check: str, side: str, service: str, error: ClientError, missing: str
+) -> CheckResult:
+    return failed_call(
+        check,
+        side,
+        f"{service}.{error.operation_name}",
+        error_code(error),
+        error.response.get("Error", {}).get("Message", ""),
+        missing=missing,
+        who=side_credentials(side),
+    )
+
+
 # --- the checks -------------------------------------------------------------------------------
 
 
@@ -153,10 +159,15 @@ def identity(doctor: Doctor) -> Iterator[CheckResult]:
     """STS GetCallerIdentity through each resource's own client, one row per side."""
     for side, attributes in SIDES.items():
         seen: dict[str, list[str]] = {}
-        for attribute in attributes:
-            sts = doctor.resource(attribute).client("sts")
-            caller = sts.get_caller_identity()
-            seen.setdefault(f"{caller['Arn']} (account {caller['Account']})", []).append(attribute)
+        try:
+            for attribute in attributes:
+                caller = doctor.resource(attribute).client("sts").get_caller_identity()
+                who = f"{caller['Arn']} (account {caller['Account']})"
+                seen.setdefault(who, []).append(attribute)
+        except ClientError as error:
+            # Each side's credentials are its own: one side's failure is that side's row.
+            yield _failed_row("identity", side, "sts", error, "")
+            continue
         if len(seen) == 1:
             [(who, _)] = seen.items()
             yield CheckResult("identity", side, Status.OK, f"{', '.join(attributes)} as {who}")
