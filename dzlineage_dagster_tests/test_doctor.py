@@ -239,3 +239,15 @@ def test_a_side_whose_resources_act_as_different_principals_warns(platform, sand
     assert (
         f"data_catalog as arn:aws:iam::{SANDBOX_ACCOUNT_ID}:user/{user}" in identity["data"].detail
     )
+
+
+def test_missing_settings_stop_doctor_before_any_check(sandbox_env, monkeypatch, capsys):
+    for variable in ("DZLINEAGE_DOMAIN_ID", "DZLINEAGE_PROJECT_ID"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("DZLINEAGE_REGISTRY_NAME", "shop-cdc")
+    capsys.readouterr()
+    assert dzlineage(["doctor"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("dzlineage doctor: ")
+    assert "DZLINEAGE_DOMAIN_ID" in captured.err
