@@ -17,6 +17,7 @@ from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
 from dzlineage_dagster.core.doctor import (
     PARAMETER_CAPS,
     Status,
+    iam_action,
     mapping_parameters_needed,
     short_source,
 )
@@ -26,6 +27,7 @@ from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sync.doctor import CHECKS, run_doctor
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster_tests.test_least_privilege import IAM_DIRECTORY, POLICY_FILES
 
 
 def doctor(capsys) -> tuple[int, list[dict[str, str]]]:
@@ -251,3 +253,33 @@ def test_missing_settings_stop_doctor_before_any_check(sandbox_env, monkeypatch,
     assert captured.out == ""
     assert captured.err.startswith("dzlineage doctor: ")
     assert "DZLINEAGE_DOMAIN_ID" in captured.err
+
+
+def test_the_doctor_policy_and_the_syncs_grant_every_call_doctor_makes(platform, capsys):
+    """After a sync (so lineage events and nodes exist to read), every call of doctor's maps to
+    an action one of iam/'s policies grants, and iam/doctor-policy.json grants only what doctor
+    calls. STS GetCallerIdentity needs no permission (the STS API reference)."""
+    assert platform.sync().success
+    platform.control.clear_calls()
+    code, _ = doctor(capsys)
+    assert code == 0
+    called = {
+        iam_action(
+            f"{'service-quotas' if c.service == 'servicequotas' else c.service}.{c.operation}"
+        )
+        for c in platform.control.calls()
+    } - {"sts:GetCallerIdentity"}
+    granted = {name: policy_actions(name) for name in (*POLICY_FILES, "doctor-policy.json")}
+    assert called - set().union(*granted.values()) == set()
+    assert granted["doctor-policy.json"] - called == set()
+
+
+def policy_actions(name: str) -> set[str]:
+    document = json.loads((IAM_DIRECTORY / name).read_text())
+    return {
+        action
+        for statement in document["Statement"]
+        for action in (
+            [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+        )
+    }

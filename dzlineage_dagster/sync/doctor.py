@@ -35,6 +35,7 @@ from dzlineage_dagster.core.doctor import (
     updated_time_unknown,
 )
 from dzlineage_dagster.core.openlineage import dataset_source_identifier
+from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster.sync.custom_types import inspect_custom_types
@@ -339,7 +340,8 @@ def custom_types(doctor: Doctor) -> Iterator[CheckResult]:
 
 def lineage_reads(doctor: Doctor) -> Iterator[CheckResult]:
     """The reads `trace`, `orphans` and the sync's lineage health make: ListLineageEvents,
-    GetLineageEvent, GetLineageNode (by a topic's sourceIdentifier), ListLineageNodeHistory."""
+    GetLineageEvent, GetLineageNode (by a table topic's sourceIdentifier: a node once the
+    sync posted its lineage), ListLineageNodeHistory."""
     datazone = doctor.run.resource.datazone.client()
     domain_id = doctor.settings.domain_id
     tried = ["ListLineageEvents"]
@@ -347,7 +349,14 @@ def lineage_reads(doctor: Doctor) -> Iterator[CheckResult]:
     if events:
         datazone.get_lineage_event(domainIdentifier=domain_id, identifier=events[0]["id"])
         tried.append("GetLineageEvent")
-    topic = next(iter(doctor.run.registry_topics), None)
+    topic = next(
+        (
+            t
+            for t in doctor.run.registry_topics
+            if doctor.run.topology.lineage_for(t).kind is TopicKind.TABLE
+        ),
+        None,
+    )
     if topic is not None:
         tried.append("GetLineageNode")
         try:
