@@ -197,6 +197,27 @@ class AccountQuota:
     applied: bool = True
 
 
+#: Service Quotas' ``Period.PeriodUnit`` in seconds.
+_PERIOD_SECONDS = {
+    "MICROSECOND": 1e-6,
+    "MILLISECOND": 1e-3,
+    "SECOND": 1,
+    "MINUTE": 60,
+    "HOUR": 3600,
+    "DAY": 86400,
+    "WEEK": 604800,
+}
+
+
+def per_second(value: float, period: Mapping[str, object] | None) -> float | None:
+    """A Service Quotas value as calls per second; None for a quota without a ``Period`` (a
+    count of resources, not a rate)."""
+    if not period or period.get("PeriodUnit") not in _PERIOD_SECONDS:
+        return None
+    seconds = _PERIOD_SECONDS[str(period["PeriodUnit"])] * float(period.get("PeriodValue") or 1)
+    return float(value) / seconds
+
+
 def quota_of(operation: str, quotas: Iterable[AccountQuota]) -> AccountQuota | None:
     """The rate quota whose name names ``operation`` as a word (``GetParameter`` is not
     ``GetParameters``): Service Quotas' codes for API rates are not documented per operation,

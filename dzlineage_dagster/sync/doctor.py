@@ -29,6 +29,7 @@ from dzlineage_dagster.core.doctor import (
     Status,
     failed_call,
     mapping_parameters_needed,
+    per_second,
     quota_checks,
     ssm_capacity,
     updated_time_check,
@@ -411,11 +412,14 @@ def quotas(doctor: Doctor) -> Iterator[CheckResult]:
 def _service_quotas(
     client: Any, operation: str, service: str, *, applied: bool
 ) -> list[AccountQuota]:
+    """The service's rate quotas (those with a ``Period``), in calls per second: a quota of
+    resources (schemas per registry, say) is never compared with a rate."""
     pages = client.get_paginator(operation).paginate(ServiceCode=service)
     return [
-        AccountQuota(q["QuotaName"], q["QuotaCode"], float(q["Value"]), applied)
+        AccountQuota(q["QuotaName"], q["QuotaCode"], rate, applied)
         for page in pages
         for q in page.get("Quotas", [])
+        if (rate := per_second(q["Value"], q.get("Period"))) is not None
     ]
 
 

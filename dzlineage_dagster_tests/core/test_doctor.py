@@ -25,6 +25,7 @@ from dzlineage_dagster.core.doctor import (
     failed_call,
     iam_action,
     mapping_parameters_needed,
+    per_second,
     quota_checks,
     quota_of,
     render_json,
@@ -187,3 +188,17 @@ def test_updated_time_that_moves_is_ok_and_a_frozen_one_warns_with_the_sweeps_bo
     assert frozen.status is Status.WARN
     assert "within 60 ticks" in frozen.detail
     assert "at 17 GetSchema a tick for 1000 topics" in frozen.detail
+
+
+@pytest.mark.parametrize(
+    ("value", "period", "rate"),
+    [
+        (20, {"PeriodValue": 1, "PeriodUnit": "SECOND"}, 20.0),
+        (600, {"PeriodValue": 1, "PeriodUnit": "MINUTE"}, 10.0),
+        (10, {"PeriodValue": 2, "PeriodUnit": "SECOND"}, 5.0),
+        # A count of resources (schemas per registry, say) is not a rate.
+        (10_000, None, None),
+    ],
+)
+def test_a_service_quota_as_calls_per_second(value, period, rate):
+    assert per_second(value, period) == rate
