@@ -5,8 +5,8 @@ request is routed by the service in its SigV4 credential scope
 (``Credential=<key>/<date>/<region>/<service>/aws4_request``):
 
 - ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither);
-- ``servicequotas`` and ssm ``GetServiceSetting`` are answered by
-  :mod:`~dzlineage_dagster.sandbox.server.service_quotas` (moto knows only ``vpc``'s quotas);
+- ``servicequotas`` is answered by :mod:`~dzlineage_dagster.sandbox.server.service_quotas`
+  (moto knows only ``vpc``'s quotas), with the rates the sandbox enforces;
 - everything else (``glue``, ``ssm``, ``kafka``, ``sts``) goes to moto, after
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
@@ -56,10 +56,7 @@ from dzlineage_dagster.sandbox.server.faults import (
     HeldCall,
 )
 from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas
-from dzlineage_dagster.sandbox.server.service_quotas import (
-    answer_service_quotas,
-    answer_service_setting,
-)
+from dzlineage_dagster.sandbox.server.service_quotas import answer_service_quotas
 
 #: moto's account when the access key is not one it issued; the emulators use the same.
 SANDBOX_ACCOUNT_ID = "123456789012"
@@ -186,8 +183,6 @@ class SandboxApp:
             response = answer_service_quotas(
                 fresh_request(), self.quotas, region, SANDBOX_ACCOUNT_ID
             )
-        elif (service, operation) == ("ssm", "GetServiceSetting"):
-            response = answer_service_setting(fresh_request())
         elif service in EMULATOR_FACTORIES:
             request = fresh_request()
             if rule is not None and rule.deferred:

@@ -1,7 +1,7 @@
-"""The Service Quotas API (``servicequotas``) for the services the product calls, and SSM's
-account settings: what ``dzlineage doctor`` reads to compare an account with the product.
+"""The Service Quotas API (``servicequotas``) for the services the product calls: what
+``dzlineage doctor`` reads to compare an account's quotas with the product's pacing.
 
-moto 5.2.5 answers Service Quotas for ``vpc`` only and has no ``GetServiceSetting``. Here:
+moto 5.2.5 answers Service Quotas for ``vpc`` only. Here:
 
 - ``ListServiceQuotas``, ``ListAWSDefaultServiceQuotas``, ``GetServiceQuota``,
   ``GetAWSDefaultServiceQuota`` for ``datazone`` and ``ssm``: the API rate quotas AWS's documents
@@ -13,10 +13,6 @@ moto 5.2.5 answers Service Quotas for ``vpc`` only and has no ``GetServiceSettin
   does not know. The quota codes are the sandbox's own (``sandbox-...``): the codes AWS gives
   these quotas, if any, could not be confirmed, so ``doctor`` matches a quota by the operation
   its name names, never by code.
-- ssm ``GetServiceSetting``: ``/ssm/parameter-store/default-parameter-tier`` is ``Standard``
-  and ``/ssm/parameter-store/high-throughput-enabled`` ``false``, the defaults the Systems
-  Manager user guide gives ("Managing parameter tiers", "Increasing Parameter Store
-  throughput"); another id of the API reference's list answers ``ServiceSettingNotFound``.
 """
 
 from __future__ import annotations
@@ -62,10 +58,6 @@ SERVICE_NAMES = {
     "ssm": "AWS Systems Manager",
     "glue": "AWS Glue",
 }
-
-PARAMETER_TIER_SETTING = "/ssm/parameter-store/default-parameter-tier"
-HIGH_THROUGHPUT_SETTING = "/ssm/parameter-store/high-throughput-enabled"
-SERVICE_SETTING_DEFAULTS = {PARAMETER_TIER_SETTING: "Standard", HIGH_THROUGHPUT_SETTING: "false"}
 
 _TARGET_PREFIX = "ServiceQuotasV20190624."
 _BOTOCORE_NAME = "service-quotas"
@@ -143,25 +135,6 @@ def _quota(
         "GlobalQuota": False,
         "Period": {"PeriodValue": 1, "PeriodUnit": "SECOND"},
     }
-
-
-def answer_service_setting(request: Request) -> Response:
-    """ssm GetServiceSetting for the Parameter Store settings (see the module docstring)."""
-    setting_id = json.loads(request.get_data() or b"{}").get("SettingId", "")
-    value = SERVICE_SETTING_DEFAULTS.get(setting_id)
-    if value is None:
-        return aws_error_response(
-            "ssm", "ServiceSettingNotFound", f"The service setting {setting_id} was not found", 400
-        )
-    return _json(
-        {
-            "ServiceSetting": {
-                "SettingId": setting_id,
-                "SettingValue": value,
-                "Status": "Default",
-            }
-        }
-    )
 
 
 def _json(payload: dict[str, Any]) -> Response:
