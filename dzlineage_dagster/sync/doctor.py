@@ -425,22 +425,24 @@ def _service_quotas(
 
 def updated_time(doctor: Doctor) -> Iterator[CheckResult]:
     """A schema with two or more versions: its listed ``UpdatedTime`` against its latest
-    version's ``CreatedTime`` (GetSchema each until one is found, then GetSchemaVersion)."""
+    version's ``CreatedTime`` (GetSchema each until one is found, then GetSchemaVersion).
+
+    A latest version created in the same millisecond as its schema tells nothing (a frozen
+    ``UpdatedTime`` would equal it too): the next schema is looked at instead."""
     registry = doctor.run.resource.schema_registry
     listed = list(doctor.run.registry_topics.values())
     looked_at = 0
     for entry in listed[:UPDATED_TIME_SAMPLE]:
         looked_at += 1
-        latest = int(registry.get_schema(entry.schema_arn)["LatestSchemaVersion"])
+        schema = registry.get_schema(entry.schema_arn)
+        latest = int(schema["LatestSchemaVersion"])
         if latest < 2:
             continue
-        version = registry.get_schema_version(entry.schema_arn)
+        created = _aws_time(registry.get_schema_version(entry.schema_arn)["CreatedTime"])
+        if created <= _aws_time(schema["CreatedTime"]):
+            continue
         yield updated_time_check(
-            entry.schema_name,
-            _aws_time(entry.updated_time),
-            latest,
-            _aws_time(version["CreatedTime"]),
-            len(listed),
+            entry.schema_name, _aws_time(entry.updated_time), latest, created, len(listed)
         )
         return
     yield updated_time_unknown(looked_at)
