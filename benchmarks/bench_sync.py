@@ -61,6 +61,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="systems of the quota-bound scenario (the baseline, one call after the other, "
         "takes ~10x its floor)",
     )
+    parser.add_argument(
+        "--sandbox-quotas",
+        default="aws",
+        metavar="aws|RATES|FILE.json",
+        help="the quotas the sandbox enforces in the quota-bound scenario: 'aws' (the product's "
+        "pacing table) or figures independent of it ('datazone.CreateAsset=20,...' or a JSON "
+        "file), e.g. an account's real quotas",
+    )
     parser.add_argument("--no-quota", action="store_true", help="skip the quota-bound scenario")
     parser.add_argument("--fault-topics", type=int, default=100, metavar="N")
     parser.add_argument("--fault-rate", type=float, default=0.3)
@@ -149,7 +157,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         for topics in [] if args.no_quota else args.quota_topics:
             for system in args.quota_systems:
                 progress(f"quota-bound N={topics:,} {system}")
-                quota_cells.append(bench_quota_bound(endpoint, system, topics))
+                quota_cells.append(bench_quota_bound(endpoint, system, topics, args.sandbox_quotas))
         if quota_cells:
             print(quota_table(quota_cells), end="\n\n")
         raw["quota_bound"] = [cell.to_json() for cell in quota_cells]

@@ -157,6 +157,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_move_command(commands)
 
+    from dzlineage_dagster.doctor_cli import add_doctor_command
+
+    add_doctor_command(commands)
+
     settings = commands.add_parser(
         "settings",
         help=f"list every {ENV_PREFIX}* setting with its meaning and current value",

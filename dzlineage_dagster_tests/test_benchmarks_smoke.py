@@ -160,3 +160,20 @@ def test_the_command_saves_raw_numbers(tmp_path, capsys):
     assert first["floor_seconds"] == first["floor_calls"] / rates[first["floor_bucket"]]
     assert paced["catalog"]["schemas_with_one_asset"] == 2
     assert paced["idle_rerun"]["calls"] < first["calls"]
+
+
+def test_the_sandbox_can_be_given_quotas_that_disagree_with_the_code(tmp_path):
+    """``--sandbox-quotas``: the sandbox enforces figures of the benchmark's own, and the
+    floor is reckoned at them, not at the product's pacing table (which paces CreateAsset at
+    20 TPS: at 1 TPS the sandbox throttles it, and it sets the floor)."""
+    saved = tmp_path / "raw.json"
+    arguments = ["--topics", "2", "--systems", "sync", "--no-faults", "--json", str(saved)]
+    quota = ["--quota-topics", "2", "--quota-systems", "sync"]
+    own = ["--sandbox-quotas", "datazone.CreateAsset=1"]
+    assert bench_sync.main([*arguments, *quota, *own]) == 0
+    [paced] = json.loads(saved.read_text())["quota_bound"]
+    assert paced["sandbox_quotas"] == "datazone.CreateAsset=1"
+    first = paced["first_sync"]
+    assert AWS_QUOTAS["datazone.CreateAsset"].rate == 20
+    assert first["floor_bucket"] == "datazone.CreateAsset"
+    assert first["floor_seconds"] == first["floor_calls"] / 1

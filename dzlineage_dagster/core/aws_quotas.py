@@ -26,33 +26,52 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+#: The source of a figure AWS publishes none for.
+ASSUMED_SOURCE = "assumed"
+#: Where AWS publishes the figures it publishes: the document's title and its address.
+DATAZONE_QUOTAS_PAGE = (
+    "Amazon DataZone User Guide, 'Quotas for Amazon DataZone', API rate limits "
+    "(https://docs.aws.amazon.com/datazone/latest/userguide/datazone-limits.html)"
+)
+SSM_QUOTAS_PAGE = (
+    "AWS General Reference, 'AWS Systems Manager endpoints and quotas', Parameter Store max "
+    "throughput (https://docs.aws.amazon.com/general/latest/gr/ssm.html)"
+)
+#: A figure given by the user (``DZLINEAGE_CLIENT_RATE_LIMITS``), not by a document.
+SETTING_SOURCE = "DZLINEAGE_CLIENT_RATE_LIMITS"
+
 
 @dataclass(frozen=True)
 class Quota:
     rate: float
     #: Operations that share one bucket name it here (SSM's reads share one throughput).
     bucket: str
-    published: bool
+    #: Where the figure comes from: an AWS document, ``assumed``, or the setting.
+    source: str
+
+    @property
+    def published(self) -> bool:
+        return self.source not in (ASSUMED_SOURCE, SETTING_SOURCE)
 
 
 def _quotas() -> dict[str, Quota]:
     table: dict[str, Quota] = {}
 
-    def add(operations: str, rate: float, *, published: bool, shared: str | None = None) -> None:
+    def add(operations: str, rate: float, *, source: str, shared: str | None = None) -> None:
         for operation in operations.split():
-            table[operation] = Quota(rate, shared or operation, published)
+            table[operation] = Quota(rate, shared or operation, source)
 
     add(
         "datazone.CreateAsset datazone.CreateAssetRevision datazone.DeleteAsset "
         "datazone.ListAssetRevisions datazone.CreateAssetType datazone.CreateFormType "
         "datazone.Search datazone.SearchTypes",
         20,
-        published=True,
+        source=DATAZONE_QUOTAS_PAGE,
     )
     add(
         "ssm.GetParameter ssm.GetParameters ssm.GetParametersByPath",
         40,
-        published=True,
+        source=SSM_QUOTAS_PAGE,
         shared="ssm.GetParameter*",
     )
     add(
@@ -63,19 +82,19 @@ def _quotas() -> dict[str, Quota]:
         "datazone.GetLineageEvent datazone.ListLineageEvents datazone.ListLineageNodeHistory "
         "ssm.PutParameter ssm.DeleteParameter",
         20,
-        published=False,
+        source=ASSUMED_SOURCE,
     )
     add(
         "glue.ListSchemas glue.GetSchema glue.GetSchemaVersion glue.ListSchemaVersions "
         "glue.GetTable glue.GetTables",
         50,
-        published=False,
+        source=ASSUMED_SOURCE,
     )
     add(
         "kafka.DescribeCluster kafka.DescribeClusterV2 kafka.GetBootstrapBrokers "
         "kafkaconnect.ListConnectors kafkaconnect.DescribeConnector",
         10,
-        published=False,
+        source=ASSUMED_SOURCE,
     )
     return table
 
@@ -100,15 +119,29 @@ def parse_rate_limits(text: str) -> dict[str, Quota]:
             f"{text!r}: say 'off', 'aws', or 'aws,<service.Operation>=<calls per second>,...'"
         )
     limits = dict(AWS_QUOTAS)
-    for part in parts[1:]:
+    for name, rate in parse_rates(parts[1:]).items():
+        limits[name] = Quota(rate, name, SETTING_SOURCE)
+    return limits
+
+
+def parse_rates(parts: list[str]) -> dict[str, float]:
+    """``["datazone.CreateAsset=50", ...]`` as ``{"datazone.CreateAsset": 50.0}``; ValueError
+    names the part that is wrong."""
+    rates = {}
+    for part in parts:
         name, _, rate_text = part.partition("=")
         if "." not in name or not rate_text:
-            raise ValueError(f"{part!r}: an override is <service.Operation>=<calls per second>")
-        try:
-            rate = float(rate_text)
-        except ValueError:
-            raise ValueError(f"{part!r}: {rate_text!r} is not a number") from None
-        if not rate > 0:
-            raise ValueError(f"{part!r}: the rate must be positive")
-        limits[name.strip()] = Quota(rate, name.strip(), published=False)
-    return limits
+            raise ValueError(f"{part!r}: a rate is <service.Operation>=<calls per second>")
+        rates[name.strip()] = checked_rate(part, rate_text)
+    return rates
+
+
+def checked_rate(where: str, value: object) -> float:
+    """``value`` as a positive number of calls per second; ValueError names ``where``."""
+    try:
+        rate = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"{where!r}: {value!r} is not a number") from None
+    if not rate > 0:
+        raise ValueError(f"{where!r}: the rate must be positive")
+    return rate

@@ -73,10 +73,13 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
     )
     parser.add_argument(
         "--quotas",
-        choices=("off", "aws"),
         default="off",
-        help="'aws' answers calls over AWS's published per-account rates (DataZone 20 TPS for "
-        "CreateAsset, Search, ...) with ThrottlingException; GET /_sandbox/quotas lists them",
+        metavar="off|aws|RATES|FILE.json",
+        help="answer calls over per-account rates with ThrottlingException: 'aws' = the "
+        "product's pacing table (DataZone 20 TPS for CreateAsset, Search, ...), or figures of "
+        "your own, independent of it ('datazone.CreateAsset=10,ssm.GetParameters=40' or a JSON "
+        "file of them), which the sandbox's Service Quotas API reports too; GET "
+        "/_sandbox/quotas lists them",
     )
     parser.add_argument(
         "--lineage-processing-seconds",

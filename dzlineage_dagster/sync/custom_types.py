@@ -155,7 +155,7 @@ def _usable_pinned_revisions(
         if form is None or entry is None or entry["typeIdentifier"] != form.name:
             continue
         revision = str(entry["typeRevision"])
-        if revision == settled[form.name]:
+        if revision == settled.get(form.name):
             continue
         model = datazone.get_form_type(
             domainIdentifier=domain, formTypeIdentifier=form.name, revision=revision
@@ -180,3 +180,59 @@ def _asset_type_forms(asset_type: dict[str, Any]) -> dict[str, dict[str, Any]]:
         }
         for name, form in asset_type.get("formsOutput", {}).items()
     }
+
+
+@dataclass(frozen=True)
+class TypeState:
+    """A custom type as the domain holds it, read only: its latest revision (None: absent, the
+    first sync creates it) and how that revision fits the product (None when absent)."""
+
+    kind: str
+    name: str
+    revision: str | None
+    fit: TypeFit | None
+
+
+def inspect_custom_types(run: SyncRun) -> list[TypeState]:
+    """What :func:`ensure_custom_types` would find, with reads only (GetFormType per custom form
+    type and for DataZone's managed ones the asset type uses, GetAssetType, and GetFormType of
+    the revisions the asset type pins): for ``dzlineage doctor``."""
+    datazone = run.resource.datazone.client()
+    domain = run.settings.domain_id
+    missing = datazone.exceptions.ResourceNotFoundException
+    states, revisions = [], {}
+    for form in CUSTOM_FORM_TYPES:
+        current = _latest(
+            datazone.get_form_type, missing, domainIdentifier=domain, formTypeIdentifier=form.name
+        )
+        fit = None if current is None else form_type_fit(form, current["model"]["smithy"])
+        states.append(TypeState("form", form.name, current and current["revision"], fit))
+        if fit is not None and fit.usable:
+            revisions[form.name] = current["revision"]
+    asset_type = KAFKA_TOPIC_ASSET_TYPE.name
+    current = _latest(
+        datazone.get_asset_type, missing, domainIdentifier=domain, identifier=asset_type
+    )
+    fit = None
+    if current is not None:
+        pinned = _asset_type_forms(current)
+        custom = {f.name for f in CUSTOM_FORM_TYPES}
+        for part in KAFKA_TOPIC_ASSET_TYPE.forms:
+            if part.type_name in revisions:
+                continue
+            if part.type_name not in custom:
+                revisions[part.type_name] = _managed_revision(datazone, domain, part.type_name)
+            elif part.form_name in pinned:
+                # The form type's own row reports its problem: the asset type is judged on
+                # the rest.
+                revisions[part.type_name] = str(pinned[part.form_name]["typeRevision"])
+        pinned_usable = _usable_pinned_revisions(datazone, domain, pinned, revisions)
+        wanted = {**revisions, **pinned_usable}
+        if {part.type_name for part in KAFKA_TOPIC_ASSET_TYPE.forms} <= set(wanted):
+            fit = asset_type_fit(KAFKA_TOPIC_ASSET_TYPE, pinned, wanted)
+        else:
+            fit = TypeFit(
+                ("a form type it needs is absent; a new revision follows its creation",), ()
+            )
+    states.append(TypeState("asset", asset_type, current and current["revision"], fit))
+    return states

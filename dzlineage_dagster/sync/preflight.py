@@ -14,6 +14,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.doctor import DENIED_CODES, NOT_FOUND_CODES
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import AwsClientResource
 from dzlineage_dagster.settings import (
@@ -24,12 +25,6 @@ from dzlineage_dagster.settings import (
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
-
-#: Error codes by which AWS says that the named thing is not there.
-NOT_FOUND_CODES = frozenset(
-    {"ResourceNotFoundException", "NotFoundException", "EntityNotFoundException"}
-)
-DENIED_CODES = frozenset({"AccessDeniedException", "AccessDenied", "UnauthorizedException"})
 
 
 def check_platform(run: SyncRun) -> None:

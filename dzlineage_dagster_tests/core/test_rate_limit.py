@@ -5,7 +5,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, Quota, parse_rate_limits
+from dzlineage_dagster.core.aws_quotas import (
+    ASSUMED,
+    ASSUMED_SOURCE,
+    AWS_QUOTAS,
+    DATAZONE_QUOTAS_PAGE,
+    SETTING_SOURCE,
+    SSM_QUOTAS_PAGE,
+    Quota,
+    parse_rate_limits,
+)
 from dzlineage_dagster.core.rate_limit import TokenBucket
 
 rates = st.floats(min_value=0.5, max_value=100)
@@ -102,17 +111,32 @@ def test_every_quota_names_an_operation_botocore_knows_with_a_positive_rate():
 
 def test_an_override_gets_a_bucket_of_its_own_and_is_not_a_published_figure():
     limits = parse_rate_limits("aws,ssm.GetParameters=0.5")
-    assert limits["ssm.GetParameters"] == Quota(0.5, "ssm.GetParameters", published=False)
-    # The other reads keep sharing SSM's published throughput.
-    assert limits["ssm.GetParametersByPath"] == Quota(40, "ssm.GetParameter*", published=True)
+    assert limits["ssm.GetParameters"] == Quota(0.5, "ssm.GetParameters", SETTING_SOURCE)
+    assert not limits["ssm.GetParameters"].published
+    # The other reads keep sharing SSM's published throughput, and name its page.
+    assert limits["ssm.GetParametersByPath"] == Quota(40, "ssm.GetParameter*", SSM_QUOTAS_PAGE)
+    assert limits["ssm.GetParametersByPath"].published
+
+
+def test_every_figure_names_its_source():
+    """An AWS page (its title and address) where AWS publishes the figure, else "assumed":
+    PostLineageEvent, GetAsset and the Glue reads have no published rate."""
+    sources = {name: quota.source for name, quota in AWS_QUOTAS.items()}
+    assert sources["datazone.CreateAsset"] == DATAZONE_QUOTAS_PAGE
+    assert "Quotas for Amazon DataZone" in DATAZONE_QUOTAS_PAGE
+    assert "datazone-limits.html" in DATAZONE_QUOTAS_PAGE
+    for name in ("datazone.PostLineageEvent", "datazone.GetAsset", "glue.ListSchemas"):
+        assert sources[name] == ASSUMED_SOURCE
+        assert name in ASSUMED
+    assert set(sources.values()) == {DATAZONE_QUOTAS_PAGE, SSM_QUOTAS_PAGE, ASSUMED_SOURCE}
 
 
 @pytest.mark.parametrize(
     ("setting", "part", "problem"),
     [
         ("fast", "'fast'", "say 'off', 'aws', or 'aws,<service.Operation>=<calls per second>"),
-        ("aws,CreateAsset=5", "'CreateAsset=5'", "an override is <service.Operation>="),
-        ("aws,datazone.Search", "'datazone.Search'", "an override is <service.Operation>="),
+        ("aws,CreateAsset=5", "'CreateAsset=5'", "a rate is <service.Operation>="),
+        ("aws,datazone.Search", "'datazone.Search'", "a rate is <service.Operation>="),
         ("aws,datazone.CreateAsset=5=6", "'datazone.CreateAsset=5=6'", "'5=6' is not a number"),
         ("aws,datazone.CreateAsset=x", "'datazone.CreateAsset=x'", "'x' is not a number"),
         ("aws,ssm.PutParameter=-1", "'ssm.PutParameter=-1'", "the rate must be positive"),

@@ -385,3 +385,27 @@ def test_an_unknown_cluster_is_not_found(kafka, call):
         call(kafka)
     assert error_code(excinfo) == "NotFoundException"
     assert excinfo.value.response["ResponseMetadata"]["HTTPStatusCode"] == 404
+
+
+def test_describe_parameters_pages_by_max_results_in_name_order(sandbox):
+    """AWS's pages hold up to MaxResults (at most 50) parameters; moto's held 10 whatever was
+    asked, and read every parameter of the account for each page."""
+    ssm = sandbox.client("ssm")
+    path = f"/{unique('describe')}"
+    names = [f"{path}/p{number:03d}" for number in range(120)]
+    for name in names:
+        ssm.put_parameter(Name=name, Value="x", Type="String")
+    pages = list(
+        ssm.get_paginator("describe_parameters").paginate(PaginationConfig={"PageSize": 50})
+    )
+    listed = [p["Name"] for page in pages for p in page["Parameters"]]
+    assert all(len(page["Parameters"]) == 50 for page in pages[:-1])
+    assert [name for name in listed if name.startswith(path)] == names
+    assert listed == sorted(set(listed))
+    with pytest.raises(ClientError, match="less than or equal to 50"):
+        ssm.describe_parameters(MaxResults=51)
+    # A filtered call is moto's own answer.
+    filtered = ssm.describe_parameters(
+        ParameterFilters=[{"Key": "Name", "Option": "BeginsWith", "Values": [f"{path}/p11"]}]
+    )
+    assert {p["Name"] for p in filtered["Parameters"]} == {f"{path}/p11{n}" for n in range(10)}

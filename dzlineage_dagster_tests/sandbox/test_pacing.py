@@ -118,3 +118,53 @@ def test_msk_cluster_arns_look_like_aws(sandbox):
     described = kafka.describe_cluster_v2(ClusterArn=provisioned)["ClusterInfo"]
     assert described["ClusterArn"] == provisioned
     assert kafka.get_bootstrap_brokers(ClusterArn=provisioned)
+
+
+def test_quotas_of_ones_own_disagree_with_the_products_table(tmp_path):
+    """``--quotas`` figures independent of ``core/aws_quotas.py``: the sandbox throttles at them
+    and its Service Quotas API reports them, beside the published defaults."""
+    rates_file = tmp_path / "quotas.json"
+    rates_file.write_text('{"datazone.CreateAsset": 10, "ssm.GetParameters": 5}')
+    for spec in ("datazone.CreateAsset=10,ssm.GetParameters=5", str(rates_file)):
+        with Sandbox(quotas=spec) as server:
+            environment = sandbox_environment(server.endpoint_url)
+            enforced = SandboxControl(server.endpoint_url).quotas()
+            service_quotas = sandbox_client(environment, "service-quotas")
+            applied = _quota_values(service_quotas.list_service_quotas, "datazone")
+            defaults = _quota_values(service_quotas.list_aws_default_service_quotas, "datazone")
+            ssm = _quota_values(service_quotas.list_service_quotas, "ssm")
+        assert enforced == {"datazone.CreateAsset": 10, "ssm.GetParameters": 5}
+        assert applied["Rate of CreateAsset requests"] == 10
+        assert applied["Rate of Search requests"] == 20
+        assert defaults["Rate of CreateAsset requests"] == 20
+        # SSM's reads share one quota: the lowest rate given to any of them is its value.
+        assert list(ssm.values()) == [5]
+
+
+def _quota_values(list_quotas, service_code: str) -> dict[str, float]:
+    return {q["QuotaName"]: q["Value"] for q in list_quotas(ServiceCode=service_code)["Quotas"]}
+
+
+@pytest.mark.parametrize(
+    ("spec", "problem"),
+    [
+        ("fast", "'fast': a rate is <service.Operation>=<calls per second>"),
+        ("datazone.CreateAsset=0", "the rate must be positive"),
+        ("nothere.json", "No such file"),
+    ],
+)
+def test_bad_quota_figures_are_refused_by_name(spec, problem):
+    with pytest.raises(ValueError, match=re.escape(problem)):
+        Quotas.parse(spec)
+
+
+def test_service_quotas_knows_no_other_service_and_ssm_answers_its_tier(sandbox):
+    service_quotas = sandbox.client("service-quotas")
+    with pytest.raises(ClientError) as refused:
+        service_quotas.list_service_quotas(ServiceCode="nothere")
+    assert refused.value.response["Error"]["Code"] == "NoSuchResourceException"
+    assert service_quotas.list_service_quotas(ServiceCode="glue")["Quotas"] == []
+    tier = sandbox.client("ssm").get_service_setting(
+        SettingId="/ssm/parameter-store/default-parameter-tier"
+    )
+    assert tier["ServiceSetting"]["SettingValue"] == "Standard"

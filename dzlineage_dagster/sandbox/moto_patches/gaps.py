@@ -25,6 +25,8 @@ moto's reset empties it too. What is covered, and why:
   refuses with a ``ValidationException`` (``NameString`` is 1 to 255 characters); the input is
   checked against botocore's model first, as AWS does.
 - sts ``AssumeRole``: moto ignores the role's trust policy; see :mod:`.trust`.
+- ssm ``DescribeParameters``: moto ignores ``MaxResults`` and reads every parameter for each
+  page; ``GetServiceSetting``: not implemented by moto. Both in :mod:`.ssm_account`.
 - ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
   then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
 """
@@ -51,6 +53,10 @@ from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_ba
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.moto_patches.ssm_account import (
+    answer_service_setting,
+    describe_parameters,
+)
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
 from dzlineage_dagster.sandbox.moto_patches.trust import refuse_untrusted_assume_role
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
@@ -437,6 +443,10 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("ssm", "GetParameters"): _ssm_names_checked("Names", NameUse.READ),
     ("ssm", "GetParametersByPath"): _ssm_names_checked("Path", NameUse.PATH),
     ("sts", "AssumeRole"): refuse_untrusted_assume_role,
+    ("ssm", "DescribeParameters"): lambda call: describe_parameters(
+        call.request, call.account_id, call.region
+    ),
+    ("ssm", "GetServiceSetting"): lambda call: answer_service_setting(call.request),
 }
 
 

@@ -6,6 +6,8 @@ request is routed by the service in its SigV4 credential scope
 
 - ``datazone`` and ``kafkaconnect`` go to the project's emulators (moto has neither), one per
   region and caller account, as moto keeps its services per account;
+- ``servicequotas`` is answered by :mod:`~dzlineage_dagster.sandbox.server.service_quotas`
+  (moto knows only ``vpc``'s quotas), with the rates the sandbox enforces;
 - everything else (``glue``, ``ssm``, ``kafka``, ``sts``) goes to moto, after
   :func:`~dzlineage_dagster.sandbox.moto_patches.gaps.answer_moto_gap` has answered the operations moto
   lacks or gets wrong compared with AWS.
@@ -60,6 +62,7 @@ from dzlineage_dagster.sandbox.server.faults import (
     HeldCall,
 )
 from dzlineage_dagster.sandbox.server.pacing import Latency, Quotas
+from dzlineage_dagster.sandbox.server.service_quotas import answer_service_quotas
 
 #: moto's account when the access key is not one it issued; the emulators use the same.
 SANDBOX_ACCOUNT_ID = "123456789012"
@@ -69,6 +72,8 @@ _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
 _ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
+#: botocore's name of a service whose SigV4 signing name differs.
+_BOTOCORE_NAMES = {"servicequotas": "service-quotas"}
 
 
 class Emulator(Protocol):
@@ -183,7 +188,8 @@ class SandboxApp:
         if catalog not in (None, account):
             # moto serves a request from the account its x-moto-account-id header names.
             environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": catalog}
-        operation = resolve_operation_name(service, fresh_request())
+        model_name = _BOTOCORE_NAMES.get(service, service)
+        operation = resolve_operation_name(model_name, fresh_request())
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)
@@ -191,7 +197,7 @@ class SandboxApp:
                 service, operation, status, injected=False, throttled=True, account=account
             )
             return aws_error_response(
-                service,
+                model_name,
                 "ThrottlingException",
                 "Rate exceeded",
                 status,
@@ -210,7 +216,9 @@ class SandboxApp:
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
-            response = aws_error_response(service, code, message, status)
+            response = aws_error_response(model_name, code, message, status)
+        elif service == "servicequotas":
+            response = answer_service_quotas(fresh_request(), self.quotas, region, account)
         elif service in EMULATOR_FACTORIES:
             request = fresh_request()
             if rule is not None and rule.deferred:
@@ -275,7 +283,12 @@ class SandboxApp:
             self.faults.replace(rules)
             return _json({"rules": [r.describe() for r in rules]})
         if route == ("GET", "quotas"):
-            return _json({"quotas": dict(sorted(self.quotas.rates.items()))})
+            return _json(
+                {
+                    "quotas": dict(sorted(self.quotas.rates.items())),
+                    "buckets": dict(sorted(self.quotas.buckets_of.items())),
+                }
+            )
         if route == ("GET", "pacing"):
             return _json({"latency": self.latency.describe(), "quotas": self.quotas.describe()})
         if route == ("PUT", "pacing"):

@@ -81,8 +81,13 @@ class SandboxControl:
         """The rates the sandbox enforces, by ``service.Operation`` (empty: no quotas)."""
         return self._call("GET", "quotas")["quotas"]
 
+    def quota_buckets(self) -> dict[str, str]:
+        """The bucket each quota's operation draws from (SSM's reads share one under ``aws``)."""
+        return self._call("GET", "quotas")["buckets"]
+
     def set_pacing(self, latency: str = "0", quotas: str = "off") -> dict[str, Any]:
-        """Service time (``"aws"`` or milliseconds) and quotas (``"aws"`` or ``"off"``)."""
+        """Service time (``"aws"`` or milliseconds) and quotas (``"aws"``, ``"off"``, or figures
+        of one's own: ``"datazone.CreateAsset=10,..."`` or a JSON file the sandbox can read)."""
         return self._call("PUT", "pacing", {"latency": latency, "quotas": quotas})
 
     def set_client_tokens(self, **changes: Any) -> dict[str, Any]:

@@ -1,9 +1,13 @@
 """How fast and how strict the sandbox is: per-call service time and per-account rate quotas.
 
 Both are off by default, so tests stay fast. ``dzlineage sandbox --latency MS|aws`` makes every
-call take a service time, and ``--quotas aws`` answers calls over the published per-account
-rates with ``ThrottlingException``, as AWS does (status 429 for the REST-JSON DataZone and MSK
-Connect APIs, 400 for the JSON-1.1 Glue and SSM APIs).
+call take a service time, and ``--quotas aws`` answers calls over the product's per-account
+pacing table with ``ThrottlingException``, as AWS does (status 429 for the REST-JSON DataZone and MSK
+Connect APIs, 400 for the JSON-1.1 Glue and SSM APIs). ``--quotas`` also takes figures of its
+own (``datazone.CreateAsset=10,...`` or a JSON file), independent of the product's table: the
+sandbox then throttles at them and its Service Quotas API reports them
+(:mod:`.service_quotas`), so a benchmark or ``dzlineage doctor`` can meet an account whose
+quotas are not the ones the code paces at.
 
 The ``aws`` latency model (:data:`AWS_SERVICE_TIMES`): service times of the order a client in
 the same Region sees. AWS publishes none; these are round figures from the latency a boto3
@@ -13,11 +17,13 @@ client in-Region typically observes: reads tens of milliseconds, writes more, Da
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, checked_rate, parse_rates
 from dzlineage_dagster.core.rate_limit import TokenBucket
 
 #: Seconds per call of the ``aws`` model, by ``service.Operation``; others by their verb.
@@ -71,6 +77,19 @@ class Latency:
         return "aws" if self.fixed is None else self.fixed * 1000
 
 
+def _rates_file(path: str) -> dict[str, float]:
+    """The ``{"service.Operation": TPS}`` object of a JSON file; ValueError names the problem."""
+    try:
+        document = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError) as error:
+        raise ValueError(f"--quotas {path}: {error}") from None
+    if not isinstance(document, dict) or not all("." in str(name) for name in document):
+        raise ValueError(
+            f'--quotas {path}: the file must hold an object like {{"datazone.CreateAsset": 20}}'
+        )
+    return {str(name): checked_rate(f"{path}: {name}", rate) for name, rate in document.items()}
+
+
 @dataclass
 class Quotas:
     """Per-account token buckets; ``rates`` empty = no quotas (the default)."""
@@ -82,14 +101,27 @@ class Quotas:
 
     @classmethod
     def parse(cls, text: str) -> Quotas:
+        """``off``; ``aws`` (the product's pacing table, :data:`AWS_QUOTAS`); or figures of the
+        caller's own, independent of that table, so a benchmark can disagree with the code:
+        ``datazone.CreateAsset=20,ssm.GetParameters=40`` or a JSON file of the same
+        (``{"datazone.CreateAsset": 20, ...}``). Each operation of one's own figures has a bucket
+        of its own. ValueError names what is wrong."""
         if text == "off":
             return cls()
-        if text != "aws":
-            raise ValueError(f"--quotas {text!r}: say 'aws' (DataZone's published rates) or 'off'")
-        return cls(
-            {name: quota.rate for name, quota in AWS_QUOTAS.items()},
-            {name: quota.bucket for name, quota in AWS_QUOTAS.items()},
-        )
+        if text == "aws":
+            return cls(
+                {name: quota.rate for name, quota in AWS_QUOTAS.items()},
+                {name: quota.bucket for name, quota in AWS_QUOTAS.items()},
+            )
+        if text.endswith(".json"):
+            return cls(_rates_file(text))
+        try:
+            return cls(parse_rates([part for part in text.split(",") if part.strip()]))
+        except ValueError as error:
+            raise ValueError(
+                f"--quotas {text!r}: {error}; say 'off', 'aws', "
+                "'<service.Operation>=<TPS>,...' or a JSON file of them"
+            ) from None
 
     def __post_init__(self) -> None:
         for name, rate in self.rates.items():
@@ -98,7 +130,11 @@ class Quotas:
             self._buckets.setdefault(bucket, TokenBucket(rate, capacity=max(1.0, rate)))
 
     def describe(self) -> str:
-        return "aws" if self.rates else "off"
+        if not self.rates:
+            return "off"
+        if self.rates == {name: quota.rate for name, quota in AWS_QUOTAS.items()}:
+            return "aws"
+        return ",".join(f"{name}={rate:g}" for name, rate in sorted(self.rates.items()))
 
     def admits(self, service: str, operation: str | None, now: float | None = None) -> bool:
         """Whether the call is within its quota (a call with no quota always is)."""

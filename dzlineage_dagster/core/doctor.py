@@ -1,0 +1,332 @@
+"""`dzlineage doctor`'s pure part: the check result, the verdict, the table and JSON, and the
+judgements that need no AWS call (SSM headroom, quotas against the pacing table, what
+``UpdatedTime`` says about change detection, an AWS error as a row with its fix).
+
+The AWS reads live in :mod:`dzlineage_dagster.sync.doctor`; docs/doctor.md lists every check.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from enum import Enum
+
+from dzlineage_dagster.core.aws_quotas import ASSUMED_SOURCE, Quota
+from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS
+
+
+class Status(str, Enum):
+    OK = "OK"
+    WARN = "WARN"
+    FAIL = "FAIL"
+
+
+@dataclass(frozen=True)
+class CheckResult:
+    """One row: which check, about what, its status, what was found and what to do."""
+
+    check: str
+    subject: str
+    status: Status
+    detail: str
+    fix: str = ""
+
+    def to_json(self) -> dict[str, str]:
+        return {**asdict(self), "status": self.status.value}
+
+
+def exit_code(results: Iterable[CheckResult]) -> int:
+    """1 when any check failed, else 0 (warnings do not fail the preflight)."""
+    return 1 if any(r.status is Status.FAIL for r in results) else 0
+
+
+def verdict(results: Sequence[CheckResult]) -> str:
+    counts = {status: sum(r.status is status for r in results) for status in Status}
+    summary = ", ".join(f"{counts[s]} {s.value}" for s in Status)
+    if counts[Status.FAIL]:
+        return f"{summary}: fix the FAIL rows before the first sync"
+    if counts[Status.WARN]:
+        return f"{summary}: the sync can run; read the WARN rows"
+    return f"{summary}: ready for the first sync"
+
+
+def render_table(results: Sequence[CheckResult]) -> str:
+    header = ("STATUS", "CHECK", "SUBJECT", "DETAIL", "FIX")
+    rows = [(r.status.value, r.check, r.subject, r.detail, r.fix) for r in results]
+    # The last column is free-running: fixes are sentences.
+    widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *rows]:
+        cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    return "\n".join([*lines, "", verdict(results)])
+
+
+def render_json(results: Sequence[CheckResult]) -> str:
+    return json.dumps(
+        {
+            "ok": exit_code(results) == 0,
+            "verdict": verdict(results),
+            "checks": [r.to_json() for r in results],
+        },
+        indent=2,
+    )
+
+
+# --- an AWS error as a row --------------------------------------------------------------------
+
+#: Error codes by which AWS says the caller may not make the call, and that the named thing is
+#: not there (the run's preflight, :mod:`dzlineage_dagster.sync.preflight`, reads them too).
+DENIED_CODES = frozenset(
+    {"AccessDeniedException", "AccessDenied", "UnauthorizedException", "UnauthorizedOperation"}
+)
+NOT_FOUND_CODES = frozenset(
+    {
+        "ResourceNotFoundException",
+        "NotFoundException",
+        "EntityNotFoundException",
+        "NoSuchResourceException",
+        "ParameterNotFound",
+    }
+)
+#: IAM's action prefix of a botocore service name, where they differ.
+_IAM_PREFIXES = {"service-quotas": "servicequotas"}
+
+
+def iam_action(call: str) -> str:
+    """``glue.GetRegistry`` -> ``glue:GetRegistry``: the action an IAM policy must allow."""
+    service, _, operation = call.partition(".")
+    return f"{_IAM_PREFIXES.get(service, service)}:{operation}"
+
+
+def failed_call(
+    check: str,
+    subject: str,
+    call: str,
+    code: str,
+    message: str,
+    *,
+    missing: str = "",
+    who: str = "",
+) -> CheckResult:
+    """The FAIL row of a call AWS refused: the call, AWS's code and message, and the fix.
+
+    ``missing``: what to do when AWS says the thing does not exist (a setting to correct);
+    ``who``: the principal to grant a denied action to (the side's role, say)."""
+    detail = f"{call} failed: {code}: {message}".rstrip(": ")
+    if code in DENIED_CODES:
+        grantee = who or "the caller"
+        fix = f"allow {iam_action(call)} to {grantee} (see iam/)"
+    elif code in NOT_FOUND_CODES and missing:
+        fix = missing
+    elif code in ("ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"):
+        fix = "the account's quota was used up by others at this moment: run doctor again"
+    else:
+        fix = f"check that {call} is reachable from here (endpoint, Region, network), then rerun"
+    return CheckResult(check, subject, Status.FAIL, detail, fix)
+
+
+# --- SSM: tier, count, headroom ---------------------------------------------------------------
+
+#: Parameters per account and Region by tier (AWS General Reference, "AWS Systems Manager
+#: endpoints and quotas": 10,000 standard parameters, 100,000 advanced).
+PARAMETER_CAPS = {"Standard": 10_000, "Advanced": 100_000}
+#: Below this share of the cap left after the sync, the row warns: other applications of the
+#: account share the cap and grow too.
+HEADROOM_WARNING_SHARE = 0.10
+
+
+def mapping_parameters_needed(topics: int, registries: int = 1) -> int:
+    """SSM parameters the mapping of ``topics`` topics takes, in today's layout: one record a
+    topic, and per registry one registry digest and one version-sweep position. The one place
+    that knows it: a packed layout replaces this function."""
+    return topics + 2 * registries
+
+
+def ssm_capacity(default_tier: str, parameters: int, ours: int, needed: int) -> CheckResult:
+    """Whether the mapping fits under the account's cap: ``parameters`` in the account and
+    Region now, ``ours`` of them already the mapping's, ``needed`` in all after the sync.
+
+    ``Intelligent-Tiering`` creates standard parameters until one needs the advanced tier, so
+    its cap is the standard one for the mapping's small values."""
+    tier = "Advanced" if default_tier == "Advanced" else "Standard"
+    cap = PARAMETER_CAPS[tier]
+    after = parameters - ours + needed
+    detail = (
+        f"default tier {default_tier}; {parameters:,} parameters in the account and Region "
+        f"({ours:,} of them the mapping's); the mapping needs {needed:,}: {after:,} of {cap:,} "
+        f"after the sync"
+    )
+    if after > cap:
+        return CheckResult(
+            "ssm-capacity",
+            "Parameter Store",
+            Status.FAIL,
+            f"{detail}, {after - cap:,} over the {tier.lower()} tier's cap",
+            f"free {after - cap:,} parameters of other applications, or sync this registry from "
+            "another account or Region (the cap is per account and Region and cannot be raised)",
+        )
+    if cap - after < cap * HEADROOM_WARNING_SHARE:
+        return CheckResult(
+            "ssm-capacity",
+            "Parameter Store",
+            Status.WARN,
+            f"{detail}: {cap - after:,} left",
+            f"keep watch: {cap - after:,} more parameters of anyone in the account fill it",
+        )
+    return CheckResult(
+        "ssm-capacity", "Parameter Store", Status.OK, f"{detail}: {cap - after:,} left"
+    )
+
+
+# --- quotas -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AccountQuota:
+    """One quota as Service Quotas lists it."""
+
+    name: str
+    code: str
+    value: float
+    #: ListServiceQuotas' applied value; False for ListAWSDefaultServiceQuotas' default.
+    applied: bool = True
+
+
+#: Service Quotas' ``Period.PeriodUnit`` in seconds.
+_PERIOD_SECONDS = {
+    "MICROSECOND": 1e-6,
+    "MILLISECOND": 1e-3,
+    "SECOND": 1,
+    "MINUTE": 60,
+    "HOUR": 3600,
+    "DAY": 86400,
+    "WEEK": 604800,
+}
+
+
+def per_second(value: float, period: Mapping[str, object] | None) -> float | None:
+    """A Service Quotas value as calls per second; None for a quota without a ``Period`` (a
+    count of resources, not a rate)."""
+    if not period or period.get("PeriodUnit") not in _PERIOD_SECONDS:
+        return None
+    seconds = _PERIOD_SECONDS[str(period["PeriodUnit"])] * float(period.get("PeriodValue") or 1)
+    return float(value) / seconds
+
+
+def quota_of(operation: str, quotas: Iterable[AccountQuota]) -> AccountQuota | None:
+    """The rate quota whose name names ``operation`` as a word (``GetParameter`` is not
+    ``GetParameters``): Service Quotas' codes for API rates are not documented per operation,
+    its names are what says which operation a quota limits."""
+    pattern = re.compile(rf"(?<![A-Za-z]){re.escape(operation)}(?![A-Za-z])")
+    return next((q for q in quotas if pattern.search(q.name)), None)
+
+
+def short_source(source: str) -> str:
+    """A pacing figure's source without its address, for a table cell."""
+    return source.split(" (http", 1)[0]
+
+
+def quota_checks(
+    service: str, account: Sequence[AccountQuota], pacing: Mapping[str, Quota]
+) -> list[CheckResult]:
+    """The service's operations of the pacing table against the account's quotas.
+
+    A WARN row for each operation the account allows less than the client paces at (the sync
+    would run into throttling, slowed by retries); one OK row for those at or above it; one
+    OK row naming those Service Quotas lists no figure for, with the source of the figure the
+    client paces them at (an AWS page, or ``assumed``)."""
+    rows, enough, unlisted = [], [], []
+    for name, quota in sorted(pacing.items()):
+        prefix, _, operation = name.partition(".")
+        if prefix != service:
+            continue
+        found = quota_of(operation, account)
+        if found is None:
+            unlisted.append((operation, quota))
+        elif found.value < quota.rate:
+            kind = "quota" if found.applied else "default quota"
+            rows.append(
+                CheckResult(
+                    "quota",
+                    name,
+                    Status.WARN,
+                    f"the account's {kind} {found.name!r} ({found.code}) is {found.value:g} TPS; "
+                    f"the client paces at {quota.rate:g} TPS ({short_source(quota.source)})",
+                    f"set DZLINEAGE_CLIENT_RATE_LIMITS=aws,{name}={found.value:g} (and the "
+                    f"overrides you have), or ask AWS to raise quota {found.code}",
+                )
+            )
+        else:
+            enough.append(f"{operation} {found.value:g}>={quota.rate:g}")
+    if enough:
+        rows.append(
+            CheckResult(
+                "quota",
+                f"{service} (Service Quotas)",
+                Status.OK,
+                f"at or above the pacing: {', '.join(enough)} TPS",
+            )
+        )
+    if unlisted:
+        by_source: dict[str, list[str]] = {}
+        for operation, quota in unlisted:
+            label = "assumed" if quota.source == ASSUMED_SOURCE else short_source(quota.source)
+            by_source.setdefault(f"{quota.rate:g} TPS, {label}", []).append(operation)
+        rows.append(
+            CheckResult(
+                "quota",
+                f"{service} (not in Service Quotas)",
+                Status.OK,
+                "paced at "
+                + "; ".join(f"{figure}: {', '.join(ops)}" for figure, ops in by_source.items()),
+            )
+        )
+    return rows
+
+
+# --- UpdatedTime and change detection ---------------------------------------------------------
+
+
+def updated_time_check(
+    schema: str, updated: datetime, latest_version: int, latest_created: datetime, topics: int
+) -> CheckResult:
+    """Whether the registry's ``UpdatedTime`` moved when the schema's latest version was
+    registered, and what that means for finding new versions."""
+    sweep = math.ceil(topics / VERSION_SWEEP_TICKS) if topics else 0
+    seen = (
+        f"{schema}: UpdatedTime {updated.isoformat()}, version {latest_version} created "
+        f"{latest_created.isoformat()}"
+    )
+    if updated >= latest_created:
+        return CheckResult(
+            "updated-time",
+            "Glue Schema Registry",
+            Status.OK,
+            f"{seen}: UpdatedTime moves with new versions, so a tick's listing shows a new "
+            "version at once (the version sweep is the backstop)",
+        )
+    return CheckResult(
+        "updated-time",
+        "Glue Schema Registry",
+        Status.WARN,
+        f"{seen}: UpdatedTime does not move with new versions, so the listing does not show "
+        f"them; the version sweep finds each within {VERSION_SWEEP_TICKS} ticks (an hour at "
+        f"the sensor's 60 s), at {sweep} GetSchema a tick for {topics} topics",
+        "nothing to change; for faster detection run the sensor (or dzlineage sync) more often",
+    )
+
+
+def updated_time_unknown(looked_at: int) -> CheckResult:
+    return CheckResult(
+        "updated-time",
+        "Glue Schema Registry",
+        Status.OK,
+        f"no schema with two or more versions among the {looked_at} looked at: whether "
+        "UpdatedTime moves with new versions cannot be told yet; the version sweep finds new "
+        "versions either way",
+    )

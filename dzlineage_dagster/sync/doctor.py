@@ -1,0 +1,498 @@
+"""`dzlineage doctor`'s AWS reads: each check tries the reads the product needs, read only.
+
+A check is a function of the :class:`Doctor` that yields rows
+(:class:`~dzlineage_dagster.core.doctor.CheckResult`); :data:`CHECKS` lists them in the order
+they print, each with the service it calls and the checks it needs. An AWS error (or a setting
+the run cannot use) ends its check with one FAIL row naming the call and the fix; a check whose
+prerequisite failed prints one WARN row saying so instead of failing the same way again.
+
+Every call goes through the clients of the resources a headless sync builds
+(:class:`~dzlineage_dagster.sync.run_state.SyncRun`), so the identity, the role and the Region
+doctor checks are the ones the sync will use. Add a check by writing a function and listing
+it in :data:`CHECKS` (a domain's policy grants for asset creation belong beside
+``asset_creation``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, parse_rate_limits
+from dzlineage_dagster.core.doctor import (
+    AccountQuota,
+    CheckResult,
+    Status,
+    failed_call,
+    mapping_parameters_needed,
+    per_second,
+    quota_checks,
+    ssm_capacity,
+    updated_time_check,
+    updated_time_unknown,
+)
+from dzlineage_dagster.core.openlineage import dataset_source_identifier
+from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.resources.base import AwsClientResource
+from dzlineage_dagster.settings import LineageSettings, env_name
+from dzlineage_dagster.sync.custom_types import inspect_custom_types
+from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.run_state import SyncRun
+
+#: The resources of each side, by their attribute on the sync resource: the data side reads
+#: the registry, the Glue catalog, MSK and MSK Connect; the governance side DataZone and the
+#: SSM mapping.
+SIDES: dict[str, tuple[str, ...]] = {
+    "data": ("schema_registry", "data_catalog", "msk"),
+    "governance": ("datazone", "mapping_parameters"),
+}
+#: Whose Service Quotas answer for a service's quotas: the side that calls the service.
+QUOTA_SIDES = {"datazone": "datazone", "glue": "schema_registry", "ssm": "mapping_parameters"}
+#: How many schemas the UpdatedTime check reads (GetSchema each) to find one with two versions.
+UPDATED_TIME_SAMPLE = 20
+#: SSM's DescribeParameters page, its largest.
+DESCRIBE_PARAMETERS_PAGE = 50
+PARAMETER_TIER_SETTING = "/ssm/parameter-store/default-parameter-tier"
+
+
+def side_of(attribute: str) -> str:
+    return next(side for side, members in SIDES.items() if attribute in members)
+
+
+def side_credentials(side: str) -> str:
+    """Who a denied call's action must be granted to."""
+    return f"the {side} side's credentials ({env_name('role_arn')} when set)"
+
+
+@dataclass
+class Doctor:
+    run: SyncRun
+    results: list[CheckResult] = field(default_factory=list)
+    #: Checks that failed or were not checked: those that need them are not checked.
+    failed: set[str] = field(default_factory=set)
+
+    @property
+    def settings(self) -> LineageSettings:
+        return self.run.settings
+
+    def resource(self, attribute: str) -> AwsClientResource:
+        return getattr(self.run.resource, attribute)
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    #: The resource whose client the check calls (its side is whose credentials a denial names).
+    resource: str
+    #: The botocore service its calls go to (a ClientError names the operation only).
+    service: str
+    rows: Callable[[Doctor], Iterable[CheckResult]]
+    needs: tuple[str, ...] = ()
+    #: The fix when AWS says the checked thing does not exist.
+    missing: str = ""
+
+
+def run_doctor(run: SyncRun) -> list[CheckResult]:
+    """Every check of :data:`CHECKS`, in order; never raises for an AWS error."""
+    doctor = Doctor(run)
+    for check in CHECKS:
+        blocked = [need for need in check.needs if need in doctor.failed]
+        if blocked:
+            doctor.results.append(
+                CheckResult(
+                    check.name,
+                    "-",
+                    Status.WARN,
+                    f"not checked: it needs {', '.join(blocked)}, which did not pass",
+                    f"fix {', '.join(blocked)} first",
+                )
+            )
+            # What needs this check is not checked either.
+            doctor.failed.add(check.name)
+            continue
+        for row in _guarded(doctor, check):
+            doctor.results.append(row)
+            if row.status is Status.FAIL:
+                doctor.failed.add(check.name)
+    return doctor.results
+
+
+def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
+    """The check's rows, and one FAIL row for what stopped it."""
+    side = side_of(check.resource)
+    try:
+        yield from check.rows(doctor)
+    except ClientError as error:
+        yield _failed_row(check.name, side, check.service, error, check.missing)
+    except BotoCoreError as error:
+        yield CheckResult(
+            check.name,
+            side,
+            Status.FAIL,
+            f"{check.service} could not be reached: {error}",
+            "check the endpoint, the Region and the network (AWS_REGION, AWS_ENDPOINT_URL)",
+        )
+    except (SyncError, ValueError) as error:
+        yield CheckResult(check.name, side, Status.FAIL, str(error), "correct the setting named")
+
+
+def _failed_row(
+    check: str, side: str, service: str, error: ClientError, missing: str
+) -> CheckResult:
+    return failed_call(
+        check,
+        side,
+        f"{service}.{error.operation_name}",
+        error_code(error),
+        error.response.get("Error", {}).get("Message", ""),
+        missing=missing,
+        who=side_credentials(side),
+    )
+
+
+# --- the checks -------------------------------------------------------------------------------
+
+
+def identity(doctor: Doctor) -> Iterator[CheckResult]:
+    """STS GetCallerIdentity through each resource's own client, one row per side."""
+    for side, attributes in SIDES.items():
+        seen: dict[str, list[str]] = {}
+        try:
+            for attribute in attributes:
+                caller = doctor.resource(attribute).client("sts").get_caller_identity()
+                who = f"{caller['Arn']} (account {caller['Account']})"
+                seen.setdefault(who, []).append(attribute)
+        except ClientError as error:
+            # Each side's credentials are its own: one side's failure is that side's row.
+            yield _failed_row("identity", side, "sts", error, "")
+            continue
+        if len(seen) == 1:
+            [(who, _)] = seen.items()
+            yield CheckResult("identity", side, Status.OK, f"{', '.join(attributes)} as {who}")
+        else:
+            detail = "; ".join(f"{', '.join(a)} as {who}" for who, a in seen.items())
+            yield CheckResult(
+                "identity",
+                side,
+                Status.WARN,
+                f"the side's resources act as different principals: {detail}",
+                "give the side's resources one role",
+            )
+
+
+def registry(doctor: Doctor) -> Iterator[CheckResult]:
+    name = doctor.settings.registry_name
+    arn = doctor.run.resource.schema_registry.registry_arn(name)
+    topics = doctor.run.registry_topics
+    yield CheckResult(
+        "registry", "data", Status.OK, f"{arn}: {len(topics)} topics (GetRegistry, ListSchemas)"
+    )
+
+
+def glue_catalog(doctor: Doctor) -> Iterator[CheckResult]:
+    """GetDatabase and GetTables for each database the topology names tables in."""
+    named: dict[str, set[str]] = {doctor.settings.glue_database: set()}
+    for topic in doctor.run.registry_topics:
+        for table in doctor.run.topology.lineage_for(topic).tables:
+            if table.catalog == "glue":
+                named.setdefault(table.database, set()).add(table.table)
+    catalog = doctor.run.resource.data_catalog
+    glue = catalog.client()
+    for database, tables in sorted(named.items()):
+        try:
+            glue.get_database(Name=database)
+        except glue.exceptions.EntityNotFoundException:
+            yield CheckResult(
+                "glue-catalog",
+                database,
+                Status.FAIL,
+                f"Glue database {database} does not exist (glue.GetDatabase)",
+                f"set {env_name('glue_database')} or the sink connectors' Iceberg catalog to a "
+                "database of the data account's Glue catalog",
+            )
+            continue
+        present = set(catalog.table_names(database))
+        absent = sorted(tables - present)
+        detail = f"{len(present)} tables; the topology names {len(tables)} of them here"
+        if absent:
+            yield CheckResult(
+                "glue-catalog",
+                database,
+                Status.WARN,
+                f"{detail}; not there yet: {', '.join(absent[:5])}"
+                + (f" and {len(absent) - 5} more" if len(absent) > 5 else ""),
+                "their lineage edges wait until the sink creates the tables (nothing to do if "
+                "the sink has not written them yet)",
+            )
+        else:
+            yield CheckResult("glue-catalog", database, Status.OK, detail)
+
+
+def connectors(doctor: Doctor) -> Iterator[CheckResult]:
+    url = doctor.settings.kafka_connect_url
+    found = doctor.run.connectors if url else doctor.run.resource.msk.connector_summaries()
+    where = f"Kafka Connect REST {url}" if url else "MSK Connect ListConnectors"
+    yield CheckResult("connectors", "data", Status.OK, f"{len(found)} connectors ({where})")
+
+
+def cluster(doctor: Doctor) -> Iterator[CheckResult]:
+    info = doctor.run.cluster
+    yield CheckResult(
+        "msk",
+        "data",
+        Status.OK,
+        f"{info.name} ({info.cluster_type}), brokers {info.bootstrap_brokers} "
+        "(DescribeClusterV2, GetBootstrapBrokers)",
+    )
+
+
+def mapping_read(doctor: Doctor) -> Iterator[CheckResult]:
+    prefix = doctor.settings.ssm_prefix
+    page = (
+        doctor.run.resource.mapping_parameters.client()
+        .get_parameters_by_path(Path=prefix, Recursive=True, MaxResults=10)
+        .get("Parameters", [])
+    )
+    yield CheckResult(
+        "ssm-mapping",
+        "governance",
+        Status.OK,
+        f"{prefix} readable (GetParametersByPath: {len(page)} in its first page)",
+    )
+
+
+def domain(doctor: Doctor) -> Iterator[CheckResult]:
+    found = doctor.run.resource.datazone.client().get_domain(identifier=doctor.settings.domain_id)
+    status = found.get("status", "?")
+    detail = (
+        f"{found.get('name')!r} ({found['id']}), {status}, "
+        f"{found.get('domainVersion', 'V1')}, portal {found.get('portalUrl')}"
+    )
+    ok = status == "AVAILABLE"
+    yield CheckResult(
+        "domain",
+        "governance",
+        Status.OK if ok else Status.FAIL,
+        detail,
+        "" if ok else "wait until the domain is AVAILABLE, or set DZLINEAGE_DOMAIN_ID",
+    )
+
+
+def project(doctor: Doctor) -> Iterator[CheckResult]:
+    found = doctor.run.resource.datazone.client().get_project(
+        domainIdentifier=doctor.settings.domain_id, identifier=doctor.settings.project_id
+    )
+    status = found.get("projectStatus", "ACTIVE")
+    ok = status == "ACTIVE"
+    yield CheckResult(
+        "project",
+        "governance",
+        Status.OK if ok else Status.FAIL,
+        f"{found['name']!r} ({found['id']}), {status}",
+        "" if ok else f"set {env_name('project_id')} to an ACTIVE project of the domain",
+    )
+
+
+def asset_creation(doctor: Doctor) -> Iterator[CheckResult]:
+    """What can be told, read only, of whether the caller may create assets in the project: a
+    readable catalog search scoped to it (the sync's reconcile and ownership reads)."""
+    doctor.run.resource.datazone.client().search(
+        domainIdentifier=doctor.settings.domain_id,
+        owningProjectIdentifier=doctor.settings.project_id,
+        searchScope="ASSET",
+        maxResults=1,
+    )
+    yield CheckResult(
+        "asset-creation",
+        "governance",
+        Status.OK,
+        "the project's assets can be searched (Search); CreateAsset itself is authorised by "
+        "project membership and, on a V2 domain, policy grants, which no read here proves",
+    )
+
+
+def custom_types(doctor: Doctor) -> Iterator[CheckResult]:
+    for state in inspect_custom_types(doctor.run):
+        subject = f"{state.kind} type {state.name}"
+        if state.fit is None:
+            yield CheckResult(
+                "types", subject, Status.OK, "absent: the first sync creates it (revision 1)"
+            )
+        elif state.fit.usable:
+            kept = f"; others' parts kept: {', '.join(state.fit.kept)}" if state.fit.kept else ""
+            yield CheckResult(
+                "types", subject, Status.OK, f"revision {state.revision} holds the product's{kept}"
+            )
+        else:
+            yield CheckResult(
+                "types",
+                subject,
+                Status.FAIL,
+                f"revision {state.revision} is incompatible: {'; '.join(state.fit.problems)}",
+                "add the product's part with the tool that manages the type (the sync adopts "
+                "any latest revision that holds it); or let the sync create a new revision, "
+                "which DataZone may refuse (ConflictException): see docs/doctor.md",
+            )
+
+
+def lineage_reads(doctor: Doctor) -> Iterator[CheckResult]:
+    """The reads `trace`, `orphans` and the sync's lineage health make: ListLineageEvents,
+    GetLineageEvent, GetLineageNode (by a table topic's sourceIdentifier: a node once the
+    sync posted its lineage), ListLineageNodeHistory."""
+    datazone = doctor.run.resource.datazone.client()
+    domain_id = doctor.settings.domain_id
+    tried = ["ListLineageEvents"]
+    events = datazone.list_lineage_events(domainIdentifier=domain_id, maxResults=1)["items"]
+    if events:
+        datazone.get_lineage_event(domainIdentifier=domain_id, identifier=events[0]["id"])
+        tried.append("GetLineageEvent")
+    topic = next(
+        (
+            t
+            for t in doctor.run.registry_topics
+            if doctor.run.topology.lineage_for(t).kind is TopicKind.TABLE
+        ),
+        None,
+    )
+    if topic is not None:
+        tried.append("GetLineageNode")
+        try:
+            node = datazone.get_lineage_node(
+                domainIdentifier=domain_id,
+                identifier=dataset_source_identifier(*doctor.run.topic_dataset(topic)),
+            )
+        except datazone.exceptions.ResourceNotFoundException:
+            node = None
+        if node is not None:
+            datazone.list_lineage_node_history(
+                domainIdentifier=domain_id, identifier=node["id"], maxResults=1
+            )
+            tried.append("ListLineageNodeHistory")
+    yield CheckResult("lineage-reads", "governance", Status.OK, f"{', '.join(tried)} answered")
+
+
+def ssm_headroom(doctor: Doctor) -> Iterator[CheckResult]:
+    """The default tier (GetServiceSetting), every parameter of the account and Region
+    (DescribeParameters, 50 a page) and how many the mapping needs."""
+    ssm = doctor.run.resource.mapping_parameters.client()
+    tier = ssm.get_service_setting(SettingId=PARAMETER_TIER_SETTING)["ServiceSetting"]
+    prefix = doctor.settings.ssm_prefix.rstrip("/") + "/"
+    total = ours = 0
+    pages = ssm.get_paginator("describe_parameters").paginate(
+        PaginationConfig={"PageSize": DESCRIBE_PARAMETERS_PAGE}
+    )
+    for page in pages:
+        for parameter in page.get("Parameters", []):
+            total += 1
+            ours += parameter["Name"].startswith(prefix)
+    needed = mapping_parameters_needed(len(doctor.run.registry_topics))
+    yield ssm_capacity(tier["SettingValue"], total, ours, needed)
+
+
+def quotas(doctor: Doctor) -> Iterator[CheckResult]:
+    """Service Quotas' figures for DataZone, Glue and SSM against what the client paces at."""
+    pacing = parse_rate_limits(doctor.run.resource.datazone.rate_limits) or dict(AWS_QUOTAS)
+    for service, attribute in QUOTA_SIDES.items():
+        client = doctor.resource(attribute).client("service-quotas")
+        try:
+            listed = _service_quotas(client, "list_service_quotas", service, applied=True)
+            if not listed:
+                listed = _service_quotas(
+                    client, "list_aws_default_service_quotas", service, applied=False
+                )
+        except client.exceptions.NoSuchResourceException:
+            listed = []
+        yield from quota_checks(service, listed, pacing)
+
+
+def _service_quotas(
+    client: Any, operation: str, service: str, *, applied: bool
+) -> list[AccountQuota]:
+    """The service's rate quotas (those with a ``Period``), in calls per second: a quota of
+    resources (schemas per registry, say) is never compared with a rate."""
+    pages = client.get_paginator(operation).paginate(ServiceCode=service)
+    return [
+        AccountQuota(q["QuotaName"], q["QuotaCode"], rate, applied)
+        for page in pages
+        for q in page.get("Quotas", [])
+        if (rate := per_second(q["Value"], q.get("Period"))) is not None
+    ]
+
+
+def updated_time(doctor: Doctor) -> Iterator[CheckResult]:
+    """A schema with two or more versions: its listed ``UpdatedTime`` against its latest
+    version's ``CreatedTime`` (GetSchema each until one is found, then GetSchemaVersion).
+
+    A latest version created in the same millisecond as its schema tells nothing (a frozen
+    ``UpdatedTime`` would equal it too): the next schema is looked at instead."""
+    registry = doctor.run.resource.schema_registry
+    listed = list(doctor.run.registry_topics.values())
+    looked_at = 0
+    for entry in listed[:UPDATED_TIME_SAMPLE]:
+        looked_at += 1
+        schema = registry.get_schema(entry.schema_arn)
+        latest = int(schema["LatestSchemaVersion"])
+        if latest < 2:
+            continue
+        created = _aws_time(registry.get_schema_version(entry.schema_arn)["CreatedTime"])
+        if created <= _aws_time(schema["CreatedTime"]):
+            continue
+        yield updated_time_check(
+            entry.schema_name, _aws_time(entry.updated_time), latest, created, len(listed)
+        )
+        return
+    yield updated_time_unknown(looked_at)
+
+
+def _aws_time(value: str | datetime) -> datetime:
+    return value if isinstance(value, datetime) else datetime.fromisoformat(value)
+
+
+_MISSING_DOMAIN = f"set {env_name('domain_id')} to a domain of the governance account and Region"
+#: The checks in the order they print; see the module docstring.
+CHECKS: tuple[Check, ...] = (
+    Check("identity", "datazone", "sts", identity),
+    Check(
+        "registry",
+        "schema_registry",
+        "glue",
+        registry,
+        missing=f"set {env_name('registry_name')} to a registry of the data account and Region "
+        "(aws glue list-registries)",
+    ),
+    Check("connectors", "msk", "kafkaconnect", connectors),
+    Check("glue-catalog", "data_catalog", "glue", glue_catalog, needs=("registry", "connectors")),
+    Check(
+        "msk",
+        "msk",
+        "kafka",
+        cluster,
+        missing=f"set {env_name('msk_cluster_arn')} to a cluster of the data account",
+    ),
+    Check("ssm-mapping", "mapping_parameters", "ssm", mapping_read),
+    Check("domain", "datazone", "datazone", domain, missing=_MISSING_DOMAIN),
+    Check(
+        "project",
+        "datazone",
+        "datazone",
+        project,
+        needs=("domain",),
+        missing=f"set {env_name('project_id')} to a project of domain (aws datazone list-projects)",
+    ),
+    Check("asset-creation", "datazone", "datazone", asset_creation, needs=("project",)),
+    Check("types", "datazone", "datazone", custom_types, needs=("domain",)),
+    Check(
+        "lineage-reads",
+        "datazone",
+        "datazone",
+        lineage_reads,
+        needs=("domain", "registry", "connectors", "msk"),
+    ),
+    Check("ssm-capacity", "mapping_parameters", "ssm", ssm_headroom, needs=("registry",)),
+    Check("quota", "datazone", "service-quotas", quotas),
+    Check("updated-time", "schema_registry", "glue", updated_time, needs=("registry",)),
+)

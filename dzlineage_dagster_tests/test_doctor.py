@@ -1,0 +1,285 @@
+"""`dzlineage doctor` against the sandbox: all OK on the freshly seeded demo, and each check
+broken in turn shows FAIL (or WARN) in its own row, with the fix, never a traceback."""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+import uuid
+from pathlib import Path
+
+import pytest
+from moto.ssm.models import ssm_backends
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
+from dzlineage_dagster.core.doctor import (
+    PARAMETER_CAPS,
+    Status,
+    iam_action,
+    mapping_parameters_needed,
+    short_source,
+)
+from dzlineage_dagster.resources import GlueDataCatalogResource, LineageSyncResource
+from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
+from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.sync.doctor import CHECKS, run_doctor
+from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster_tests.test_least_privilege import IAM_DIRECTORY, POLICY_FILES
+
+
+def doctor(capsys) -> tuple[int, list[dict[str, str]]]:
+    """`dzlineage doctor --format json`: its exit code and its rows."""
+    capsys.readouterr()
+    code = dzlineage(["doctor", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] is (code == 0)
+    return code, report["checks"]
+
+
+def rows_of(rows: list[dict[str, str]], check: str) -> list[dict[str, str]]:
+    return [row for row in rows if row["check"] == check]
+
+
+def not_ok(rows: list[dict[str, str]]) -> list[tuple[str, str, str]]:
+    return [(r["check"], r["subject"], r["status"]) for r in rows if r["status"] != "OK"]
+
+
+def test_the_freshly_seeded_demo_is_all_ok(platform, capsys):
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert not_ok(rows) == []
+    assert {row["check"] for row in rows} == {check.name for check in CHECKS}
+    assert {row["subject"] for row in rows_of(rows, "identity")} == {"data", "governance"}
+    # Read only: doctor wrote nothing anywhere.
+    verbs = ("Create", "Put", "Post", "Update", "Delete", "Register")
+    writes = [c for c in platform.control.calls() if (c.operation or "").startswith(verbs)]
+    assert writes == []
+
+
+def test_the_table_ends_with_the_verdict(platform, capsys):
+    capsys.readouterr()
+    assert dzlineage(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert out.splitlines()[0].split() == ["STATUS", "CHECK", "SUBJECT", "DETAIL", "FIX"]
+    assert out.rstrip().endswith("0 FAIL: ready for the first sync")
+
+
+@pytest.mark.parametrize(
+    ("variable", "value", "check", "fix"),
+    [
+        ("DZLINEAGE_DOMAIN_ID", "dzd_nothere", "domain", "set DZLINEAGE_DOMAIN_ID"),
+        ("DZLINEAGE_PROJECT_ID", "nothere", "project", "set DZLINEAGE_PROJECT_ID"),
+        ("DZLINEAGE_REGISTRY_NAME", "nothere", "registry", "set DZLINEAGE_REGISTRY_NAME"),
+        ("DZLINEAGE_GLUE_DATABASE", "nothere", "glue-catalog", "set DZLINEAGE_GLUE_DATABASE"),
+    ],
+)
+def test_a_setting_that_names_nothing_fails_its_row(
+    platform, capsys, monkeypatch, variable, value, check, fix
+):
+    monkeypatch.setenv(variable, value)
+    code, rows = doctor(capsys)
+    assert code == 1
+    [failed] = [r for r in rows if r["status"] == "FAIL"]
+    assert failed["check"] == check
+    assert failed["fix"].startswith(fix)
+    # What needs the broken one says so instead of failing the same way again.
+    skipped = [r for r in rows if r["status"] == "WARN"]
+    assert all(r["detail"].startswith("not checked: it needs ") for r in skipped), skipped
+
+
+def test_an_incompatible_type_revision_fails_and_an_absent_one_will_be_created(platform, capsys):
+    platform.client("datazone").create_form_type(
+        domainIdentifier=platform.settings.domain_id,
+        name="KafkaSchemaFormType",
+        model={"smithy": "structure KafkaSchemaFormType {\n    @required\n    team: String\n}\n"},
+        owningProjectIdentifier=platform.settings.project_id,
+        status="ENABLED",
+    )
+    code, rows = doctor(capsys)
+    assert code == 1
+    types = {row["subject"]: row for row in rows_of(rows, "types")}
+    kafka_schema = types["form type KafkaSchemaFormType"]
+    assert kafka_schema["status"] == "FAIL"
+    assert "revision 1 is incompatible" in kafka_schema["detail"]
+    assert "team is required and not the product's" in kafka_schema["detail"]
+    assert types["form type MskSourceReferenceFormType"]["status"] == "OK"
+    assert "the first sync creates it" in types["asset type KafkaTopicAssetType"]["detail"]
+
+
+def test_types_a_sync_made_are_compatible(platform, capsys):
+    assert platform.sync().success
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert all("holds the product's" in row["detail"] for row in rows_of(rows, "types"))
+
+
+def test_parameter_store_near_its_cap_fails_the_capacity_row(platform, capsys):
+    """Another application's parameters fill the account's standard tier: the mapping of the
+    demo's topics no longer fits."""
+    topics = len(platform.registry_topics())
+    foreign = PARAMETER_CAPS["Standard"] - mapping_parameters_needed(topics) + 1
+    backend = ssm_backends[SANDBOX_ACCOUNT_ID][SANDBOX_REGION]
+    for number in range(foreign):
+        backend.put_parameter(
+            name=f"/other-application/setting-{number}",
+            description=None,
+            value="x",
+            parameter_type="String",
+            allowed_pattern=None,
+            keyid=None,
+            overwrite=False,
+            tags=None,
+            data_type="text",
+            tier=None,
+            policies=None,
+        )
+    code, rows = doctor(capsys)
+    assert code == 1
+    [capacity] = rows_of(rows, "ssm-capacity")
+    assert capacity["status"] == "FAIL"
+    assert f"{foreign:,} parameters in the account" in capacity["detail"]
+    assert "1 over the standard tier's cap" in capacity["detail"]
+
+
+def test_a_quota_below_the_pacing_warns(platform, capsys):
+    """The account's CreateAsset quota (the sandbox's own figure, not the product's table)
+    is lower than the 20 TPS the client paces at."""
+    platform.control.set_pacing(quotas="datazone.CreateAsset=10")
+    try:
+        code, rows = doctor(capsys)
+    finally:
+        platform.control.set_pacing()
+    assert code == 0
+    assert not_ok(rows) == [("quota", "datazone.CreateAsset", "WARN")]
+    [low] = [r for r in rows if r["status"] == "WARN"]
+    assert "is 10 TPS; the client paces at 20 TPS (Amazon DataZone User Guide" in low["detail"]
+    assert low["fix"].startswith("set DZLINEAGE_CLIENT_RATE_LIMITS=aws,datazone.CreateAsset=10")
+
+
+def test_a_frozen_updated_time_warns_that_the_version_sweep_finds_new_versions(platform, capsys):
+    platform.control.set_ambiguities(schema_updated_time="frozen")
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert not_ok(rows) == [("updated-time", "Glue Schema Registry", "WARN")]
+    [row] = rows_of(rows, "updated-time")
+    assert "UpdatedTime does not move with new versions" in row["detail"]
+    assert "the version sweep finds each within 60 ticks" in row["detail"]
+
+
+#: (service, operation the fault denies, the check whose row fails, the IAM action to allow)
+DENIALS = [
+    ("sts", "GetCallerIdentity", "identity", "sts:GetCallerIdentity"),
+    ("glue", "GetRegistry", "registry", "glue:GetRegistry"),
+    ("glue", "GetDatabase", "glue-catalog", "glue:GetDatabase"),
+    ("kafkaconnect", "ListConnectors", "connectors", "kafkaconnect:ListConnectors"),
+    ("kafka", "DescribeClusterV2", "msk", "kafka:DescribeClusterV2"),
+    ("ssm", "GetParametersByPath", "ssm-mapping", "ssm:GetParametersByPath"),
+    ("datazone", "GetDomain", "domain", "datazone:GetDomain"),
+    ("datazone", "GetProject", "project", "datazone:GetProject"),
+    ("datazone", "Search", "asset-creation", "datazone:Search"),
+    ("datazone", "GetFormType", "types", "datazone:GetFormType"),
+    ("datazone", "ListLineageEvents", "lineage-reads", "datazone:ListLineageEvents"),
+    ("ssm", "DescribeParameters", "ssm-capacity", "ssm:DescribeParameters"),
+    ("servicequotas", "ListServiceQuotas", "quota", "servicequotas:ListServiceQuotas"),
+    ("glue", "GetSchema", "updated-time", "glue:GetSchema"),
+]
+
+
+def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, capsys):
+    for service, operation, check, action in DENIALS:
+        platform.control.set_faults(FaultRule(service, operation, "access-denied"))
+        code, rows = doctor(capsys)
+        assert code == 1, operation
+        failed = [r for r in rows if r["status"] == "FAIL"]
+        assert {r["check"] for r in failed} == {check}, (operation, failed)
+        # botocore's name of the service, as the row names the call.
+        call = f"{'service-quotas' if service == 'servicequotas' else service}.{operation}"
+        for row in failed:
+            assert row["detail"].startswith(f"{call} failed: "), row
+            assert row["detail"].split(" failed: ")[1].startswith("AccessDeniedException")
+            assert row["fix"].startswith(f"allow {action} to the {row['subject']} side"), row
+    # Each side's identity is its own row.
+    platform.control.set_faults(FaultRule("sts", "GetCallerIdentity", "access-denied"))
+    _, rows = doctor(capsys)
+    assert {r["subject"] for r in rows if r["status"] == "FAIL"} == {"data", "governance"}
+    assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS}
+
+
+def test_the_docs_list_every_check_and_every_paced_operation_with_its_source():
+    page = (Path(__file__).resolve().parent.parent / "docs" / "doctor.md").read_text()
+    checks_table, quotas_table = page.split("## Quotas", 1)
+    for check in CHECKS:
+        assert f"| `{check.name}`" in checks_table, check.name
+    rows = [line for line in quotas_table.splitlines() if line.startswith("| ")]
+    for name, quota in AWS_QUOTAS.items():
+        operation = name.split(".")[1]
+        source = "assumed" if not quota.published else short_source(quota.source)
+        [row] = [r for r in rows if re.search(rf"\b{operation}\b(?!\*)", r.split(" | ")[0])]
+        assert f"| {quota.rate:g}" in row and source in row, (name, row)
+
+
+def test_a_side_whose_resources_act_as_different_principals_warns(platform, sandbox):
+    """The identity check asks each resource's own client: a resource given other credentials
+    (another IAM user here) shows up in its side's row."""
+    iam = sandbox.client("iam")
+    user = f"catalog-reader-{uuid.uuid4().hex[:8]}"
+    iam.create_user(UserName=user)
+    key = iam.create_access_key(UserName=user)["AccessKey"]
+    resource = LineageSyncResource.with_settings(platform.settings)
+    other = {
+        "aws_access_key_id": key["AccessKeyId"],
+        "aws_secret_access_key": key["SecretAccessKey"],
+    }
+    resource = resource.model_copy(update={"data_catalog": GlueDataCatalogResource(**other)})
+    rows = run_doctor(SyncRun(resource, logging.getLogger("test")))
+    identity = {row.subject: row for row in rows if row.check == "identity"}
+    assert identity["governance"].status is Status.OK
+    assert identity["data"].status is Status.WARN
+    assert (
+        f"data_catalog as arn:aws:iam::{SANDBOX_ACCOUNT_ID}:user/{user}" in identity["data"].detail
+    )
+
+
+def test_missing_settings_stop_doctor_before_any_check(sandbox_env, monkeypatch, capsys):
+    for variable in ("DZLINEAGE_DOMAIN_ID", "DZLINEAGE_PROJECT_ID"):
+        monkeypatch.delenv(variable, raising=False)
+    monkeypatch.setenv("DZLINEAGE_REGISTRY_NAME", "shop-cdc")
+    capsys.readouterr()
+    assert dzlineage(["doctor"]) == 2
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    assert captured.err.startswith("dzlineage doctor: ")
+    assert "DZLINEAGE_DOMAIN_ID" in captured.err
+
+
+def test_the_doctor_policy_and_the_syncs_grant_every_call_doctor_makes(platform, capsys):
+    """After a sync (so lineage events and nodes exist to read), every call of doctor's maps to
+    an action one of iam/'s policies grants, and iam/doctor-policy.json grants only what doctor
+    calls. STS GetCallerIdentity needs no permission (the STS API reference)."""
+    assert platform.sync().success
+    platform.control.clear_calls()
+    code, _ = doctor(capsys)
+    assert code == 0
+    called = {
+        iam_action(
+            f"{'service-quotas' if c.service == 'servicequotas' else c.service}.{c.operation}"
+        )
+        for c in platform.control.calls()
+    } - {"sts:GetCallerIdentity"}
+    granted = {name: policy_actions(name) for name in (*POLICY_FILES, "doctor-policy.json")}
+    assert called - set().union(*granted.values()) == set()
+    assert granted["doctor-policy.json"] - called == set()
+
+
+def policy_actions(name: str) -> set[str]:
+    document = json.loads((IAM_DIRECTORY / name).read_text())
+    return {
+        action
+        for statement in document["Statement"]
+        for action in (
+            [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+        )
+    }
