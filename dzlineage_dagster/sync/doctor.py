@@ -63,11 +63,6 @@ def side_of(attribute: str) -> str:
     return next(side for side, members in SIDES.items() if attribute in members)
 
 
-def side_credentials(side: str) -> str:
-    """Who a denied call's action must be granted to."""
-    return f"the {side} side's credentials ({env_name('role_arn')} when set)"
-
-
 @dataclass
 class Doctor:
     run: SyncRun
@@ -127,7 +122,8 @@ def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
     try:
         yield from check.rows(doctor)
     except ClientError as error:
-        yield _failed_row(check.name, side, check.service, error, check.missing)
+        who = doctor.resource(check.resource).credentials_label()
+        yield _failed_row(check.name, side, check.service, error, check.missing, who)
     except BotoCoreError as error:
         yield CheckResult(
             check.name,
@@ -141,8 +137,9 @@ def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
 
 
 def _failed_row(
-    check: str, side: str, service: str, error: ClientError, missing: str
+    check: str, side: str, service: str, error: ClientError, missing: str, who: str
 ) -> CheckResult:
+    """A denied or failed call's row; ``who`` names the credentials the action is granted to."""
     return failed_call(
         check,
         side,
@@ -150,7 +147,7 @@ def _failed_row(
         error_code(error),
         error.response.get("Error", {}).get("Message", ""),
         missing=missing,
-        who=side_credentials(side),
+        who=who,
     )
 
 
@@ -168,7 +165,8 @@ def identity(doctor: Doctor) -> Iterator[CheckResult]:
                 seen.setdefault(who, []).append(attribute)
         except ClientError as error:
             # Each side's credentials are its own: one side's failure is that side's row.
-            yield _failed_row("identity", side, "sts", error, "")
+            who = doctor.resource(attributes[0]).credentials_label()
+            yield _failed_row("identity", side, "sts", error, "", who)
             continue
         if len(seen) == 1:
             [(who, _)] = seen.items()
