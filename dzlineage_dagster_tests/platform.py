@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -146,9 +147,18 @@ class DemoPlatform:
         )
 
 
-def fresh_platform(sandbox: Any, monkeypatch: Any) -> DemoPlatform:
+#: Which DataZone domain version the ``platform`` fixture seeds: ``V1`` (default) or ``V2``
+#: (SageMaker Unified Studio, with its grants), to run the scenario tests under either.
+DOMAIN_VERSION_VARIABLE = "DZLINEAGE_TEST_DOMAIN_VERSION"
+
+
+def fresh_platform(
+    sandbox: Any, monkeypatch: Any, domain_version: str | None = None
+) -> DemoPlatform:
     sandbox.control.reset()
-    environment = {**sandbox.environment(), **seed_platform(sandbox.endpoint_url)}
+    version = domain_version or os.environ.get(DOMAIN_VERSION_VARIABLE, "V1")
+    seeded = seed_platform(sandbox.endpoint_url, domain_version=version)
+    environment = {**sandbox.environment(), **seeded}
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     sandbox.control.clear_calls()

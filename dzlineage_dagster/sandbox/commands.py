@@ -117,6 +117,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="whether the registry's UpdatedTime (ListSchemas, GetSchema) moves when a version "
         "is registered or deleted: 'moves' (default) or 'frozen' (AWS documents neither)",
     )
+    parser.add_argument(
+        "--domain-version",
+        choices=("V1", "V2"),
+        default="V1",
+        help="the seeded DataZone domain: 'V1' (default) or 'V2', an Amazon SageMaker Unified "
+        "Studio domain, whose authorization policies the demo's project is granted "
+        "(docs/sagemaker-unified-studio.md)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -231,7 +239,9 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         type_recreation=args.type_recreation, schema_updated_time=args.schema_updated_time
     )
     if not args.empty:
-        environment.update(seed_platform(sandbox.endpoint_url, args.seed))
+        environment.update(
+            seed_platform(sandbox.endpoint_url, args.seed, domain_version=args.domain_version)
+        )
         # The seeding calls are set-up, not the project's: start the call log afresh.
         SandboxControl(sandbox.endpoint_url).clear_calls()
     # Seeding is set-up: it runs at full speed, the pacing applies from the first real call.

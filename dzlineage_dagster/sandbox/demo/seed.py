@@ -525,9 +525,15 @@ def iceberg_table_input(
 
 
 def seed_platform(
-    endpoint_url: str, spec_path: Path | None = None, *, region: str = "us-east-1"
+    endpoint_url: str,
+    spec_path: Path | None = None,
+    *,
+    region: str = "us-east-1",
+    domain_version: str = "V1",
 ) -> dict[str, str]:
-    """Create the platform of ``spec_path`` (default: the demo) on the endpoint.
+    """Create the platform of ``spec_path`` (default: the demo) on the endpoint, its DataZone
+    domain a ``domain_version`` one (V2: Amazon SageMaker Unified Studio's, see
+    :func:`_grant_type_policies`).
 
     Returns the ``DZLINEAGE_*`` variables that point the project at it.
     """
@@ -550,7 +556,9 @@ def seed_platform(
     _create_connectors(
         client("kafkaconnect"), spec, cluster_arn, bootstrap_servers, placeholders, account_id
     )
-    domain_id, project_id = _create_datazone(client("datazone"), spec.datazone, account_id)
+    domain_id, project_id = _create_datazone(
+        client("datazone"), spec.datazone, account_id, domain_version
+    )
     return {
         "DZLINEAGE_DOMAIN_ID": domain_id,
         "DZLINEAGE_PROJECT_ID": project_id,
@@ -681,12 +689,25 @@ def _create_connectors(
         )
 
 
-def _create_datazone(datazone: Any, spec: dict[str, str], account_id: str) -> tuple[str, str]:
-    domain_id = datazone.create_domain(
+def _create_datazone(
+    datazone: Any, spec: dict[str, str], account_id: str, domain_version: str = "V1"
+) -> tuple[str, str]:
+    roles = {"domainExecutionRole": f"arn:aws:iam::{account_id}:role/AmazonDataZoneDomainExecution"}
+    if domain_version == "V2":
+        # SageMaker Unified Studio's default role names (its admin guide's "IAM roles").
+        roles = {
+            "domainExecutionRole": (
+                f"arn:aws:iam::{account_id}:role/service-role/AmazonSageMakerDomainExecution"
+            ),
+            "serviceRole": f"arn:aws:iam::{account_id}:role/service-role/AmazonSageMakerDomainService",
+        }
+    domain = datazone.create_domain(
         name=spec["domain"],
         description=spec.get("domain_description", ""),
-        domainExecutionRole=f"arn:aws:iam::{account_id}:role/AmazonDataZoneDomainExecution",
-    )["id"]
+        domainVersion=domain_version,
+        **roles,
+    )
+    domain_id = domain["id"]
     project_id = datazone.create_project(
         domainIdentifier=domain_id,
         name=spec["project"],
@@ -701,7 +722,32 @@ def _create_datazone(datazone: Any, spec: dict[str, str], account_id: str) -> tu
             description="The domain's administration project",
             projectCategory="ADMIN",
         )
+    if domain_version == "V2":
+        _grant_type_policies(datazone, domain_id, domain["rootDomainUnitId"], project_id)
     return domain_id, project_id
+
+
+#: What a V2 domain's project needs to create the product's types (and the curation's
+#: glossaries): granted on the root domain unit, cascading to every unit below it.
+TYPE_POLICY_DETAILS = {
+    "CREATE_FORM_TYPE": "createFormType",
+    "CREATE_ASSET_TYPE": "createAssetType",
+    "CREATE_GLOSSARY": "createGlossary",
+}
+
+
+def _grant_type_policies(datazone: Any, domain_id: str, root_unit: str, project_id: str) -> None:
+    """The grants an administrator gives the demo's project (the seeding caller, its creator,
+    is already its owner): what `dzlineage grant-policies --apply` would add."""
+    for policy, detail in TYPE_POLICY_DETAILS.items():
+        datazone.add_policy_grant(
+            domainIdentifier=domain_id,
+            entityType="DOMAIN_UNIT",
+            entityIdentifier=root_unit,
+            policyType=policy,
+            principal={"project": {"projectDesignation": "OWNER", "projectIdentifier": project_id}},
+            detail={detail: {"includeChildDomainUnits": True}},
+        )
 
 
 def _fill(value: str, placeholders: Mapping[str, str]) -> str:
