@@ -14,7 +14,12 @@ from dagster import DagsterInstance, Definitions, ExecuteInProcessResult, build_
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
-from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema, seed_platform
+from dzlineage_dagster.sandbox.demo.seed import (
+    Column,
+    debezium_value_schema,
+    grant_type_policies,
+    seed_platform,
+)
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings
 
@@ -52,6 +57,13 @@ class DemoPlatform:
         if service not in self._clients:
             self._clients[service] = self.sandbox.client(service)
         return self._clients[service]
+
+    def grant_type_policies(self, project_id: str) -> None:
+        """What an administrator grants a project of the test's (a steward's) so it may create
+        form types, asset types and glossaries in a V2 domain, or one with domain units."""
+        datazone = self.client("datazone")
+        domain = datazone.get_domain(identifier=self.settings.domain_id)
+        grant_type_policies(datazone, domain["id"], domain["rootDomainUnitId"], project_id)
 
     def listed_topics(self) -> dict[str, RegistryTopic]:
         pages = (

@@ -4,6 +4,8 @@ is written, naming what to add (docs/sagemaker-unified-studio.md)."""
 
 from __future__ import annotations
 
+import io
+import json
 import logging
 
 import pytest
@@ -14,10 +16,11 @@ from dzlineage_dagster.sandbox.demo.seed import TYPE_POLICY_DETAILS
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
-from dzlineage_dagster.sync.headless import start_run
+from dzlineage_dagster.sync.headless import run_headless_sync, start_run
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
 from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+from dzlineage_dagster_tests.test_least_privilege import IAM_DIRECTORY, UsedActions, granted_actions
 
 TYPE_POLICIES = ("CREATE_FORM_TYPE", "CREATE_ASSET_TYPE")
 
@@ -241,3 +244,21 @@ def test_where_every_ancestor_must_grant_too_no_type_is_half_created(smus, capsy
         for g in grants(smus, root, "CREATE_FORM_TYPE")
     } >= {project}
     assert_synced(smus, capsys)
+
+
+def test_the_shipped_policies_with_the_v2_addendum_grant_what_a_v2_sync_calls(smus):
+    used = UsedActions(smus.control)
+    assert smus.sync().success
+    used.collect()
+    smus.register_new_version(table_topics(smus)[0], "note")
+    smus.control.clear_calls()
+    out = io.StringIO()
+    assert run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out) == 0
+    used.collect()
+    addendum = json.loads((IAM_DIRECTORY / "sagemaker-unified-studio-policy.json").read_text())
+    v2_actions = {a for statement in addendum["Statement"] for a in statement["Action"]}
+    granted = set().union(*granted_actions().values(), v2_actions)
+    # GetCallerIdentity needs no permission (STS API reference: "No permissions are required").
+    called = used.actions - {"sts:GetCallerIdentity"}
+    assert not called - granted, f"called but not granted: {sorted(called - granted)}"
+    assert v2_actions <= called, f"granted but never called: {sorted(v2_actions - called)}"

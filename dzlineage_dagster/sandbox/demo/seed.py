@@ -533,7 +533,7 @@ def seed_platform(
 ) -> dict[str, str]:
     """Create the platform of ``spec_path`` (default: the demo) on the endpoint, its DataZone
     domain a ``domain_version`` one (V2: Amazon SageMaker Unified Studio's, see
-    :func:`_grant_type_policies`).
+    :func:`grant_type_policies`).
 
     Returns the ``DZLINEAGE_*`` variables that point the project at it.
     """
@@ -723,7 +723,7 @@ def _create_datazone(
             projectCategory="ADMIN",
         )
     if domain_version == "V2":
-        _grant_type_policies(datazone, domain_id, domain["rootDomainUnitId"], project_id)
+        grant_type_policies(datazone, domain_id, domain["rootDomainUnitId"], project_id)
     return domain_id, project_id
 
 
@@ -736,7 +736,7 @@ TYPE_POLICY_DETAILS = {
 }
 
 
-def _grant_type_policies(datazone: Any, domain_id: str, root_unit: str, project_id: str) -> None:
+def grant_type_policies(datazone: Any, domain_id: str, root_unit: str, project_id: str) -> None:
     """The grants an administrator gives the demo's project (the seeding caller, its creator,
     is already its owner): what `dzlineage grant-policies --apply` would add."""
     for policy, detail in TYPE_POLICY_DETAILS.items():
