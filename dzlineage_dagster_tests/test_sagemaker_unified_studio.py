@@ -179,6 +179,10 @@ def test_another_projects_asset_type_needs_use_asset_type(smus, capsys, monkeypa
     assert err.count("could not start") == 1
     assert f"policy USE_ASSET_TYPE is not granted to project {user['id']}" in err
     assert f"--entity-type ASSET_TYPE --entity-identifier {KAFKA_TOPIC_ASSET_TYPE.name}" in err
+    # The Dagster job's topic step says it once too, before its first topic.
+    result = smus.sync()
+    failures = [e.step_failure_data.error.message for e in result.get_step_failure_events()]
+    assert len(failures) == 1 and "policy USE_ASSET_TYPE is not granted" in failures[0]
     assert catalog_writes(smus) == {}
 
     assert dzlineage(["grant-policies", "--apply"]) == 0

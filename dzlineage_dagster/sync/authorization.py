@@ -88,14 +88,13 @@ def check_authorization(
     uncertain = [p for p in problems if not p.certain]
     for problem in uncertain:
         run.log.warning(problem.message)
-    certain = [p.message for p in problems if p.certain]
+    certain = [p for p in problems if p.certain]
     if not certain:
         return uncertain
     settings = run.settings
     raise SyncError(
         f"DataZone domain {settings.domain_id} will refuse project {settings.project_id} "
-        f"what the sync writes; nothing was written. {' '.join(f'({n}) {m}.' for n, m in enumerate(certain, 1))} "
-        "An administrator can add the missing grants with `dzlineage grant-policies --apply` "
+        f"what the sync writes; nothing was written. {_numbered(certain)} An administrator can add the missing grants with `dzlineage grant-policies --apply` "
         "(docs/sagemaker-unified-studio.md), then sync again"
     )
 
@@ -110,14 +109,23 @@ def refusal_explained(
     try:
         yield
     except datazone.exceptions.AccessDeniedException as error:
-        grants = " ".join(f"({n}) {p.message}." for n, p in enumerate(uncertain, 1))
+        if any(p.grant is not None for p in uncertain):
+            why = (
+                "though its own domain unit grants it: this domain wants the grant on every "
+                f"ancestor domain unit too. {_numbered(uncertain)}"
+            )
+        else:
+            why = _numbered(uncertain) or "though no grant or membership was found missing."
         raise SyncError(
             f"DataZone refused project {run.settings.project_id} ({describe_error(error)}) "
-            f"though its own domain unit grants it: this domain wants the grant on every "
-            f"ancestor domain unit too. {grants or 'No grant was found missing.'} Created before "
-            f"the refusal: {', '.join(created) or 'nothing'}. An administrator can add the "
-            "grants with `dzlineage grant-policies --apply`, then sync again"
+            f"{why} Created before the refusal: {', '.join(created) or 'nothing'}. An "
+            "administrator can add the grants with `dzlineage grant-policies --apply`, then "
+            "sync again"
         ) from None
+
+
+def _numbered(problems: Collection[AuthorizationProblem]) -> str:
+    return " ".join(f"({n}) {p.message}." for n, p in enumerate(problems, 1))
 
 
 def _problems(
