@@ -161,6 +161,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_doctor_command(commands)
 
+    from dzlineage_dagster.grant_cli import add_grant_command
+
+    add_grant_command(commands)
+
     settings = commands.add_parser(
         "settings",
         help=f"list every {ENV_PREFIX}* setting with its meaning and current value",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -15,7 +16,12 @@ from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.sandbox.demo.accounts import side_session
-from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema, seed_platform
+from dzlineage_dagster.sandbox.demo.seed import (
+    Column,
+    debezium_value_schema,
+    grant_type_policies,
+    seed_platform,
+)
 from dzlineage_dagster.sensors import registry_schema_sensor
 from dzlineage_dagster.settings import LineageSettings
 
@@ -67,6 +73,13 @@ class DemoPlatform:
             session = side_session(base, side, endpoint)
             self._clients[side, service] = session.client(service, endpoint_url=endpoint)
         return self._clients[side, service]
+
+    def grant_type_policies(self, project_id: str) -> None:
+        """What an administrator grants a project of the test's (a steward's) so it may create
+        form types, asset types and glossaries in a V2 domain, or one with domain units."""
+        datazone = self.client("datazone")
+        domain = datazone.get_domain(identifier=self.settings.domain_id)
+        grant_type_policies(datazone, domain["id"], domain["rootDomainUnitId"], project_id)
 
     def listed_topics(self) -> dict[str, RegistryTopic]:
         pages = (
@@ -162,15 +175,25 @@ class DemoPlatform:
         )
 
 
-def fresh_platform(sandbox: Any, monkeypatch: Any, *, two_accounts: bool = False) -> DemoPlatform:
+#: Which DataZone domain version the ``platform`` fixture seeds: ``V1`` (default) or ``V2``
+#: (SageMaker Unified Studio, with its grants), to run the scenario tests under either.
+DOMAIN_VERSION_VARIABLE = "DZLINEAGE_TEST_DOMAIN_VERSION"
+
+
+def fresh_platform(
+    sandbox: Any,
+    monkeypatch: Any,
+    domain_version: str | None = None,
+    *,
+    two_accounts: bool = False,
+) -> DemoPlatform:
     """``two_accounts``: the data side and DataZone in two accounts, each reached through its
     role (the sandbox's ``--accounts two``); :meth:`DemoPlatform.client` is then the third,
     the deployment's own, which reaches neither without a role."""
     sandbox.control.reset()
-    environment = {
-        **sandbox.environment(),
-        **seed_platform(sandbox.endpoint_url, two_accounts=two_accounts),
-    }
+    version = domain_version or os.environ.get(DOMAIN_VERSION_VARIABLE, "V1")
+    seeded = seed_platform(sandbox.endpoint_url, domain_version=version, two_accounts=two_accounts)
+    environment = {**sandbox.environment(), **seeded}
     for name, value in environment.items():
         monkeypatch.setenv(name, value)
     sandbox.control.clear_calls()

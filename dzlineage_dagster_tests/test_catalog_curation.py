@@ -61,6 +61,7 @@ def curate(platform: DemoPlatform, topic: str, source_identifier: str | None = N
     settings = platform.settings
     domain = {"domainIdentifier": settings.domain_id}
     stewards = datazone.create_project(**domain, name="data-stewards")["id"]
+    platform.grant_type_policies(stewards)
     glossary = datazone.create_glossary(
         **domain, owningProjectIdentifier=stewards, name="Sales glossary"
     )

@@ -54,7 +54,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         shop.sales.orders            created  published r1  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
         shop.sales.payments          created  published r1  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
 
-        8 topics, 0 failed, 81 AWS API calls
+        8 topics, 0 failed, 82 AWS API calls
         """
     )
     digest = stored_digest(platform)
@@ -122,7 +122,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert rows_of("\n".join(report), "shop.sales.broken") == [
         ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
     ]
-    assert report[-1] == "9 topics, 1 failed, 81 AWS API calls"
+    assert report[-1] == "9 topics, 1 failed, 82 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):

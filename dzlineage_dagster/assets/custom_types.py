@@ -1,11 +1,12 @@
 """The DataZone custom types every topic asset is built on."""
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataValue, asset
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.custom_types import CUSTOM_FORM_TYPES, ensure_custom_types
+from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 
 
@@ -23,7 +24,11 @@ from dzlineage_dagster.sync.run_state import SyncRun
 def datazone_custom_types(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
 ) -> MaterializeResult:
-    outcome = ensure_custom_types(SyncRun(lineage_sync, context.log))
+    try:
+        outcome = ensure_custom_types(SyncRun(lineage_sync, context.log))
+    except SyncError as error:
+        # A missing DataZone grant or membership, or a refused revision: said once, as it is.
+        raise Failure(description=str(error)) from None
     for created in outcome.created:
         context.log.info(f"created {created}")
     rows = "\n".join(f"| `{name}` | {rev} |" for name, rev in outcome.revisions.items())

@@ -30,6 +30,7 @@ from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.core.topology import Topology
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.authorization import check_authorization
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_cluster, check_ownership
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -110,6 +111,7 @@ def kafka_topic_catalog(
             check_cluster(run)
             if Stage.ASSET in stages:
                 check_ownership(run, topics)
+                check_authorization(run, (), asset_writes=True)
         except SyncError as error:
             # A wrong cluster or project fails every topic the same way: say it once, try none.
             raise Failure(description=str(error)) from None

@@ -59,6 +59,3 @@ class DataZoneResource(AwsClientResource):
             count += 1
             items.extend(page.get("items", []))
         return items, count
-
-    def portal_url(self, domain_id: str) -> str | None:
-        return self.client().get_domain(identifier=domain_id).get("portalUrl")

@@ -129,6 +129,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "variables (DZLINEAGE_DATA_ROLE_ARN, DZLINEAGE_GOVERNANCE_ROLE_ARN, their external "
         "ids); a call with the wrong side's credentials then fails as on AWS (default 'one')",
     )
+    parser.add_argument(
+        "--domain-version",
+        choices=("V1", "V2"),
+        default="V1",
+        help="the seeded DataZone domain: 'V1' (default) or 'V2', an Amazon SageMaker Unified "
+        "Studio domain, whose authorization policies the demo's project is granted "
+        "(docs/sagemaker-unified-studio.md)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -250,6 +258,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
                 args.seed,
                 two_accounts=args.accounts == "two",
                 column_showcase=args.seed is None,
+                domain_version=args.domain_version,
             )
         )
         # The seeding calls are set-up, not the project's: start the call log afresh.

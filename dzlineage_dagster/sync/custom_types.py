@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+from dzlineage_dagster.core.authorization import CREATE_ASSET_TYPE, CREATE_FORM_TYPE
 from dzlineage_dagster.core.forms import (
     KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
@@ -28,6 +29,7 @@ from dzlineage_dagster.core.forms import (
     FormTypeDefinition,
 )
 from dzlineage_dagster.core.type_extension import TypeFit, asset_type_fit, form_type_fit
+from dzlineage_dagster.sync.authorization import check_authorization, refusal_explained
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -47,24 +49,95 @@ def _latest(call: Any, not_found: type[Exception], **params: Any) -> dict[str, A
         return None
 
 
-def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
-    datazone = run.resource.datazone.client()
-    domain, project = run.settings.domain_id, run.settings.project_id
-    missing = datazone.exceptions.ResourceNotFoundException
-    outcome = CustomTypesOutcome()
+@dataclass
+class _FormPlan:
+    form: FormTypeDefinition
+    current: dict[str, Any] | None
+    fit: TypeFit | None
 
+    @property
+    def creates(self) -> bool:
+        return self.fit is None or not self.fit.usable
+
+
+@dataclass
+class CustomTypesPlan:
+    """What :func:`ensure_custom_types` will create, read before anything is written."""
+
+    forms: list[_FormPlan]
+    #: The latest revisions of the managed (``amazon.datazone.*``) form types the asset type uses.
+    managed_revisions: dict[str, str]
+    asset_type: dict[str, Any] | None
+    #: The asset type's fit, when no form type is created (a new form revision changes it).
+    asset_fit: TypeFit | None
+
+    @property
+    def creates_forms(self) -> bool:
+        return any(form.creates for form in self.forms)
+
+    @property
+    def policies(self) -> tuple[str, ...]:
+        """The DataZone policies the creations need (see :mod:`~dzlineage_dagster.sync.authorization`)."""
+        creates_asset_type = (
+            self.creates_forms or self.asset_fit is None or not self.asset_fit.usable
+        )
+        return (CREATE_FORM_TYPE,) * self.creates_forms + (CREATE_ASSET_TYPE,) * creates_asset_type
+
+
+def plan_custom_types(run: SyncRun) -> CustomTypesPlan:
+    """Read the types as they are (GetFormType, GetAssetType): what a sync would create."""
+    datazone = run.resource.datazone.client()
+    domain = run.settings.domain_id
+    missing = datazone.exceptions.ResourceNotFoundException
+    forms = []
     for form in CUSTOM_FORM_TYPES:
         current = _latest(
             datazone.get_form_type, missing, domainIdentifier=domain, formTypeIdentifier=form.name
         )
-        model = form.smithy_model()
-        if current is not None:
-            fit = form_type_fit(form, current.get("model", {}).get("smithy", ""))
-            if fit.usable:
-                outcome.revisions[form.name] = current["revision"]
-                continue
-            model = fit.next_model
-        with _revision_refused(run, "form", form.name, current, fit if current else None):
+        fit = form_type_fit(form, current.get("model", {}).get("smithy", "")) if current else None
+        forms.append(_FormPlan(form, current, fit))
+    custom = {form.name for form in CUSTOM_FORM_TYPES}
+    managed = {
+        part.type_name: _managed_revision(datazone, domain, part.type_name)
+        for part in KAFKA_TOPIC_ASSET_TYPE.forms
+        if part.type_name not in custom
+    }
+    asset_type = _latest(
+        datazone.get_asset_type,
+        missing,
+        domainIdentifier=domain,
+        identifier=KAFKA_TOPIC_ASSET_TYPE.name,
+    )
+    plan = CustomTypesPlan(forms, managed, asset_type, None)
+    if not plan.creates_forms:
+        revisions = {f.form.name: f.current["revision"] for f in forms if f.current}
+        plan.asset_fit = _asset_type_fit(run, asset_type, {**revisions, **managed})
+    return plan
+
+
+def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
+    """Create what :func:`plan_custom_types` finds missing, once the project's DataZone
+    authorization for it is checked: a missing grant stops here, before any type is created."""
+    plan = plan_custom_types(run)
+    uncertain = check_authorization(run, plan.policies, asset_writes=False) if plan.policies else []
+    outcome = CustomTypesOutcome()
+    with refusal_explained(run, uncertain, outcome.created):
+        _create_planned_types(run, plan, outcome)
+    run.use_asset_type_revision(outcome.revisions[KAFKA_TOPIC_ASSET_TYPE.name])
+    return outcome
+
+
+def _create_planned_types(run: SyncRun, plan: CustomTypesPlan, outcome: CustomTypesOutcome) -> None:
+    datazone = run.resource.datazone.client()
+    domain, project = run.settings.domain_id, run.settings.project_id
+
+    for planned in plan.forms:
+        form, current, fit = planned.form, planned.current, planned.fit
+        if not planned.creates:
+            outcome.revisions[form.name] = current["revision"]
+            continue
+        model = fit.next_model if fit is not None else form.smithy_model()
+        with _revision_refused(run, "form", form.name, current, fit):
             created = datazone.create_form_type(
                 domainIdentifier=domain,
                 name=form.name,
@@ -78,26 +151,18 @@ def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
         if current is not None:
             _warn_put_back(run, form.name, current["revision"], created["revision"], fit)
 
-    for part in KAFKA_TOPIC_ASSET_TYPE.forms:
-        if part.type_name not in outcome.revisions:
-            outcome.revisions[part.type_name] = _managed_revision(datazone, domain, part.type_name)
-    asset_type = KAFKA_TOPIC_ASSET_TYPE.name
-    current = _latest(
-        datazone.get_asset_type, missing, domainIdentifier=domain, identifier=asset_type
-    )
-    forms_input = KAFKA_TOPIC_ASSET_TYPE.forms_input(outcome.revisions)
-    if current is not None:
-        pinned = _asset_type_forms(current)
-        revisions = {
-            **outcome.revisions,
-            **_usable_pinned_revisions(datazone, domain, pinned, outcome.revisions),
-        }
-        fit = asset_type_fit(KAFKA_TOPIC_ASSET_TYPE, pinned, revisions)
-        forms_input = fit.next_forms
-    if current is not None and fit.usable:
+    outcome.revisions.update(plan.managed_revisions)
+    asset_type, current = KAFKA_TOPIC_ASSET_TYPE.name, plan.asset_type
+    fit = _asset_type_fit(run, current, outcome.revisions) if plan.creates_forms else plan.asset_fit
+    if fit is not None and fit.usable:
         outcome.revisions[asset_type] = current["revision"]
     else:
-        with _revision_refused(run, "asset", asset_type, current, fit if current else None):
+        forms_input = (
+            fit.next_forms
+            if fit is not None
+            else KAFKA_TOPIC_ASSET_TYPE.forms_input(outcome.revisions)
+        )
+        with _revision_refused(run, "asset", asset_type, current, fit):
             created = datazone.create_asset_type(
                 domainIdentifier=domain,
                 name=asset_type,
@@ -109,8 +174,19 @@ def ensure_custom_types(run: SyncRun) -> CustomTypesOutcome:
         outcome.created.append(f"{asset_type} revision {created['revision']}")
         if current is not None:
             _warn_put_back(run, asset_type, current["revision"], created["revision"], fit)
-    run.use_asset_type_revision(outcome.revisions[asset_type])
-    return outcome
+
+
+def _asset_type_fit(
+    run: SyncRun, current: dict[str, Any] | None, revisions: dict[str, str]
+) -> TypeFit | None:
+    """How the asset type's latest revision fits the product, given the form type revisions
+    settled on; None when there is no asset type yet."""
+    if current is None:
+        return None
+    datazone = run.resource.datazone.client()
+    pinned = _asset_type_forms(current)
+    usable = _usable_pinned_revisions(datazone, run.settings.domain_id, pinned, revisions)
+    return asset_type_fit(KAFKA_TOPIC_ASSET_TYPE, pinned, {**revisions, **usable})
 
 
 @contextmanager

@@ -17,7 +17,8 @@ from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.core.topology_report import refused_connectors
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.authorization import check_authorization
+from dzlineage_dagster.sync.custom_types import ensure_custom_types, plan_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
@@ -170,6 +171,7 @@ def run_headless_sync(
             if dry_run:
                 run.mappings.read_only = True
                 check_ownership(run, list(run.registry_topics))
+                check_authorization(run, plan_custom_types(run).policies)
                 return _print_plan(run, out, inspect_catalog(run) if reconcile else None)
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
@@ -192,6 +194,7 @@ def run_headless_sync(
             if not unchanged:
                 # An idle sync's digest vouches for a complete sync under this project.
                 check_ownership(run, topics)
+                check_authorization(run, (), asset_writes=True)
             if reconcile:
                 report = inspect_catalog(run)
                 apply_repairs(run, report)

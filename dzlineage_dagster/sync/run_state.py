@@ -340,8 +340,14 @@ class SyncRun:
         return check_lineage_health(self)
 
     @run_lookup
+    def domain(self) -> dict[str, Any]:
+        """GetDomain's answer: the portal link, and the version and root domain unit the
+        authorization check reads."""
+        return self.resource.datazone.client().get_domain(identifier=self.settings.domain_id)
+
+    @run_lookup
     def portal_url(self) -> str | None:
-        return self.resource.datazone.portal_url(self.settings.domain_id)
+        return self.domain.get("portalUrl")
 
     def asset_url(self, asset_id: str) -> str | None:
         """The asset's page in the DataZone portal (per the `asset_url_template` setting)."""

@@ -660,9 +660,12 @@ def seed_platform(
     region: str = "us-east-1",
     two_accounts: bool = False,
     column_showcase: bool = False,
+    domain_version: str = "V1",
 ) -> dict[str, str]:
     """Create the platform of ``spec_path`` (default: the demo) on the endpoint, with the
-    :data:`COLUMN_SHOWCASE` schemas too if ``column_showcase``.
+    :data:`COLUMN_SHOWCASE` schemas too if ``column_showcase``, its DataZone domain a
+    ``domain_version`` one (V2: Amazon SageMaker Unified Studio's, see
+    :func:`grant_type_policies`).
 
     ``two_accounts``: the data side in one account and DataZone in another, each reached
     through its role (:mod:`~dzlineage_dagster.sandbox.demo.accounts`). Returns the
@@ -699,6 +702,7 @@ def seed_platform(
         governance.client("datazone", endpoint_url=endpoint_url),
         spec.datazone,
         governance.client("sts", endpoint_url=endpoint_url).get_caller_identity()["Account"],
+        domain_version,
     )
     return {
         **(side_environment() if two_accounts else {}),
@@ -831,12 +835,25 @@ def _create_connectors(
         )
 
 
-def _create_datazone(datazone: Any, spec: dict[str, str], account_id: str) -> tuple[str, str]:
-    domain_id = datazone.create_domain(
+def _create_datazone(
+    datazone: Any, spec: dict[str, str], account_id: str, domain_version: str = "V1"
+) -> tuple[str, str]:
+    roles = {"domainExecutionRole": f"arn:aws:iam::{account_id}:role/AmazonDataZoneDomainExecution"}
+    if domain_version == "V2":
+        # SageMaker Unified Studio's default role names (its admin guide's "IAM roles").
+        roles = {
+            "domainExecutionRole": (
+                f"arn:aws:iam::{account_id}:role/service-role/AmazonSageMakerDomainExecution"
+            ),
+            "serviceRole": f"arn:aws:iam::{account_id}:role/service-role/AmazonSageMakerDomainService",
+        }
+    domain = datazone.create_domain(
         name=spec["domain"],
         description=spec.get("domain_description", ""),
-        domainExecutionRole=f"arn:aws:iam::{account_id}:role/AmazonDataZoneDomainExecution",
-    )["id"]
+        domainVersion=domain_version,
+        **roles,
+    )
+    domain_id = domain["id"]
     project_id = datazone.create_project(
         domainIdentifier=domain_id,
         name=spec["project"],
@@ -851,7 +868,32 @@ def _create_datazone(datazone: Any, spec: dict[str, str], account_id: str) -> tu
             description="The domain's administration project",
             projectCategory="ADMIN",
         )
+    if domain_version == "V2":
+        grant_type_policies(datazone, domain_id, domain["rootDomainUnitId"], project_id)
     return domain_id, project_id
+
+
+#: What a V2 domain's project needs to create the product's types (and the curation's
+#: glossaries): granted on the root domain unit, cascading to every unit below it.
+TYPE_POLICY_DETAILS = {
+    "CREATE_FORM_TYPE": "createFormType",
+    "CREATE_ASSET_TYPE": "createAssetType",
+    "CREATE_GLOSSARY": "createGlossary",
+}
+
+
+def grant_type_policies(datazone: Any, domain_id: str, root_unit: str, project_id: str) -> None:
+    """The grants an administrator gives the demo's project (the seeding caller, its creator,
+    is already its owner): what `dzlineage grant-policies --apply` would add."""
+    for policy, detail in TYPE_POLICY_DETAILS.items():
+        datazone.add_policy_grant(
+            domainIdentifier=domain_id,
+            entityType="DOMAIN_UNIT",
+            entityIdentifier=root_unit,
+            policyType=policy,
+            principal={"project": {"projectDesignation": "OWNER", "projectIdentifier": project_id}},
+            detail={detail: {"includeChildDomainUnits": True}},
+        )
 
 
 def _fill(value: str, placeholders: Mapping[str, str]) -> str:

@@ -12,6 +12,11 @@ its alternative, so the suite can run the product under both:
   ``GetSchema``). ``moves`` (default): it moves on ``RegisterSchemaVersion`` and
   ``DeleteSchemaVersions``. ``frozen``: it stays the schema's creation time; no AWS document
   says it moves.
+- ``policy_ancestry``: what a DataZone policy grant on an ancestor domain unit means for a
+  project below it. ``cascade`` (default): a grant on the project's own unit, or on an ancestor
+  with ``includeChildDomainUnits``, is enough (the guides' "cascade permissions").
+  ``intersect``: the project's unit and every ancestor must each grant it; no document says so
+  or otherwise.
 - ``search_omits``: asset ids DataZone's ``Search`` leaves out of its answers (default none).
   Search's consistency is not documented either way; this is its worst case, an asset that
   exists and is not found, for tests of what must never be concluded from Search alone.
@@ -26,6 +31,7 @@ from typing import Any
 CHOICES = {
     "type_recreation": ("revision", "conflict"),
     "schema_updated_time": ("moves", "frozen"),
+    "policy_ancestry": ("cascade", "intersect"),
 }
 
 
@@ -33,6 +39,7 @@ CHOICES = {
 class Ambiguities:
     type_recreation: str = "revision"
     schema_updated_time: str = "moves"
+    policy_ancestry: str = "cascade"
     search_omits: tuple[str, ...] = ()
 
     @property

@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from dzlineage_dagster.sandbox.emulators.datazone.authorization import Authorization, DomainUnit
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     Asset,
     AssetTypeRevision,
@@ -51,10 +52,13 @@ class Domain:
     lineage: LineageGraph = field(default_factory=LineageGraph)
     listings: Listings = field(default_factory=Listings)
     transfers: OwnershipTransfers = field(default_factory=OwnershipTransfers)
+    authorization: Authorization = field(init=False)
 
     def __post_init__(self) -> None:
         # Every domain is born with the managed amazon.datazone.* types.
         self.form_types, self.asset_types = managed_types(self.created_at)
+        root = DomainUnit(self.root_domain_unit_id, self.name, None, None, self.created_at, "")
+        self.authorization = Authorization(self.domain_version, root)
 
     def output(self) -> dict[str, Any]:
         return {

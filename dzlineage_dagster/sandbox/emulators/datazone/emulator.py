@@ -10,6 +10,10 @@ from typing import Any, TypeVar
 
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.emulators.datazone.authorization import (
+    caller_principal,
+    user_profile_id,
+)
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
     Asset,
@@ -33,6 +37,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.listings import Listing
 from dzlineage_dagster.sandbox.emulators.datazone.ownership import ADMIN_CATEGORY
+from dzlineage_dagster.sandbox.emulators.datazone.policies import PolicyOperations
 from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
@@ -54,7 +59,7 @@ SANDBOX_PORTAL_DOMAIN = "portal.sandbox.invalid"
 TypeT = TypeVar("TypeT", bound=TypeRevision)
 
 
-class DataZoneEmulator(RestJsonEmulator):
+class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
     """DataZone for one region and account, all state in the instance."""
 
     def __init__(
@@ -113,12 +118,17 @@ class DataZoneEmulator(RestJsonEmulator):
                 "ListLineageNodeHistory": self._list_lineage_node_history,
                 "ListLineageEvents": self._list_lineage_events,
                 "GetLineageEvent": self._get_lineage_event,
+                **self.policy_handlers(),
             },
         )
 
     def handle(self, request: Request) -> Response:
         # The handler runs on this thread: it reads the fault from here, not from its params.
         self._request.deferred_fault = request.environ.get(DEFERRED_FAULT_ENVIRON_KEY)
+        # Whose policies and memberships count: the IAM principal that signed the request.
+        self._request.caller = caller_principal(
+            request.headers.get("Authorization"), self.account_id
+        )
         try:
             return super().handle(request)
         finally:
@@ -137,6 +147,12 @@ class DataZoneEmulator(RestJsonEmulator):
     def _create_domain(self, params: dict[str, Any]) -> dict[str, Any]:
         if any(d.name == params["name"] for d in self._domains.values()):
             raise AwsServiceError("ConflictException", f"Domain {params['name']} already exists")
+        if params.get("domainVersion") == "V2" and not (
+            params.get("serviceRole") and params.get("domainExecutionRole")
+        ):
+            # A SageMaker Unified Studio domain acts through both roles (admin guide,
+            # "AmazonSageMakerDomainExecution role" and "AmazonSageMakerDomainService role").
+            raise invalid("A V2 domain needs a serviceRole and a domainExecutionRole")
         domain_id = f"dzd_{new_id()}"
         default_role = f"arn:aws:iam::{self.account_id}:role/AmazonDataZoneDomainExecution"
         domain = Domain(
@@ -182,7 +198,10 @@ class DataZoneEmulator(RestJsonEmulator):
             created_by=self.user_id,
             category=category,
         )
+        domain.authorization.place_project(project.id, params.get("domainUnitId"))
         domain.projects[project.id] = project
+        # The project's creator is its owner (DataZone: a project's creator is a member).
+        domain.authorization.add_member(project.id, user_profile_id(self._caller), "PROJECT_OWNER")
         return _project_output(domain, project)
 
     def _get_project(self, params: dict[str, Any]) -> dict[str, Any]:
@@ -206,6 +225,7 @@ class DataZoneEmulator(RestJsonEmulator):
     def _create_form_type(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
         project = domain.project(params["owningProjectIdentifier"])
+        self.authorize_creation(domain, "CreateFormType", project.id)
         name = params["name"]
         if name.startswith(MANAGED_PREFIX):
             raise invalid(f"Form type names starting with {MANAGED_PREFIX} are reserved")
@@ -249,6 +269,7 @@ class DataZoneEmulator(RestJsonEmulator):
     def _create_asset_type(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
         project = domain.project(params["owningProjectIdentifier"])
+        self.authorize_creation(domain, "CreateAssetType", project.id)
         name = params["name"]
         entries = {}
         for form_name, entry in params["formsInput"].items():
@@ -318,6 +339,7 @@ class DataZoneEmulator(RestJsonEmulator):
                 "The given Asset's input resource doesn't exist. "
                 "Try creating Asset's input resource before accessing it."
             )
+        self.authorize_asset_write(domain, "CreateAsset", project.id, asset_type)
         asset = Asset(
             id=new_id(),
             owning_project_id=project.id,
@@ -336,6 +358,9 @@ class DataZoneEmulator(RestJsonEmulator):
         asset_type = domain.asset_type(asset.type_name, params.get("typeRevision"))
         if asset_type is None:
             raise not_found(f"Asset type {asset.type_name}@{params['typeRevision']} not found")
+        self.authorize_asset_write(
+            domain, "CreateAssetRevision", asset.owning_project_id, asset_type
+        )
         revision = str(int(asset.latest.revision) + 1)
         asset.revisions.append(self._asset_revision(domain, asset_type, params, revision))
         return _asset_output(domain, asset, asset.latest)
@@ -480,6 +505,7 @@ class DataZoneEmulator(RestJsonEmulator):
     def _create_glossary(self, params: dict[str, Any]) -> dict[str, Any]:
         domain = self._domain(params)
         project = domain.project(params["owningProjectIdentifier"])
+        self.authorize_creation(domain, "CreateGlossary", project.id)
         glossary = self._glossaries(domain).create_glossary(project.id, params, self.user_id)
         return glossary.output(domain.id)
 
@@ -606,7 +632,7 @@ def _project_output(domain: Domain, project: Project) -> dict[str, Any]:
         "createdAt": project.created_at,
         "lastUpdatedAt": project.created_at,
         "glossaryTerms": list(project.glossary_terms) or None,
-        "domainUnitId": domain.root_domain_unit_id,
+        "domainUnitId": domain.authorization.project_units[project.id],
         "projectCategory": project.category,
     }
 
