@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROLE = "arn:aws:iam::123456789012:role/DataZoneDomainExecution"
+#: OpenLineage's Glue namespace; the project posts its tables under ``<it>:table``.
 GLUE_NAMESPACE = "arn:aws:glue:us-east-1:123456789012"
 TOPIC_FORM_MODEL = """
 $version: "2"
@@ -673,8 +674,39 @@ def neighbours(found: dict[str, Any], direction: str) -> list[str]:
 
 
 TOPIC = ("kafka://broker-1:9092", "cdc.public.orders")
-GLUE_TABLE = (GLUE_NAMESPACE, "table/lake/orders")
+GLUE_TABLE = (f"{GLUE_NAMESPACE}:table", "lake/orders")
 GLUE_TABLE_ARN = f"{GLUE_NAMESPACE}:table/lake/orders"
+
+
+@pytest.mark.parametrize(
+    ("naming", "lands_on"),
+    [
+        ("documented", f"{GLUE_NAMESPACE}/table/lake/orders"),
+        ("colon-join", GLUE_TABLE_ARN),
+    ],
+)
+def test_openlineages_glue_naming_lands_where_the_reading_says(
+    sandbox, dz, catalog, naming, lands_on
+):
+    """DataZone's guide read literally files a dataset it does not name otherwise under
+    ``<namespace>/<name>``; the colon-join reading makes OpenLineage's Glue naming the ARN.
+    The project's naming lands on the ARN under both."""
+    sandbox.control.set_ambiguities(glue_node_naming=naming)
+    try:
+        run_id = unique("run")
+        post(
+            dz,
+            catalog,
+            run_event(run_id, "ol-glue", [TOPIC], [(GLUE_NAMESPACE, "table/lake/orders")]),
+        )
+        post(dz, catalog, run_event(unique("run"), "dz-glue", [TOPIC], [GLUE_TABLE]))
+        found = node(dz, catalog, lands_on)
+        assert found["sourceIdentifier"] == lands_on
+        assert node(dz, catalog, GLUE_TABLE_ARN)["sourceIdentifier"] == GLUE_TABLE_ARN
+        if naming == "documented":
+            assert found["id"] != node(dz, catalog, GLUE_TABLE_ARN)["id"]
+    finally:
+        sandbox.control.set_ambiguities(glue_node_naming="documented")
 
 
 def test_a_run_event_builds_job_run_and_dataset_nodes_with_edges(dz, catalog):
@@ -811,7 +843,7 @@ def test_a_node_can_be_read_as_it_was_at_an_event_time(dz, catalog):
     first_time = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
     second_time = first_time + timedelta(hours=1)
     post(dz, catalog, run_event("run-1", "sink", [TOPIC], [GLUE_TABLE], event_time=first_time))
-    other_table = (GLUE_NAMESPACE, "table/lake/orders_copy")
+    other_table = (f"{GLUE_NAMESPACE}:table", "lake/orders_copy")
     post(dz, catalog, run_event("run-2", "copy", [TOPIC], [other_table], event_time=second_time))
 
     topic_source = "kafka://broker-1:9092/cdc.public.orders"

@@ -53,8 +53,8 @@ from dzlineage_dagster.core.openlineage import (
     build_fitted_run_events,
     deterministic_run_id,
     event_json,
-    glue_dataset,
     glue_source_identifier,
+    glue_table_spec,
     hop_job,
     lineage_client_token,
     sink_hop_column_lineage,
@@ -446,15 +446,14 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
                     f"{snapshot.topic}: lineage not posted: its sink edge ({edge.origin}) "
                     f"goes to {problem}"
                 )
-            namespace, name = glue_dataset(
-                snapshot.region, snapshot.account_id, edge.table.database, edge.table.table
-            )
             # The sink creates and evolves its tables from the record's columns (plus the
             # `_cdc` struct the DebeziumTransform adds, which no topic field feeds).
             outputs.append(
-                DatasetSpec(
-                    namespace,
-                    name,
+                glue_table_spec(
+                    snapshot.region,
+                    snapshot.account_id,
+                    edge.table.database,
+                    edge.table.table,
                     list(snapshot.columns),
                     sink_hop_column_lineage(list(snapshot.columns), topic, field_prefix=prefix),
                 )

@@ -500,6 +500,7 @@ class DataZoneEmulator(RestJsonEmulator):
     def _lineage(self, params: dict[str, Any]) -> tuple[Domain, LineageGraph]:
         """The domain and its lineage graph, processed up to now."""
         domain = self._domain(params)
+        domain.lineage.colon_joins_glue = self.ambiguities.glue_colon_join
         domain.lineage.advance(now())
         return domain, domain.lineage
 

@@ -10,9 +10,13 @@ processing to the current time, so a delay of 0 (the default) behaves synchronou
 
 ``PostLineageEvent`` takes RunEvents only; each builds (or adds a version to) a node for the
 job, the run and each dataset, with edges input -> run -> output. A dataset node's
-``sourceIdentifier`` is ``<namespace>/<name>`` (a Glue table's is its ARN) and links it to the
-catalog asset whose ``AssetCommonDetailsForm.sourceIdentifier`` is the same: the asset's own
-lineage node (``amazon.datazone.asset/<assetId>``) is downstream of it.
+``sourceIdentifier`` is ``<namespace>/<name>``, as the guide ("The importance of the
+sourceIdentifier attribute to lineage nodes") says of every dataset it does not name otherwise;
+under the ``glue_node_naming=colon-join`` switch, OpenLineage's Glue naming
+(``arn:aws:glue:<region>:<account>`` + ``table/<db>/<table>``) is joined at a colon into the
+table's ARN instead (:mod:`dzlineage_dagster.sandbox.server.ambiguities`). A dataset node links
+to the catalog asset whose ``AssetCommonDetailsForm.sourceIdentifier`` is the same: the asset's
+own lineage node (``amazon.datazone.asset/<assetId>``) is downstream of it.
 
 Which edges a node shows follows AWS's lineage guide: the timestamp view shows the graph "as it
 existed at a specific point in time, displaying only the latest job run for each job at that
@@ -65,10 +69,14 @@ class DatasetRef:
     namespace: str
     name: str
 
-    @property
-    def source_identifier(self) -> str:
-        # Glue's OpenLineage naming splits the table ARN at its colon, not at a slash.
-        if _GLUE_NAMESPACE.fullmatch(self.namespace) and self.name.startswith("table/"):
+    def source_identifier(self, colon_joins_glue: bool = False) -> str:
+        """``<namespace>/<name>``; with ``colon_joins_glue``, OpenLineage's Glue naming joined
+        at its colon into the table's ARN (the sandbox's ``colon-join`` reading)."""
+        if (
+            colon_joins_glue
+            and _GLUE_NAMESPACE.fullmatch(self.namespace)
+            and self.name.startswith("table/")
+        ):
             return f"{self.namespace}:{self.name}"
         return f"{self.namespace}/{self.name}"
 
@@ -257,6 +265,8 @@ class LineageGraph:
     """The lineage nodes and events of one domain, built from RunEvents."""
 
     def __init__(self) -> None:
+        #: The ``glue_node_naming=colon-join`` reading; the emulator sets it before each read.
+        self.colon_joins_glue = False
         self.events: dict[str, LineageEventRecord] = {}
         self.nodes: dict[str, LineageNode] = {}
         self._by_source: dict[str, str] = {}
@@ -320,7 +330,7 @@ class LineageGraph:
         for node in (job_node, run_node):
             node.versions.append(NodeVersion(event.event_time, record.created_at))
         for ref in (*event.inputs, *event.outputs):
-            node = self.by_source(ref.source_identifier)
+            node = self.by_source(ref.source_identifier(self.colon_joins_glue))
             if node.id in touched:
                 continue
             touched[node.id] = node
@@ -339,7 +349,8 @@ class LineageGraph:
         return max(newest, key=newest.__getitem__) == run_node_id
 
     def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
-        return self._node(DATASET_NODE_TYPE, ref.name, ref.source_identifier, record)
+        source_identifier = ref.source_identifier(self.colon_joins_glue)
+        return self._node(DATASET_NODE_TYPE, ref.name, source_identifier, record)
 
     def _node(
         self, type_name: str, name: str, source_identifier: str, record: LineageEventRecord
