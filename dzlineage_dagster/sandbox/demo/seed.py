@@ -551,6 +551,8 @@ def seed_platform(
         client("kafkaconnect"), spec, cluster_arn, bootstrap_servers, placeholders, account_id
     )
     domain_id, project_id = _create_datazone(client("datazone"), spec.datazone, account_id)
+    if "tables_project" in spec.datazone:
+        _import_glue_tables(client("datazone"), client("glue"), spec, domain_id, region, account_id)
     return {
         "DZLINEAGE_DOMAIN_ID": domain_id,
         "DZLINEAGE_PROJECT_ID": project_id,
@@ -702,6 +704,63 @@ def _create_datazone(datazone: Any, spec: dict[str, str], account_id: str) -> tu
             projectCategory="ADMIN",
         )
     return domain_id, project_id
+
+
+#: DataZone's managed Glue table asset type and its forms, as a Glue data source run imports
+#: a table ("Create and run an Amazon DataZone data source for the AWS Glue Data Catalog";
+#: the type and form names a real domain's GetAssetType shows).
+GLUE_TABLE_ASSET_TYPE = "amazon.datazone.GlueTableAssetType"
+GLUE_TABLE_FORM_TYPE = "amazon.datazone.GlueTableFormType"
+COMMON_DETAILS_FORM_TYPE = "amazon.datazone.AssetCommonDetailsFormType"
+
+
+def _import_glue_tables(
+    datazone: Any, glue: Any, spec: PlatformSpec, domain_id: str, region: str, account_id: str
+) -> None:
+    """Every lakehouse table as the asset a Glue data source run would make of it, in the
+    ``tables_project``: its ``AssetCommonDetailsForm.sourceIdentifier`` is the table's ARN, so
+    DataZone links it to the table's lineage node (the SageMaker Unified Studio guide, "Linking
+    dataset lineage nodes with assets")."""
+    project_id = datazone.create_project(
+        domainIdentifier=domain_id,
+        name=spec.datazone["tables_project"],
+        description="Imports the lakehouse's Glue tables (a Glue data source's project)",
+    )["id"]
+    database = spec.catalog["database"]
+    for table in spec.glue_tables:
+        arn = f"arn:aws:glue:{region}:{account_id}:table/{database}/{table.name}"
+        described = glue.get_table(DatabaseName=database, Name=table.name)["Table"]
+        columns = [
+            {"columnName": c["Name"], "dataType": c["Type"]}
+            for c in described["StorageDescriptor"]["Columns"]
+        ]
+        glue_form = {
+            "catalogId": account_id,
+            "region": region,
+            "tableArn": arn,
+            "databaseName": database,
+            "tableName": table.name,
+            "columns": columns,
+        }
+        datazone.create_asset(
+            domainIdentifier=domain_id,
+            owningProjectIdentifier=project_id,
+            name=table.name,
+            typeIdentifier=GLUE_TABLE_ASSET_TYPE,
+            externalIdentifier=arn,
+            formsInput=[
+                {
+                    "formName": "GlueTableForm",
+                    "typeIdentifier": GLUE_TABLE_FORM_TYPE,
+                    "content": json.dumps(glue_form),
+                },
+                {
+                    "formName": "AssetCommonDetailsForm",
+                    "typeIdentifier": COMMON_DETAILS_FORM_TYPE,
+                    "content": json.dumps({"sourceIdentifier": arn}),
+                },
+            ],
+        )
 
 
 def _fill(value: str, placeholders: Mapping[str, str]) -> str:
