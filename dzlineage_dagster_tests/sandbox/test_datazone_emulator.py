@@ -900,3 +900,85 @@ def test_unknown_lineage_nodes_and_events_are_not_found(dz, catalog):
         dz.get_lineage_event(domainIdentifier=catalog.domain_id, identifier="abcdefghijklmn")
     with pytest.raises(ClientError, match=r"\(ResourceNotFoundException\)"):
         post(dz, Catalog("dzd_nosuchdomain00", "", ""), run_event("r", "j", [], []))
+
+
+def test_a_deleted_lineage_event_leaves_the_listings_and_a_repeat_answers_the_same(dz, catalog):
+    kept = post(dz, catalog, run_event(unique("run"), "kept", [TOPIC], [GLUE_TABLE]))
+    gone = post(dz, catalog, run_event(unique("run"), "gone", [TOPIC], [GLUE_TABLE]))
+    deleted = dz.delete_lineage_event(domainIdentifier=catalog.domain_id, identifier=gone["id"])
+    assert (deleted["id"], deleted["domainId"], deleted["processingStatus"]) == (
+        gone["id"],
+        catalog.domain_id,
+        "SUCCESS",
+    )
+    again = dz.delete_lineage_event(domainIdentifier=catalog.domain_id, identifier=gone["id"])
+    assert again["id"] == gone["id"]  # idempotent, as the model marks it
+    listed = dz.list_lineage_events(domainIdentifier=catalog.domain_id)["items"]
+    assert [item["id"] for item in listed] == [kept["id"]]
+    with pytest.raises(ClientError, match=r"\(ResourceNotFoundException\)"):
+        dz.get_lineage_event(domainIdentifier=catalog.domain_id, identifier=gone["id"])
+    with pytest.raises(ClientError, match=r"\(ResourceNotFoundException\)"):
+        dz.delete_lineage_event(domainIdentifier=catalog.domain_id, identifier="abcdefghij0123")
+    # The nodes the event built stay: nothing documents that deleting an event changes them.
+    assert node(dz, catalog, "cdc.gone")["typeName"] == "amazon.datazone.JobLineageNodeType"
+
+
+def query(dz, catalog, identifier: str, direction: str, hops: int | None = None, **params):
+    relation = {"relationType": "LINEAGE", "relationDirection": direction}
+    if hops is not None:
+        relation["maxPathLength"] = hops
+    return dz.query_graph(
+        domainIdentifier=catalog.domain_id,
+        match=[
+            {"entityPattern": {"entityType": "LINEAGE_NODE", "identifier": identifier}},
+            {"relationPattern": relation},
+        ],
+        **params,
+    )
+
+
+def test_query_graph_walks_lineage_up_or_down_to_its_path_length(dz, catalog):
+    source = ("postgres://db:5432", "shop.public.orders")
+    post(dz, catalog, run_event("src", "source", [source], [TOPIC]))
+    post(dz, catalog, run_event("snk", "sink", [TOPIC], [GLUE_TABLE]))
+    table = node(dz, catalog, GLUE_TABLE_ARN)
+
+    def sources(found: dict) -> list[str]:
+        return [item["lineageNode"]["sourceIdentifier"] for item in found["items"]]
+
+    assert sources(query(dz, catalog, GLUE_TABLE_ARN, "IN")) == ["cdc.sink/snk"]
+    assert sources(query(dz, catalog, GLUE_TABLE_ARN, "IN", 4)) == [
+        "cdc.sink/snk",
+        "kafka://broker-1:9092/cdc.public.orders",
+        "cdc.source/src",
+        "postgres://db:5432/shop.public.orders",
+    ]
+    first = query(dz, catalog, "postgres://db:5432/shop.public.orders", "OUT", 4, maxResults=3)
+    assert sources(first)[-1] == "cdc.sink/snk" and first["nextToken"]
+    rest = query(
+        dz,
+        catalog,
+        "postgres://db:5432/shop.public.orders",
+        "OUT",
+        4,
+        nextToken=first["nextToken"],
+    )
+    assert sources(rest) == [GLUE_TABLE_ARN]
+    (run,) = query(dz, catalog, table["id"], "IN")["items"]
+    assert run["lineageNode"]["downstreamLineageNodeIds"] == [table["id"]]
+    assert run["lineageNode"]["formsOutput"] == []
+    # No ResourceNotFoundException in QueryGraph's errors: an unknown node finds nothing.
+    assert query(dz, catalog, "kafka://nowhere:1/none", "OUT")["items"] == []
+
+
+def test_query_graph_refuses_what_the_model_does_not_allow(dz, catalog):
+    with pytest.raises(ClientError, match=r"\(ValidationException\).*maxPathLength"):
+        query(dz, catalog, GLUE_TABLE_ARN, "IN", 6)
+    with pytest.raises(ClientError, match=r"\(ValidationException\).*one entityPattern"):
+        dz.query_graph(
+            domainIdentifier=catalog.domain_id,
+            match=[
+                {"entityPattern": {"entityType": "LINEAGE_NODE", "identifier": GLUE_TABLE_ARN}},
+                {"entityPattern": {"entityType": "LINEAGE_NODE", "identifier": GLUE_TABLE_ARN}},
+            ],
+        )

@@ -34,7 +34,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -249,6 +249,16 @@ class NodeView:
             "updatedBy": self.created_by,
         }
 
+    def item(self, domain_id: str, form_names: Collection[str]) -> dict[str, Any]:
+        """The node as QueryGraph's ``LineageNodeItem``: its neighbours' ids, and the forms
+        named in ``additionalAttributes.formNames`` (none unless asked)."""
+        return {
+            **self.summary(domain_id),
+            "formsOutput": [f.output() for f in self.forms if f.name in form_names],
+            "upstreamLineageNodeIds": [node_id for node_id, _ in self.upstream],
+            "downstreamLineageNodeIds": [node_id for node_id, _ in self.downstream],
+        }
+
     def output(self, domain_id: str) -> dict[str, Any]:
         def references(edges: Edges) -> list[dict[str, Any]]:
             return [{"id": node_id, "eventTimestamp": when} for node_id, when in edges[:100]]
@@ -268,6 +278,9 @@ class LineageGraph:
         #: The ``glue_node_naming=colon-join`` reading; the emulator sets it before each read.
         self.colon_joins_glue = False
         self.events: dict[str, LineageEventRecord] = {}
+        #: Events DeleteLineageEvent removed, so a repeated delete answers the same (the model
+        #: marks it idempotent).
+        self.deleted: dict[str, LineageEventRecord] = {}
         self.nodes: dict[str, LineageNode] = {}
         self._by_source: dict[str, str] = {}
         #: Accepted events whose processing has not ended, in the order they were accepted.
@@ -299,6 +312,46 @@ class LineageGraph:
             else:
                 self.record(record)
                 record.outcome = SUCCESS
+
+    def delete(self, event_id: str) -> LineageEventRecord | None:
+        """DeleteLineageEvent: the event leaves the event listings; one still pending is never
+        processed. The nodes an event already built stay: the API reference says only "Deletes
+        the specified lineage event", not that the graph changes."""
+        record = self.events.pop(event_id, None)
+        if record is None:
+            return self.deleted.get(event_id)
+        if record in self._pending:
+            self._pending.remove(record)
+        self.deleted[event_id] = record
+        return record
+
+    def reachable(
+        self,
+        identifier: str,
+        upstream: bool,
+        max_hops: int,
+        assets: Mapping[str, Asset],
+    ) -> list[NodeView]:
+        """QueryGraph's traversal: the nodes up to ``max_hops`` edges upstream (or downstream)
+        of the node ``identifier`` names, nearest first, without the node itself; each as it
+        is now (the aggregated view, as GetLineageNode without a timestamp)."""
+        root = self.node_views(identifier, None, assets)
+        if not root:
+            return []
+        seen, found, frontier = {root[0].id}, [], [root[0]]
+        for _ in range(max_hops):
+            next_frontier = []
+            for view in frontier:
+                for node_id, _when in view.upstream if upstream else view.downstream:
+                    if node_id in seen:
+                        continue
+                    seen.add(node_id)
+                    neighbour = self.node_views(node_id, None, assets)
+                    if neighbour:
+                        found.append(neighbour[0])
+                        next_frontier.append(neighbour[0])
+            frontier = next_frontier
+        return found
 
     def find(self, identifier: str) -> LineageNode | None:
         """The node with this id or sourceIdentifier, as GetLineageNode accepts either."""
