@@ -33,6 +33,7 @@ from dzlineage_dagster.core.lineage_readback import (
 )
 from dzlineage_dagster.core.openlineage import dataset_source_identifier
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
+from dzlineage_dagster.sync.lineage_health import lineage_event_statuses
 
 if TYPE_CHECKING:
     from dzlineage_dagster.sync.run_state import SyncRun
@@ -40,7 +41,6 @@ if TYPE_CHECKING:
     from dzlineage_dagster.sync.stages.lineage import LineagePlan
     from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
-LIST_PAGE_SIZE = 50
 #: Between two ListLineageEvents polls while DataZone processes the sync's events.
 POLL_SECONDS = 2.0
 #: DataZone's createdAt and the events' eventTime come from two clocks.
@@ -188,15 +188,8 @@ def _wait_for_processing(run: SyncRun, event_ids: set[str], wait_seconds: float)
     since: datetime = run.started_at - CLOCK_SKEW_MARGIN
     deadline = time.monotonic() + wait_seconds
     while True:
-        items = run.resource.datazone.paginate(
-            "datazone",
-            "list_lineage_events",
-            "items",
-            page_size=LIST_PAGE_SIZE,
-            domainIdentifier=run.settings.domain_id,
-            timestampAfter=since,
-        )
-        wait.update({item["id"]: item["processingStatus"] for item in items})
+        statuses = lineage_event_statuses(run, timestampAfter=since)
+        wait.update({status.event_id: status.processing_status for status in statuses})
         if wait.done or time.monotonic() + POLL_SECONDS > deadline:
             return wait
         time.sleep(POLL_SECONDS)
