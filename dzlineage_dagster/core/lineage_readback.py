@@ -49,12 +49,6 @@ class Landing:
     def asset_node(self) -> str | None:
         return f"{ASSET_NODE_PREFIX}{self.asset_id}" if self.asset_id else None
 
-    @property
-    def identifiers(self) -> tuple[str, ...]:
-        """The nodes the read-back reads for this topic, in the order it reads them."""
-        asset = (self.asset_node,) if self.asset_node else ()
-        return (self.topic_node, *self.table_arns, *asset)
-
 
 @dataclass(frozen=True)
 class NodeRead:
@@ -122,9 +116,9 @@ NodeReader = Callable[[str], "NodeRead | None"]
 
 
 def compare(landing: Landing, read: NodeReader) -> list[Mismatch]:
-    """The mismatches of one topic's landing. ``read`` is called for each of
-    :attr:`Landing.identifiers`, and on a mismatch for up to a few neighbours, to name the
-    node that was found instead."""
+    """The mismatches of one topic's landing. ``read`` is called for the topic's node, each
+    table's ARN and the asset's node, and on a mismatch for up to a few neighbours, to name
+    the node that was found instead."""
     topic = read(landing.topic_node)
     if topic is None:
         expected = f"the topic's lineage node {landing.topic_node}"
@@ -135,7 +129,7 @@ def compare(landing: Landing, read: NodeReader) -> list[Mismatch]:
         if table is not None and set(table.upstream) & set(topic.downstream):
             continue
         expected = f"the Glue table's node {arn} with the topic {landing.topic_node} upstream"
-        mismatches.append(Mismatch(landing.topic, expected, _found_table(arn, table, topic, read)))
+        mismatches.append(Mismatch(landing.topic, expected, _found_table(table, topic, read)))
     if landing.asset_node:
         asset = read(landing.asset_node)
         if asset is None or topic.id not in asset.upstream:
@@ -152,7 +146,7 @@ def compare(landing: Landing, read: NodeReader) -> list[Mismatch]:
 MAX_NAMED_NEIGHBOURS = 3
 
 
-def _found_table(arn: str, table: NodeRead | None, topic: NodeRead, read: NodeReader) -> str:
+def _found_table(table: NodeRead | None, topic: NodeRead, read: NodeReader) -> str:
     """What the topic's runs feed instead of the table's ARN node, by sourceIdentifier."""
     fed = []
     for run_id in topic.downstream[:MAX_NAMED_NEIGHBOURS]:
