@@ -135,7 +135,11 @@ def asset_versions_by_schema(platform: SeededPlatform, datazone: Any) -> dict[st
 
 
 def lineage_edges(platform: SeededPlatform, datazone: Any) -> Counter[tuple[str, str]]:
-    """(input dataset name, output dataset name) -> how many posted events draw that edge."""
+    """(input dataset name, output dataset name) -> how many posted events draw that edge.
+
+    A Glue table's name is ``<db>/<table>`` whichever naming posted it: the product's
+    (``<db>/<table>`` under ``arn:aws:glue:<r>:<a>:table``) or OpenLineage's
+    (``table/<db>/<table>``, the reference implementation's)."""
     events = _pages(
         datazone,
         "list_lineage_events",
@@ -147,7 +151,7 @@ def lineage_edges(platform: SeededPlatform, datazone: Any) -> Counter[tuple[str,
         summary = event["eventSummary"]["openLineageRunEventSummary"]
         for source in summary.get("inputs", []):
             for target in summary.get("outputs", []):
-                edges[(source["name"], target["name"])] += 1
+                edges[(source["name"], target["name"].removeprefix("table/"))] += 1
     return edges
 
 
@@ -157,7 +161,7 @@ def check_catalog(platform: SeededPlatform) -> CatalogCheck:
     edges = lineage_edges(platform, datazone)
     topics = platform.topics.values()
     per_schema = [assets.get(t.schema_arn, []) for t in topics]
-    expected_edges = [(t.topic, f"table/{platform.glue_database}/{t.glue_table}") for t in topics]
+    expected_edges = [(t.topic, f"{platform.glue_database}/{t.glue_table}") for t in topics]
     events_per_edge = [edges.get(edge, 0) for edge in expected_edges]
     return CatalogCheck(
         schemas=len(per_schema),

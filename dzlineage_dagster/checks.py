@@ -10,6 +10,7 @@ from dzlineage_dagster.core import topology_report
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.lineage_readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
 
@@ -18,6 +19,7 @@ def _problems_result(
     checked: int,
     what: str,
     severity: AssetCheckSeverity = AssetCheckSeverity.ERROR,
+    metadata: dict | None = None,
 ) -> AssetCheckResult:
     return AssetCheckResult(
         passed=not problems,
@@ -25,7 +27,11 @@ def _problems_result(
         description=f"{len(problems)} of {checked} {what}"
         if problems
         else f"all {checked} {what} ok",
-        metadata={"checked": checked, "problems": MetadataValue.json(problems[:100])},
+        metadata={
+            "checked": checked,
+            "problems": MetadataValue.json(problems[:100]),
+            **(metadata or {}),
+        },
     )
 
 
@@ -108,6 +114,29 @@ def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetChec
             ):
                 problems.append(f"{topic} -> {table.ref}: no such Glue table")
     return _problems_result(problems, checked, "lineage output tables")
+
+
+@asset_check(
+    asset=TOPIC_LINEAGE,
+    description=(
+        "The lineage the last sync posted landed on AWS's own nodes: GetLineageNode by each "
+        "Glue table's ARN has its topic upstream, and each topic asset is linked to its topic's "
+        "node (docs/lineage-nodes.md)."
+    ),
+)
+def lineage_landed_on_datazone_nodes(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    report = last_sync_readback(SyncRun(lineage_sync))
+    # A read-back that could not run proves nothing: it fails, saying why.
+    problems = [str(m) for m in report.mismatches] + ([] if report.checked else [*report.notes])
+    return _problems_result(
+        problems,
+        report.tables + report.assets,
+        "lineage landings",
+        metadata={
+            "read-back": MetadataValue.text(report.summary),
+            "GetLineageNode calls": report.calls,
+        },
+    )
 
 
 # --- the connector topology: drift and gaps the connector configs reveal ---------------------
@@ -193,6 +222,7 @@ ALL_CHECKS = [
     ssm_mappings_point_at_existing_assets,
     no_two_assets_share_a_schema,
     lineage_tables_exist_in_glue,
+    lineage_landed_on_datazone_nodes,
     connector_mapping_matches_convention,
     every_table_topic_has_a_sink,
     every_iceberg_table_is_fed_by_a_topic,

@@ -225,6 +225,16 @@ class LineageSettings(ConfigurableResource):
             "and is ignored before. See docs/connector-naming.md."
         ),
     )
+    lineage_readback_wait_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description=(
+            "After a sync that posted lineage, how long to wait for DataZone to process its "
+            "events (ListLineageEvents SUCCESS or FAILED) before reading back that each Glue "
+            "table's node has its topic upstream and each topic asset is linked to its node "
+            "(docs/lineage-nodes.md). 0 turns the read-back off."
+        ),
+    )
     lineage_failure_lookback_hours: int = Field(
         default=168,
         ge=1,

@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 import pytest
 
 from dzlineage_dagster.sandbox.protocol.aws import ClientTokenPolicy
-from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
+from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 from dzlineage_dagster_tests.clients import sandbox_client
@@ -55,3 +55,12 @@ def platform(sandbox: RunningSandbox, monkeypatch: pytest.MonkeyPatch):
     sandbox.control.clear_faults()
     sandbox.control.set_client_tokens(**asdict(ClientTokenPolicy()))
     sandbox.control.set_ambiguities(**Ambiguities().describe())
+
+
+@pytest.fixture(params=CHOICES["glue_node_naming"])
+def glue_node_naming(request: pytest.FixtureRequest, platform) -> str:
+    """Run the test under each reading of where DataZone files a dataset named by
+    OpenLineage's Glue naming (the ``glue_node_naming`` switch); after ``platform``, whose
+    seeding resets the switches, and undone by its teardown."""
+    platform.control.set_ambiguities(glue_node_naming=request.param)
+    return request.param

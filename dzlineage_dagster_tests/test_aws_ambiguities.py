@@ -102,9 +102,16 @@ def test_recreating_a_type_with_a_changed_model_makes_a_revision_or_conflicts(
 
 
 def test_the_switches_refuse_unknown_names_and_values(platform):
-    for switches in ({"type_recreation": "maybe"}, {"search_lag": "1"}):
+    for switches in (
+        {"type_recreation": "maybe"},
+        {"glue_node_naming": "colon"},
+        {"search_lag": "1"},
+    ):
         with pytest.raises(Exception, match="400"):
             platform.control.set_ambiguities(**switches)
+    assert platform.control.set_ambiguities(glue_node_naming="colon-join")["glue_node_naming"] == (
+        "colon-join"
+    )
 
 
 # --- the product under each reading -----------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -200,7 +201,9 @@ def glue_arn(platform, database: str, table: str) -> str:
     return glue_source_identifier(arn[3], arn[4], database, table)
 
 
-def test_source_table_to_topic_to_table_for_mysql_sqlserver_and_postgres(connectors_platform):
+def test_source_table_to_topic_to_table_for_mysql_sqlserver_and_postgres(
+    connectors_platform, glue_node_naming
+):
     platform = connectors_platform
     topics = [*NEW_TOPICS, "shop.archive.orders", "shop.sales.orders"]
     run, outcomes = sync(platform, topics)
@@ -264,6 +267,13 @@ def test_source_table_to_topic_to_table_for_mysql_sqlserver_and_postgres(connect
     assert all(e["job"]["namespace"] == "kafka-connect" for e in events)
     for event in events:
         validate_openlineage_event(json.dumps(event))
+    # Every posted Glue table lands on its ARN by DataZone's documented <namespace>/<name>.
+    glue_tables = [d for e in events for d in e["outputs"] if "arn:aws:glue:" in d["namespace"]]
+    assert glue_tables
+    for dataset in glue_tables:
+        arn = f"{dataset['namespace']}/{dataset['name']}"
+        assert re.fullmatch(r"arn:aws:glue:[a-z0-9-]+:\d{12}:table/[^/]+/[^/]+", arn), arn
+        assert node(platform, arn)["sourceIdentifier"] == arn
 
 
 def test_column_lineage_on_both_hops(connectors_platform):
@@ -288,7 +298,10 @@ def test_column_lineage_on_both_hops(connectors_platform):
         e for e in events if e["job"]["name"] == "erp-iceberg-sink/erp.billing.invoices"
     )
     (table_output,) = sink_hop["outputs"]
-    assert table_output["name"] == "table/finance/invoices"
+    assert table_output["name"] == "finance/invoices"
+    assert table_output["facets"]["symlinks"]["identifiers"][0]["name"] == (
+        "table/finance/invoices"
+    )
     inputs = table_output["facets"]["columnLineage"]["fields"]["id"]["inputFields"]
     assert [(i["namespace"], i["name"], i["field"]) for i in inputs] == [
         (namespace, name, "after.id")

@@ -40,6 +40,8 @@ def stored_digest(platform) -> str:
 
 
 def test_first_idle_and_changed_sync_reports(platform, capsys):
+    # A sync that posted lineage reads it back: one ListLineageEvents, then GetLineageNode of
+    # each posted topic's node, its table's ARN and its asset's node.
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
@@ -54,7 +56,9 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         shop.sales.orders            created  published r1  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
         shop.sales.payments          created  published r1  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
 
-        8 topics, 0 failed, 82 AWS API calls
+        lineage read-back: all landed (7 tables, 7 topic assets of 7 topics, 21 GetLineageNode calls)
+
+        8 topics, 0 failed, 104 AWS API calls
         """
     )
     digest = stored_digest(platform)
@@ -89,7 +93,9 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         shop.sales.orders            revised    published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
         shop.sales.payments          unchanged                unchanged (registry token)
 
-        8 topics, 0 failed, 38 AWS API calls
+        lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
+
+        8 topics, 0 failed, 42 AWS API calls
         """
     )
     assert stored_digest(platform) != digest, "the changed registry's digest was not recorded"
@@ -112,7 +118,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
         "v1",
         "post: shop.sales.orders -> [kafka-connect.shop-debezium-source/shop.sales.orders] -> "
         "shop.sales.orders (connector); shop.sales.orders -> "
-        "[kafka-connect.shop-iceberg-sink/shop.sales.orders] -> table/lakehouse/sales_orders "
+        "[kafka-connect.shop-iceberg-sink/shop.sales.orders] -> lakehouse/sales_orders "
         "(connector)",
     ]
     assert plan[-2:] == ["", "dry run: nothing was written (9 rows)"]
@@ -122,7 +128,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert rows_of("\n".join(report), "shop.sales.broken") == [
         ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
     ]
-    assert report[-1] == "9 topics, 1 failed, 82 AWS API calls"
+    assert report[-1] == "9 topics, 1 failed, 104 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):

@@ -45,7 +45,8 @@ def summaries(items: list[dict]) -> list[dict]:
 
 
 def glue_arn(dataset: dict) -> str:
-    return f"{dataset['namespace']}:{dataset['name']}"
+    """The Glue table's node: DataZone's ``<namespace>/<name>`` of the product's naming."""
+    return f"{dataset['namespace']}/{dataset['name']}"
 
 
 def is_topic(dataset: dict) -> bool:
@@ -190,6 +191,7 @@ def test_the_second_listing_covers_only_the_events_since_the_first_failure(platf
     assert dzlineage(["sync"]) == 0
     assert "re-posted: 2 events had failed" in capsys.readouterr().out
     # The failed events, then the events since the earliest of them (this run's first sync's),
-    # one page each; a listing of every event would take a second page.
-    assert platform.control.call_counts()[("datazone", "ListLineageEvents")] == 2
+    # one page each; a listing of every event would take a second page. Then the read-back's
+    # one page of this sync's own events, once DataZone processed them.
+    assert platform.control.call_counts()[("datazone", "ListLineageEvents")] == 3
     assert len(lineage_events(platform)) > LIST_PAGE_SIZE

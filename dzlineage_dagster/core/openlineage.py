@@ -1,11 +1,16 @@
 """OpenLineage run events for DataZone's PostLineageEvent, and the names that join them up.
 
-DataZone links a lineage dataset node to a catalog asset by ``sourceIdentifier``: an ARN for
-a Glue table (``arn:aws:glue:<region>:<account>:table/<db>/<table>``, from the OpenLineage
-Glue naming ``arn:aws:glue:{region}:{account}`` + ``table/{db}/{table}``), and
-``<namespace>/<name>`` for any other dataset, such as a Kafka topic named by OpenLineage's
-convention ``kafka://{bootstrap server host}:{port}`` + ``{topic}`` (the SageMaker Unified
-Studio user guide, "The importance of the sourceIdentifier attribute to lineage nodes").
+DataZone links a lineage dataset node to a catalog asset by ``sourceIdentifier``: a Glue
+table's node is its ARN (``arn:aws:glue:<region>:<account>:table/<db>/<table>``), and "in all
+other cases" a dataset node's is ``<namespace>/<name>``, such as a Kafka topic named by
+OpenLineage's convention ``kafka://{bootstrap server host}:{port}`` + ``{topic}`` (the
+SageMaker Unified Studio user guide, "The importance of the sourceIdentifier attribute to
+lineage nodes"). So a Glue table is posted as namespace ``arn:aws:glue:<region>:<account>:table``
+and name ``<db>/<table>``: the documented ``<namespace>/<name>`` rule turns that into the ARN,
+and so does a reading that joins OpenLineage's Glue naming at a colon (its namespace is not
+OpenLineage's Glue namespace). OpenLineage's own Glue name (``arn:aws:glue:{region}:{account}``
++ ``table/{db}/{table}``) travels in the dataset's ``symlinks`` facet for other consumers.
+``docs/lineage-nodes.md`` gives the sources and the alternatives.
 
 PostLineageEvent takes an ``event`` blob of at most 300000 bytes and a ``clientToken`` of 1
 to 128 characters from ``[\\x21-\\x7E]`` (botocore's DataZone model), which makes a retried
@@ -29,7 +34,12 @@ from openlineage.client.event_v2 import (
     RunEvent,
     RunState,
 )
-from openlineage.client.facet_v2 import column_lineage_dataset, schema_dataset
+from openlineage.client.facet_v2 import (
+    DatasetFacet,
+    column_lineage_dataset,
+    schema_dataset,
+    symlinks_dataset,
+)
 from openlineage.client.naming import dataset as naming
 from openlineage.client.serde import Serde
 
@@ -157,8 +167,33 @@ def hop_job(owner: str, topic: str, namespace: str = CONNECTOR_JOB_NAMESPACE) ->
     return namespace, f"{owner}{HOP_JOB_SEPARATOR}{topic}"
 
 
+#: The ``type`` of a Glue table's identifier in a ``symlinks`` facet (OpenLineage's example).
+GLUE_SYMLINK_TYPE = "TABLE"
+
+
 def glue_dataset(region: str, account_id: str, database: str, table: str) -> tuple[str, str]:
-    """The OpenLineage (namespace, name) of a Glue Data Catalog table."""
+    """The (namespace, name) the project posts a Glue Data Catalog table as:
+    ``arn:aws:glue:<region>:<account>:table`` + ``<db>/<table>``, which DataZone's documented
+    ``<namespace>/<name>`` rule turns into the table's ARN, its node's sourceIdentifier.
+
+    Only the account's default catalog: a federated catalog's table (S3 Tables,
+    ``table/<catalog>/<db>/<table>``) is refused, as a ``/`` in a part would be.
+    """
+    for part, value in (("database", database), ("table", table)):
+        if not value or "/" in value:
+            raise ValueError(
+                f"Glue {part} {value!r} cannot name a table of the default Glue Data Catalog "
+                "(a federated catalog's table, such as S3 Tables', is not supported: see "
+                "docs/lineage-nodes.md)"
+            )
+    return f"arn:aws:glue:{region}:{account_id}:table", f"{database}/{table}"
+
+
+def openlineage_glue_name(
+    region: str, account_id: str, database: str, table: str
+) -> tuple[str, str]:
+    """OpenLineage's naming of a Glue table (``arn:aws:glue:{region}:{account}`` +
+    ``table/{db}/{table}``): the ``symlinks`` identifier other OpenLineage consumers join on."""
     named = naming.AWSGlue(
         region_name=region, account_id=account_id, database_name=database, table_name=table
     )
@@ -167,12 +202,11 @@ def glue_dataset(region: str, account_id: str, database: str, table: str) -> tup
 
 def glue_source_identifier(region: str, account_id: str, database: str, table: str) -> str:
     """The table's ARN: DataZone's sourceIdentifier for a Glue table's lineage node."""
-    namespace, name = glue_dataset(region, account_id, database, table)
-    return f"{namespace}:{name}"
+    return dataset_source_identifier(*glue_dataset(region, account_id, database, table))
 
 
 def dataset_source_identifier(namespace: str, name: str) -> str:
-    """DataZone's sourceIdentifier for a dataset node that is not an AWS resource."""
+    """DataZone's sourceIdentifier for a dataset node: ``<namespace>/<name>``."""
     return f"{namespace}/{name}"
 
 
@@ -195,12 +229,33 @@ class DatasetSpec:
 
     ``column_lineage`` (outputs only) maps each output field to the input fields it is copied
     from unchanged, and becomes the ``columnLineage`` facet (DIRECT / IDENTITY).
+    ``symlinks`` are other (namespace, name) identifiers of the same dataset (type ``TABLE``),
+    its ``symlinks`` facet.
     """
 
     namespace: str
     name: str
     columns: Sequence[Column] | None = None
     column_lineage: Mapping[str, Sequence[FieldRef]] | None = None
+    symlinks: tuple[tuple[str, str], ...] = ()
+
+
+def glue_table_spec(
+    region: str,
+    account_id: str,
+    database: str,
+    table: str,
+    columns: Sequence[Column] | None = None,
+    column_lineage: Mapping[str, Sequence[FieldRef]] | None = None,
+) -> DatasetSpec:
+    """A Glue table as a dataset of a run: named by :func:`glue_dataset`, with OpenLineage's
+    Glue name as its symlink."""
+    return DatasetSpec(
+        *glue_dataset(region, account_id, database, table),
+        columns,
+        column_lineage,
+        symlinks=(openlineage_glue_name(region, account_id, database, table),),
+    )
 
 
 def source_hop_column_lineage(
@@ -292,11 +347,22 @@ def build_run_events(
     ]
 
 
-def _facets(dataset: DatasetSpec, producer: str) -> dict[str, schema_dataset.SchemaDatasetFacet]:
+def _facets(dataset: DatasetSpec, producer: str) -> dict[str, DatasetFacet]:
+    facets: dict[str, DatasetFacet] = {}
+    if dataset.symlinks:
+        identifiers = [
+            symlinks_dataset.Identifier(namespace, name, GLUE_SYMLINK_TYPE)
+            for namespace, name in dataset.symlinks
+        ]
+        facets["symlinks"] = symlinks_dataset.SymlinksDatasetFacet(
+            identifiers=identifiers, producer=producer
+        )
     if dataset.columns is None:
-        return {}
-    fields = _schema_fields(dataset.columns)
-    return {"schema": schema_dataset.SchemaDatasetFacet(fields=fields, producer=producer)}
+        return facets
+    facets["schema"] = schema_dataset.SchemaDatasetFacet(
+        fields=_schema_fields(dataset.columns), producer=producer
+    )
+    return facets
 
 
 def _schema_fields(columns: Sequence[Column]) -> list[schema_dataset.SchemaDatasetFacetFields]:
@@ -443,8 +509,8 @@ def build_fitted_run_events(
             return FittedRun(split, parts=parts, trimmed=False)
         parts *= 2
     bare = build_run_events(
-        inputs=[DatasetSpec(d.namespace, d.name) for d in inputs],
-        outputs=[DatasetSpec(d.namespace, d.name) for d in outputs],
+        inputs=[DatasetSpec(d.namespace, d.name, symlinks=d.symlinks) for d in inputs],
+        outputs=[DatasetSpec(d.namespace, d.name, symlinks=d.symlinks) for d in outputs],
         event_types=event_types,
         **common,
     )
@@ -475,4 +541,4 @@ def _part(dataset: DatasetSpec, index: int, parts: int) -> DatasetSpec:
     lineage = None
     if dataset.column_lineage is not None:
         lineage = dict(list(dataset.column_lineage.items())[index::parts])
-    return DatasetSpec(dataset.namespace, dataset.name, columns, lineage)
+    return DatasetSpec(dataset.namespace, dataset.name, columns, lineage, dataset.symlinks)

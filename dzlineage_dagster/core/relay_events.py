@@ -10,9 +10,11 @@ relay:
 - derives PostLineageEvent's ``clientToken`` from the event, so a producer's retry replays
   instead of posting twice (:func:`client_token`);
 - rewrites dataset names to the ones the rest of the graph uses: every broker address of the
-  MSK cluster to its one Kafka namespace, a dataset whose ``symlinks`` facet names a Glue table
-  to the Glue table's ARN form, and namespaces mapped by settings; each rewrite is recorded on
-  the dataset in a ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
+  MSK cluster to its one Kafka namespace, a Glue table (named by OpenLineage's Glue naming, or
+  a dataset whose ``symlinks`` facet names one) to the name DataZone files under the table's
+  ARN (:func:`~dzlineage_dagster.core.openlineage.glue_dataset`), keeping OpenLineage's Glue
+  name in its ``symlinks`` facet, and namespaces mapped by settings; each rewrite is recorded
+  on the dataset in a ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
 - trims the largest facets of an event over the size limit and records what it removed in a
   ``dzlineage_trimmed`` run facet, or refuses the event when even that cannot make it fit
   (:func:`fit_to_size`).
@@ -41,10 +43,15 @@ from openlineage.client.event_v2 import (
     RunState,
     StaticDataset,
 )
-from openlineage.client.facet_v2 import DatasetFacet, RunFacet
+from openlineage.client.facet_v2 import DatasetFacet, RunFacet, symlinks_dataset
 from openlineage.client.serde import Serde
 
-from dzlineage_dagster.core.openlineage import MAX_EVENT_BYTES, glue_dataset
+from dzlineage_dagster.core.openlineage import (
+    GLUE_SYMLINK_TYPE,
+    MAX_EVENT_BYTES,
+    glue_dataset,
+    openlineage_glue_name,
+)
 
 #: The producer URI of the facets the relay adds to events it forwards.
 RELAY_PRODUCER = "https://github.com/dzlineage/dzlineage-dagster/relay"
@@ -280,8 +287,9 @@ def broker_addresses(broker_strings: Iterator[str] | list[str]) -> list[str]:
 class NameRules:
     """How the relay renames datasets before forwarding; the first rule that applies wins.
 
-    A dataset whose ``symlinks`` facet names a Glue table (``arn:aws:glue:{region}:{account}``
-    + ``table/{db}/{table}``) takes that name, when ``glue_symlinks`` is on; else a namespace
+    A Glue table, named by OpenLineage's Glue naming (``arn:aws:glue:{region}:{account}`` +
+    ``table/{db}/{table}``) or by a ``symlinks`` facet identifier in that naming, takes the name
+    DataZone files under the table's ARN, when ``glue_symlinks`` is on; else a namespace
     in ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host
     is one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
     """
@@ -293,6 +301,7 @@ class NameRules:
 
     KAFKA_RULE: ClassVar[str] = "kafka-cluster-broker"
     GLUE_RULE: ClassVar[str] = "glue-table-symlink"
+    GLUE_NAME_RULE: ClassVar[str] = "glue-table-name"
     SETTINGS_RULE: ClassVar[str] = "namespace-map"
 
     @classmethod
@@ -309,6 +318,9 @@ class NameRules:
         """The (namespace, name, rule) ``dataset`` should have, or None if it keeps its own."""
         namespace, name = dataset["namespace"], dataset["name"]
         if self.glue_symlinks:
+            glue = _glue_table(namespace, name)
+            if glue is not None:
+                return (*glue, self.GLUE_NAME_RULE)
             glue = _glue_symlink(dataset)
             if glue is not None and glue != (namespace, name):
                 return (*glue, self.GLUE_RULE)
@@ -323,16 +335,46 @@ class NameRules:
         return None
 
 
+def _glue_table(namespace: str, name: str) -> tuple[str, str] | None:
+    """The project's name of a table named by OpenLineage's Glue naming, else None."""
+    arn = _GLUE_ARN_NAMESPACE.fullmatch(namespace)
+    table = _GLUE_TABLE_NAME.fullmatch(name)
+    if arn and table:
+        return glue_dataset(arn.group(1), arn.group(2), table.group(1), table.group(2))
+    return None
+
+
 def _glue_symlink(dataset: Mapping[str, Any]) -> tuple[str, str] | None:
     symlinks = (dataset.get("facets") or {}).get("symlinks") or {}
     for identifier in symlinks.get("identifiers") or []:
-        if not isinstance(identifier, dict):
-            continue
-        arn = _GLUE_ARN_NAMESPACE.fullmatch(str(identifier.get("namespace", "")))
-        table = _GLUE_TABLE_NAME.fullmatch(str(identifier.get("name", "")))
-        if arn and table:
-            return glue_dataset(arn.group(1), arn.group(2), table.group(1), table.group(2))
+        if isinstance(identifier, dict):
+            glue = _glue_table(
+                str(identifier.get("namespace", "")), str(identifier.get("name", ""))
+            )
+            if glue is not None:
+                return glue
     return None
+
+
+def _keep_glue_symlink(facets: dict[str, Any], namespace: str, name: str) -> None:
+    """Add OpenLineage's Glue name of the table renamed to (``namespace``, ``name``) to the
+    dataset's ``symlinks`` facet, unless it is there: other OpenLineage consumers join on it."""
+    arn = namespace.removeprefix("arn:aws:glue:").split(":")
+    database, _, table = name.partition("/")
+    ol_namespace, ol_name = openlineage_glue_name(arn[0], arn[1], database, table)
+    symlinks = facets.get("symlinks")
+    if not isinstance(symlinks, dict) or not isinstance(symlinks.get("identifiers"), list):
+        symlinks = Serde.to_dict(
+            symlinks_dataset.SymlinksDatasetFacet(identifiers=[], producer=RELAY_PRODUCER)
+        )
+        facets["symlinks"] = symlinks
+    known = {
+        (i.get("namespace"), i.get("name")) for i in symlinks["identifiers"] if isinstance(i, dict)
+    }
+    if (ol_namespace, ol_name) not in known:
+        symlinks["identifiers"].append(
+            {"namespace": ol_namespace, "name": ol_name, "type": GLUE_SYMLINK_TYPE}
+        )
 
 
 def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent, list[str]]:
@@ -359,6 +401,8 @@ def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent,
             dataset["namespace"], dataset["name"] = namespace, name
             dataset["facets"] = dataset.get("facets") or {}  # absent or null
             dataset["facets"][CANONICAL_NAME_FACET] = Serde.to_dict(facet)
+            if rule in (NameRules.GLUE_RULE, NameRules.GLUE_NAME_RULE):
+                _keep_glue_symlink(dataset["facets"], namespace, name)
     return ReceivedEvent(event.kind, document), rewrites
 
 

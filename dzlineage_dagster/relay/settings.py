@@ -68,8 +68,10 @@ class RelaySettings(BaseModel):
     relay_glue_symlinks: bool = Field(
         default=True,
         description=(
-            "Rename a dataset whose `symlinks` facet names a Glue table to the table's ARN "
-            "form (`arn:aws:glue:{region}:{account}` + `table/{db}/{table}`)."
+            "Rename a Glue table named by OpenLineage's Glue naming (`arn:aws:glue:{region}:"
+            "{account}` + `table/{db}/{table}`), or a dataset whose `symlinks` facet names one, "
+            "to `arn:aws:glue:{region}:{account}:table` + `{db}/{table}`, which DataZone files "
+            "under the table's ARN (docs/lineage-nodes.md)."
         ),
     )
     relay_namespace_map: dict[str, str] = Field(

@@ -137,6 +137,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "Studio domain, whose authorization policies the demo's project is granted "
         "(docs/sagemaker-unified-studio.md)",
     )
+    parser.add_argument(
+        "--glue-node-naming",
+        choices=CHOICES["glue_node_naming"],
+        default="documented",
+        help="which lineage node a dataset named with OpenLineage's Glue naming lands on: "
+        "'documented' (default) <namespace>/<name> as DataZone's guide reads, 'colon-join' "
+        "the table's ARN (no AWS document says so)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -248,7 +256,9 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
     environment = sandbox_environment(sandbox.endpoint_url)
     # Before seeding: the demo platform's schemas are registered under the chosen behaviour.
     SandboxControl(sandbox.endpoint_url).set_ambiguities(
-        type_recreation=args.type_recreation, schema_updated_time=args.schema_updated_time
+        type_recreation=args.type_recreation,
+        schema_updated_time=args.schema_updated_time,
+        glue_node_naming=args.glue_node_naming,
     )
     if not args.empty:
         # The bundled demo also shows nested, enum, $ref and Protobuf columns (docs/columns.md).

@@ -20,6 +20,7 @@ from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.authorization import check_authorization
 from dzlineage_dagster.sync.custom_types import ensure_custom_types, plan_custom_types
 from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.lineage_readback import read_back_sync
 from dzlineage_dagster.sync.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -225,6 +226,7 @@ def run_headless_sync(
             return 0
         log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
         rows: list[tuple[str, ...]] = []
+        outcomes: list[TopicOutcome] = []
         reposted: list[str] = []
         failed = done = 0
         try:
@@ -232,6 +234,7 @@ def run_headless_sync(
                 run, topics, trust_registry_tokens=trust_tokens, stale=behind
             ):
                 done += 1
+                outcomes.append(outcome)
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
                 if outcome.ok:
@@ -278,6 +281,12 @@ def run_headless_sync(
                 file=out,
             )
         _print_scope_notes(run, out, report)
+        # After the loop: DataZone processes the events while the other topics sync.
+        readback = None if stop else read_back_sync(run, outcomes)
+        if readback is not None:
+            print(f"\n{readback.summary}", file=out)
+            for mismatch in readback.mismatches:
+                print(f"ERROR {mismatch}", file=out)
         calls, retries = run.api_calls(), run.api_retries()
         summary = f"{len(topics)} topics, {failed} failed, {sum(calls.values())} AWS API calls"
         if retries:
@@ -292,7 +301,7 @@ def run_headless_sync(
         out.flush()
         if stop:
             return _stopped_status(stop.signal_name)
-        return 1 if failed else 0
+        return 1 if failed or (readback is not None and readback.mismatches) else 0
 
 
 def _asset_column(outcome: TopicOutcome) -> str:

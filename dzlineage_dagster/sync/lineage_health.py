@@ -50,13 +50,13 @@ def check_lineage_health(run: SyncRun) -> LineageHealth:
     since = datetime.now(timezone.utc) - timedelta(
         hours=run.settings.lineage_failure_lookback_hours
     )
-    failed = _events(run, timestampAfter=since, processingStatus=FAILED)
+    failed = lineage_event_statuses(run, timestampAfter=since, processingStatus=FAILED)
     if not failed:
         return LineageHealth(since=since)
     # A re-post's eventTime is after the failure's acceptance; the margin absorbs clock skew
     # between the producer (eventTime) and DataZone (createdAt).
     earliest = min(event.created_at for event in failed) - CLOCK_SKEW_MARGIN
-    later = _events(run, timestampAfter=earliest)
+    later = lineage_event_statuses(run, timestampAfter=earliest)
     failed_runs = unresolved_failures(failed, later)
     if failed_runs:
         events = sum(len(ids) for ids in failed_runs.values())
@@ -68,7 +68,8 @@ def check_lineage_health(run: SyncRun) -> LineageHealth:
     return LineageHealth(failed_runs, since)
 
 
-def _events(run: SyncRun, **filters: object) -> list[LineageEventStatus]:
+def lineage_event_statuses(run: SyncRun, **filters: object) -> list[LineageEventStatus]:
+    """ListLineageEvents with ``filters``, every page of the largest size, as statuses."""
     items = run.resource.datazone.paginate(
         "datazone",
         "list_lineage_events",

@@ -152,7 +152,7 @@ def test_both_hops_carry_column_lineage_and_follow_the_specification() -> None:
     }
     assert total[0]["transformations"] == [{"type": "DIRECT", "subtype": "IDENTITY"}]
     table_output = json.loads(event_json(sink_hop[1]))["outputs"][0]
-    assert table_output["name"] == "table/erp_lake/orders"
+    assert table_output["name"] == "erp_lake/orders"
     fields = table_output["facets"]["columnLineage"]["fields"]
     assert set(fields) == {"id", "total"}  # _cdc comes from no topic field
     assert fields["id"]["inputFields"][0]["field"] == "after.id"
@@ -223,7 +223,7 @@ def test_an_event_that_cannot_be_split_enough_is_trimmed_not_dropped() -> None:
     (_start, complete) = result.events
     document = json.loads(event_json(complete))
     assert [d["name"] for d in document["inputs"]] == ["t"]
-    assert [d["name"] for d in document["outputs"]] == ["table/lake/t"]
+    assert [d["name"] for d in document["outputs"]] == ["lake/t"]
     assert "columnLineage" not in (document["outputs"][0].get("facets") or {})
 
 
@@ -242,7 +242,7 @@ def test_fitted_events_always_fit_and_keep_the_datasets(
         text = event_json(event)
         assert len(text.encode()) <= limit
         document = json.loads(text)
-        assert [d["name"] for d in document["outputs"]] == ["table/lake/t"]
+        assert [d["name"] for d in document["outputs"]] == ["lake/t"]
 
 
 def test_source_hop_lineage_skips_columns_a_source_lacks() -> None:

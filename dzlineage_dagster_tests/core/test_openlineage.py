@@ -17,6 +17,7 @@ from dzlineage_dagster.core.avro import Column
 from dzlineage_dagster.core.openlineage import (
     MAX_EVENT_BYTES,
     DatasetSpec,
+    build_fitted_run_events,
     build_run_events,
     dataset_source_identifier,
     deterministic_run_id,
@@ -24,6 +25,7 @@ from dzlineage_dagster.core.openlineage import (
     event_size_ok,
     glue_dataset,
     glue_source_identifier,
+    glue_table_spec,
     kafka_dataset_namespace,
     lineage_client_token,
     preferred_broker_string,
@@ -37,7 +39,7 @@ TOPIC = DatasetSpec(
     "cdc.public.orders",
     [Column("id", "int", False, None), Column("note", "string", True, "free text")],
 )
-TABLE = DatasetSpec(*glue_dataset("us-east-1", "123456789012", "lake", "orders"))
+TABLE = glue_table_spec("us-east-1", "123456789012", "lake", "orders")
 
 
 def datazone_shape(name: str) -> Any:
@@ -84,11 +86,50 @@ def test_datasets_with_columns_carry_a_schema_facet() -> None:
         ("id", "int", None),
         ("note", "string", "free text"),
     ]
-    assert (table["namespace"], table["name"]) == (
-        "arn:aws:glue:us-east-1:123456789012",
-        "table/lake/orders",
-    )
     assert "schema" not in table["facets"]
+
+
+def test_a_glue_table_is_named_so_the_documented_rule_gives_its_arn_and_keeps_openlineages_name():
+    event = json.loads(event_json(orders_events()[-1]))
+    (table,) = event["outputs"]
+    arn = "arn:aws:glue:us-east-1:123456789012:table/lake/orders"
+    # DataZone's guide: "<namespace>/<name>" for every dataset it names no other way.
+    assert f"{table['namespace']}/{table['name']}" == arn
+    # A reading that joins OpenLineage's Glue naming at a colon does not apply to this name.
+    assert table["namespace"] != "arn:aws:glue:us-east-1:123456789012"
+    assert table["facets"]["symlinks"]["identifiers"] == [
+        {
+            "namespace": "arn:aws:glue:us-east-1:123456789012",
+            "name": "table/lake/orders",
+            "type": "TABLE",
+        }
+    ]
+    assert glue_source_identifier("us-east-1", "123456789012", "lake", "orders") == arn
+
+
+def test_a_split_or_trimmed_run_keeps_the_glue_tables_symlink() -> None:
+    wide = [Column(f"c{i:04d}", "string", True, "x" * 200) for i in range(600)]
+    table = glue_table_spec("us-east-1", "123456789012", "lake", "wide", wide)
+    fitted = build_fitted_run_events(
+        job_namespace="dzlineage",
+        job_name="wide",
+        inputs=[],
+        outputs=[table],
+        run_id=deterministic_run_id("wide"),
+        event_time=EVENT_TIME,
+        producer=PRODUCER,
+        limit=20_000,
+    )
+    assert fitted.split or fitted.trimmed
+    for event in fitted.events:
+        (output,) = json.loads(event_json(event))["outputs"]
+        assert output["facets"]["symlinks"]["identifiers"][0]["name"] == "table/lake/wide"
+
+
+@pytest.mark.parametrize("database", ["s3tablescatalog/orders_bucket", ""])
+def test_a_federated_catalogs_table_is_refused_by_name(database: str) -> None:
+    with pytest.raises(ValueError, match="federated catalog"):
+        glue_dataset("us-east-1", "123456789012", database, "orders")
 
 
 def test_naive_event_time_is_refused() -> None:

@@ -197,12 +197,40 @@ def test_a_dataset_symlinked_to_a_glue_table_takes_the_tables_arn_name():
     )
     renamed, rewrites = canonicalize(received(run_event(outputs=[output])), CLUSTER_RULES)
     dataset = renamed.document["outputs"][0]
-    assert dataset["namespace"] == "arn:aws:glue:us-east-1:123456789012"
-    assert dataset["name"] == "table/sales/orders"
+    # DataZone's "<namespace>/<name>" of it is the table's ARN.
+    assert dataset["namespace"] == "arn:aws:glue:us-east-1:123456789012:table"
+    assert dataset["name"] == "sales/orders"
     assert dataset["facets"][CANONICAL_NAME_FACET]["originalNamespace"] == "s3://lake"
-    assert dataset["facets"]["symlinks"]  # the producer's facets stay
+    # The producer's symlink (OpenLineage's Glue name) stays, once.
+    assert [(i["namespace"], i["name"]) for i in dataset["facets"]["symlinks"]["identifiers"]] == [
+        ("arn:aws:glue:us-east-1:123456789012", "table/sales/orders")
+    ]
     assert len(rewrites) == 1
     validate_openlineage_event(compact_json(renamed.document))
+
+
+def test_a_dataset_named_by_openlineages_glue_naming_lands_on_the_tables_arn():
+    output = OutputDataset("arn:aws:glue:eu-west-1:123456789012", "table/sales/orders")
+    renamed, rewrites = canonicalize(received(run_event(outputs=[output])), CLUSTER_RULES)
+    dataset = renamed.document["outputs"][0]
+    assert f"{dataset['namespace']}/{dataset['name']}" == (
+        "arn:aws:glue:eu-west-1:123456789012:table/sales/orders"
+    )
+    assert dataset["facets"][CANONICAL_NAME_FACET]["rule"] == "glue-table-name"
+    assert dataset["facets"]["symlinks"]["identifiers"] == [
+        {
+            "namespace": "arn:aws:glue:eu-west-1:123456789012",
+            "name": "table/sales/orders",
+            "type": "TABLE",
+        }
+    ]
+    assert rewrites == [
+        "arn:aws:glue:eu-west-1:123456789012/table/sales/orders -> "
+        "arn:aws:glue:eu-west-1:123456789012:table/sales/orders"
+    ]
+    validate_openlineage_event(compact_json(renamed.document))
+    # Already in the project's form: left alone.
+    assert canonicalize(renamed, CLUSTER_RULES)[1] == []
 
 
 def test_glue_symlinks_can_be_turned_off_and_namespaces_mapped_by_settings():

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 ROLE = "arn:aws:iam::123456789012:role/DataZoneDomainExecution"
+#: OpenLineage's Glue namespace; the project posts its tables under ``<it>:table``.
 GLUE_NAMESPACE = "arn:aws:glue:us-east-1:123456789012"
 TOPIC_FORM_MODEL = """
 $version: "2"
@@ -673,8 +674,39 @@ def neighbours(found: dict[str, Any], direction: str) -> list[str]:
 
 
 TOPIC = ("kafka://broker-1:9092", "cdc.public.orders")
-GLUE_TABLE = (GLUE_NAMESPACE, "table/lake/orders")
+GLUE_TABLE = (f"{GLUE_NAMESPACE}:table", "lake/orders")
 GLUE_TABLE_ARN = f"{GLUE_NAMESPACE}:table/lake/orders"
+
+
+@pytest.mark.parametrize(
+    ("naming", "lands_on"),
+    [
+        ("documented", f"{GLUE_NAMESPACE}/table/lake/orders"),
+        ("colon-join", GLUE_TABLE_ARN),
+    ],
+)
+def test_openlineages_glue_naming_lands_where_the_reading_says(
+    sandbox, dz, catalog, naming, lands_on
+):
+    """DataZone's guide read literally files a dataset it does not name otherwise under
+    ``<namespace>/<name>``; the colon-join reading makes OpenLineage's Glue naming the ARN.
+    The project's naming lands on the ARN under both."""
+    sandbox.control.set_ambiguities(glue_node_naming=naming)
+    try:
+        run_id = unique("run")
+        post(
+            dz,
+            catalog,
+            run_event(run_id, "ol-glue", [TOPIC], [(GLUE_NAMESPACE, "table/lake/orders")]),
+        )
+        post(dz, catalog, run_event(unique("run"), "dz-glue", [TOPIC], [GLUE_TABLE]))
+        found = node(dz, catalog, lands_on)
+        assert found["sourceIdentifier"] == lands_on
+        assert node(dz, catalog, GLUE_TABLE_ARN)["sourceIdentifier"] == GLUE_TABLE_ARN
+        if naming == "documented":
+            assert found["id"] != node(dz, catalog, GLUE_TABLE_ARN)["id"]
+    finally:
+        sandbox.control.set_ambiguities(glue_node_naming="documented")
 
 
 def test_a_run_event_builds_job_run_and_dataset_nodes_with_edges(dz, catalog):
@@ -811,7 +843,7 @@ def test_a_node_can_be_read_as_it_was_at_an_event_time(dz, catalog):
     first_time = datetime(2024, 5, 1, 12, 0, tzinfo=timezone.utc)
     second_time = first_time + timedelta(hours=1)
     post(dz, catalog, run_event("run-1", "sink", [TOPIC], [GLUE_TABLE], event_time=first_time))
-    other_table = (GLUE_NAMESPACE, "table/lake/orders_copy")
+    other_table = (f"{GLUE_NAMESPACE}:table", "lake/orders_copy")
     post(dz, catalog, run_event("run-2", "copy", [TOPIC], [other_table], event_time=second_time))
 
     topic_source = "kafka://broker-1:9092/cdc.public.orders"
@@ -868,3 +900,85 @@ def test_unknown_lineage_nodes_and_events_are_not_found(dz, catalog):
         dz.get_lineage_event(domainIdentifier=catalog.domain_id, identifier="abcdefghijklmn")
     with pytest.raises(ClientError, match=r"\(ResourceNotFoundException\)"):
         post(dz, Catalog("dzd_nosuchdomain00", "", ""), run_event("r", "j", [], []))
+
+
+def test_a_deleted_lineage_event_leaves_the_listings_and_a_repeat_answers_the_same(dz, catalog):
+    kept = post(dz, catalog, run_event(unique("run"), "kept", [TOPIC], [GLUE_TABLE]))
+    gone = post(dz, catalog, run_event(unique("run"), "gone", [TOPIC], [GLUE_TABLE]))
+    deleted = dz.delete_lineage_event(domainIdentifier=catalog.domain_id, identifier=gone["id"])
+    assert (deleted["id"], deleted["domainId"], deleted["processingStatus"]) == (
+        gone["id"],
+        catalog.domain_id,
+        "SUCCESS",
+    )
+    again = dz.delete_lineage_event(domainIdentifier=catalog.domain_id, identifier=gone["id"])
+    assert again["id"] == gone["id"]  # idempotent, as the model marks it
+    listed = dz.list_lineage_events(domainIdentifier=catalog.domain_id)["items"]
+    assert [item["id"] for item in listed] == [kept["id"]]
+    with pytest.raises(ClientError, match=r"\(ResourceNotFoundException\)"):
+        dz.get_lineage_event(domainIdentifier=catalog.domain_id, identifier=gone["id"])
+    with pytest.raises(ClientError, match=r"\(ResourceNotFoundException\)"):
+        dz.delete_lineage_event(domainIdentifier=catalog.domain_id, identifier="abcdefghij0123")
+    # The nodes the event built stay: nothing documents that deleting an event changes them.
+    assert node(dz, catalog, "cdc.gone")["typeName"] == "amazon.datazone.JobLineageNodeType"
+
+
+def query(dz, catalog, identifier: str, direction: str, hops: int | None = None, **params):
+    relation = {"relationType": "LINEAGE", "relationDirection": direction}
+    if hops is not None:
+        relation["maxPathLength"] = hops
+    return dz.query_graph(
+        domainIdentifier=catalog.domain_id,
+        match=[
+            {"entityPattern": {"entityType": "LINEAGE_NODE", "identifier": identifier}},
+            {"relationPattern": relation},
+        ],
+        **params,
+    )
+
+
+def test_query_graph_walks_lineage_up_or_down_to_its_path_length(dz, catalog):
+    source = ("postgres://db:5432", "shop.public.orders")
+    post(dz, catalog, run_event("src", "source", [source], [TOPIC]))
+    post(dz, catalog, run_event("snk", "sink", [TOPIC], [GLUE_TABLE]))
+    table = node(dz, catalog, GLUE_TABLE_ARN)
+
+    def sources(found: dict) -> list[str]:
+        return [item["lineageNode"]["sourceIdentifier"] for item in found["items"]]
+
+    assert sources(query(dz, catalog, GLUE_TABLE_ARN, "IN")) == ["cdc.sink/snk"]
+    assert sources(query(dz, catalog, GLUE_TABLE_ARN, "IN", 4)) == [
+        "cdc.sink/snk",
+        "kafka://broker-1:9092/cdc.public.orders",
+        "cdc.source/src",
+        "postgres://db:5432/shop.public.orders",
+    ]
+    first = query(dz, catalog, "postgres://db:5432/shop.public.orders", "OUT", 4, maxResults=3)
+    assert sources(first)[-1] == "cdc.sink/snk" and first["nextToken"]
+    rest = query(
+        dz,
+        catalog,
+        "postgres://db:5432/shop.public.orders",
+        "OUT",
+        4,
+        nextToken=first["nextToken"],
+    )
+    assert sources(rest) == [GLUE_TABLE_ARN]
+    (run,) = query(dz, catalog, table["id"], "IN")["items"]
+    assert run["lineageNode"]["downstreamLineageNodeIds"] == [table["id"]]
+    assert run["lineageNode"]["formsOutput"] == []
+    # No ResourceNotFoundException in QueryGraph's errors: an unknown node finds nothing.
+    assert query(dz, catalog, "kafka://nowhere:1/none", "OUT")["items"] == []
+
+
+def test_query_graph_refuses_what_the_model_does_not_allow(dz, catalog):
+    with pytest.raises(ClientError, match=r"\(ValidationException\).*maxPathLength"):
+        query(dz, catalog, GLUE_TABLE_ARN, "IN", 6)
+    with pytest.raises(ClientError, match=r"\(ValidationException\).*one entityPattern"):
+        dz.query_graph(
+            domainIdentifier=catalog.domain_id,
+            match=[
+                {"entityPattern": {"entityType": "LINEAGE_NODE", "identifier": GLUE_TABLE_ARN}},
+                {"entityPattern": {"entityType": "LINEAGE_NODE", "identifier": GLUE_TABLE_ARN}},
+            ],
+        )

@@ -31,7 +31,7 @@ def sink_run_event(run_id: str) -> RunEvent:
         run=Run(runId=run_id),
         job=Job(namespace="cdc", name="iceberg-sink"),
         inputs=[InputDataset(namespace=TOPIC_NAMESPACE, name="cdc.public.orders")],
-        outputs=[OutputDataset(namespace=GLUE_NAMESPACE, name="table/lake/orders")],
+        outputs=[OutputDataset(namespace=f"{GLUE_NAMESPACE}:table", name="lake/orders")],
         producer=PRODUCER,
     )
 

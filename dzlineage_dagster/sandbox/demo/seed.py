@@ -704,6 +704,15 @@ def seed_platform(
         governance.client("sts", endpoint_url=endpoint_url).get_caller_identity()["Account"],
         domain_version,
     )
+    if "tables_project" in spec.datazone:
+        _import_glue_tables(
+            governance.client("datazone", endpoint_url=endpoint_url),
+            client("glue"),
+            spec,
+            domain_id,
+            region,
+            account_id,
+        )
     return {
         **(side_environment() if two_accounts else {}),
         "DZLINEAGE_DOMAIN_ID": domain_id,
@@ -893,6 +902,63 @@ def grant_type_policies(datazone: Any, domain_id: str, root_unit: str, project_i
             policyType=policy,
             principal={"project": {"projectDesignation": "OWNER", "projectIdentifier": project_id}},
             detail={detail: {"includeChildDomainUnits": True}},
+        )
+
+
+#: DataZone's managed Glue table asset type and its forms, as a Glue data source run imports
+#: a table ("Create and run an Amazon DataZone data source for the AWS Glue Data Catalog";
+#: the type and form names a real domain's GetAssetType shows).
+GLUE_TABLE_ASSET_TYPE = "amazon.datazone.GlueTableAssetType"
+GLUE_TABLE_FORM_TYPE = "amazon.datazone.GlueTableFormType"
+COMMON_DETAILS_FORM_TYPE = "amazon.datazone.AssetCommonDetailsFormType"
+
+
+def _import_glue_tables(
+    datazone: Any, glue: Any, spec: PlatformSpec, domain_id: str, region: str, account_id: str
+) -> None:
+    """Every lakehouse table as the asset a Glue data source run would make of it, in the
+    ``tables_project``: its ``AssetCommonDetailsForm.sourceIdentifier`` is the table's ARN, so
+    DataZone links it to the table's lineage node (the SageMaker Unified Studio guide, "Linking
+    dataset lineage nodes with assets")."""
+    project_id = datazone.create_project(
+        domainIdentifier=domain_id,
+        name=spec.datazone["tables_project"],
+        description="Imports the lakehouse's Glue tables (a Glue data source's project)",
+    )["id"]
+    database = spec.catalog["database"]
+    for table in spec.glue_tables:
+        arn = f"arn:aws:glue:{region}:{account_id}:table/{database}/{table.name}"
+        described = glue.get_table(DatabaseName=database, Name=table.name)["Table"]
+        columns = [
+            {"columnName": c["Name"], "dataType": c["Type"]}
+            for c in described["StorageDescriptor"]["Columns"]
+        ]
+        glue_form = {
+            "catalogId": account_id,
+            "region": region,
+            "tableArn": arn,
+            "databaseName": database,
+            "tableName": table.name,
+            "columns": columns,
+        }
+        datazone.create_asset(
+            domainIdentifier=domain_id,
+            owningProjectIdentifier=project_id,
+            name=table.name,
+            typeIdentifier=GLUE_TABLE_ASSET_TYPE,
+            externalIdentifier=arn,
+            formsInput=[
+                {
+                    "formName": "GlueTableForm",
+                    "typeIdentifier": GLUE_TABLE_FORM_TYPE,
+                    "content": json.dumps(glue_form),
+                },
+                {
+                    "formName": "AssetCommonDetailsForm",
+                    "typeIdentifier": COMMON_DETAILS_FORM_TYPE,
+                    "content": json.dumps({"sourceIdentifier": arn}),
+                },
+            ],
         )
 
 

@@ -17,6 +17,13 @@ its alternative, so the suite can run the product under both:
   with ``includeChildDomainUnits``, is enough (the guides' "cascade permissions").
   ``intersect``: the project's unit and every ancestor must each grant it; no document says so
   or otherwise.
+- ``glue_node_naming``: which lineage node a dataset posted with OpenLineage's Glue naming
+  (namespace ``arn:aws:glue:<region>:<account>``, name ``table/<db>/<table>``) lands on.
+  ``documented`` (default): DataZone's guide ("The importance of the sourceIdentifier
+  attribute to lineage nodes") read literally, ``<namespace>/<name>`` for every dataset it does
+  not name otherwise, so that dataset lands on ``arn:aws:glue:<region>:<account>/table/...``,
+  beside the table's ARN. ``colon-join``: DataZone joins that naming at a colon, into the ARN;
+  no AWS document says so.
 - ``search_omits``: asset ids DataZone's ``Search`` leaves out of its answers (default none).
   Search's consistency is not documented either way; this is its worst case, an asset that
   exists and is not found, for tests of what must never be concluded from Search alone.
@@ -32,6 +39,7 @@ CHOICES = {
     "type_recreation": ("revision", "conflict"),
     "schema_updated_time": ("moves", "frozen"),
     "policy_ancestry": ("cascade", "intersect"),
+    "glue_node_naming": ("documented", "colon-join"),
 }
 
 
@@ -40,6 +48,7 @@ class Ambiguities:
     type_recreation: str = "revision"
     schema_updated_time: str = "moves"
     policy_ancestry: str = "cascade"
+    glue_node_naming: str = "documented"
     search_omits: tuple[str, ...] = ()
 
     @property
@@ -49,6 +58,10 @@ class Ambiguities:
     @property
     def updated_time_moves(self) -> bool:
         return self.schema_updated_time == "moves"
+
+    @property
+    def glue_colon_join(self) -> bool:
+        return self.glue_node_naming == "colon-join"
 
     def changed(self, changes: Mapping[str, Any]) -> Ambiguities:
         """This policy with ``changes`` applied; ValueError names an unknown switch or value."""

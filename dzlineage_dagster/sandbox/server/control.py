@@ -98,7 +98,8 @@ class SandboxControl:
     def set_ambiguities(self, **switches: Any) -> dict[str, Any]:
         """Which reading of an undocumented AWS behaviour the services answer:
         ``type_recreation`` (``"revision"`` or ``"conflict"``), ``schema_updated_time``
-        (``"moves"`` or ``"frozen"``), ``search_omits`` (asset ids Search leaves out); see
+        (``"moves"`` or ``"frozen"``), ``glue_node_naming`` (``"documented"`` or
+        ``"colon-join"``), ``search_omits`` (asset ids Search leaves out); see
         :mod:`.ambiguities`."""
         return self._call("PUT", "ambiguities", switches)
 

@@ -53,8 +53,8 @@ from dzlineage_dagster.core.openlineage import (
     build_fitted_run_events,
     deterministic_run_id,
     event_json,
-    glue_dataset,
     glue_source_identifier,
+    glue_table_spec,
     hop_job,
     lineage_client_token,
     sink_hop_column_lineage,
@@ -175,6 +175,8 @@ class LineageOutcome:
     replayed: bool = False
     #: One line per hop whose event passed DataZone's limit: the hop and what was done to it.
     oversized_hops: tuple[str, ...] = ()
+    #: The ids PostLineageEvent gave the events it accepted (what the read-back waits for).
+    event_ids: tuple[str, ...] = ()
 
     @property
     def mapping(self) -> TopicTableMapping:
@@ -299,6 +301,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         reposted_failed_events=plan.failed_events,
         replayed=posted.refused == posted.events,
         oversized_hops=posted.oversized_hops,
+        event_ids=posted.event_ids,
     )
 
 
@@ -323,6 +326,7 @@ class _Posted:
     split: bool
     trimmed: bool
     oversized_hops: tuple[str, ...]
+    event_ids: tuple[str, ...]
 
 
 def _post_runs(
@@ -336,6 +340,7 @@ def _post_runs(
     datazone = run.resource.datazone.client()
     events, refused, split, trimmed = 0, 0, False, False
     oversized_hops: list[str] = []
+    event_ids: list[str] = []
     now = datetime.now(timezone.utc)
     for hop in posts:
         try:
@@ -368,7 +373,7 @@ def _post_runs(
             # The parts of a split run share its id (and maybe its state): each its own token.
             label = f" part {part} of {fitted.parts}" if fitted.split else ""
             try:
-                datazone.post_lineage_event(
+                accepted = datazone.post_lineage_event(
                     domainIdentifier=run.settings.domain_id,
                     event=event_json(event).encode(),
                     clientToken=lineage_client_token(
@@ -377,6 +382,7 @@ def _post_runs(
                         run.lineage_health.retry_of(str(event.run.runId)),
                     ),
                 )
+                event_ids.append(accepted["id"])
             except ClientError as error:
                 # The token already posted this run's event (a rerun after a crash, within
                 # DataZone's token window); only its eventTime differs, so DataZone refuses the
@@ -385,7 +391,7 @@ def _post_runs(
                     raise
                 refused += 1
             events += 1
-    return _Posted(events, refused, split, trimmed, tuple(oversized_hops))
+    return _Posted(events, refused, split, trimmed, tuple(oversized_hops), tuple(event_ids))
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
@@ -449,18 +455,14 @@ def _sink_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
                     f"{snapshot.topic}: lineage not posted: its sink edge ({edge.origin}) "
                     f"goes to {problem}"
                 )
-            namespace, name = glue_dataset(
-                snapshot.region,
-                run.settings.glue_table_account(snapshot.account_id),
-                edge.table.database,
-                edge.table.table,
-            )
             # The sink creates and evolves its tables from the record's columns (plus the
             # `_cdc` struct the DebeziumTransform adds, which no topic field feeds).
             outputs.append(
-                DatasetSpec(
-                    namespace,
-                    name,
+                glue_table_spec(
+                    snapshot.region,
+                    run.settings.glue_table_account(snapshot.account_id),
+                    edge.table.database,
+                    edge.table.table,
                     list(snapshot.columns),
                     sink_hop_column_lineage(list(snapshot.columns), topic, field_prefix=prefix),
                 )

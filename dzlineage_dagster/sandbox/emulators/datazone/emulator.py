@@ -119,6 +119,8 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
                 "ListLineageEvents": self._list_lineage_events,
                 "GetLineageEvent": self._get_lineage_event,
                 **self.policy_handlers(),
+                "DeleteLineageEvent": self._delete_lineage_event,
+                "QueryGraph": self._query_graph,
             },
         )
 
@@ -526,6 +528,7 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
     def _lineage(self, params: dict[str, Any]) -> tuple[Domain, LineageGraph]:
         """The domain and its lineage graph, processed up to now."""
         domain = self._domain(params)
+        domain.lineage.colon_joins_glue = self.ambiguities.glue_colon_join
         domain.lineage.advance(now())
         return domain, domain.lineage
 
@@ -616,6 +619,46 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
             "eventTime": record.event.event_time,
             "createdAt": record.created_at,
         }
+
+    def _delete_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
+        domain, lineage = self._lineage(params)
+        record = lineage.delete(params["identifier"])
+        if record is None:
+            raise not_found(f"Lineage event {params['identifier']} not found")
+        return {
+            "id": record.id,
+            "domainId": domain.id,
+            "processingStatus": record.processing_status(now()),
+        }
+
+    def _query_graph(self, params: dict[str, Any]) -> dict[str, Any]:
+        """QueryGraph as botocore's model describes it: two match clauses, an
+        ``entityPattern`` (a ``LINEAGE_NODE`` by id or sourceIdentifier) to start from and a
+        ``relationPattern`` (``LINEAGE``, ``IN`` upstream or ``OUT`` downstream, at most
+        ``maxPathLength`` hops, 1 to 5); the nodes reached, as ``lineageNode`` items, paged by
+        up to 50. The model leaves open the hops when ``maxPathLength`` is absent (the sandbox
+        takes 1) and whether the start node is an item (the sandbox leaves it out); its errors
+        have no ResourceNotFoundException, so an unknown start node finds nothing. Entity
+        filters are refused: the sandbox does not evaluate them."""
+        domain, lineage = self._lineage(params)
+        clauses = params["match"]
+        entities = [c["entityPattern"] for c in clauses if "entityPattern" in c]
+        relations = [c["relationPattern"] for c in clauses if "relationPattern" in c]
+        if len(entities) != 1 or len(relations) != 1:
+            raise invalid("match takes one entityPattern and one relationPattern")
+        (entity,), (relation,) = entities, relations
+        if entity.get("filters"):
+            raise invalid("The sandbox does not evaluate QueryGraph entity filters")
+        hops = relation.get("maxPathLength") or 1
+        if not 1 <= hops <= 5:
+            raise invalid("maxPathLength must be between 1 and 5")
+        views = lineage.reachable(
+            entity["identifier"], relation["relationDirection"] == "IN", hops, domain.assets
+        )
+        page, next_token = self._service.page(views, params, default_size=50)
+        form_names = set((params.get("additionalAttributes") or {}).get("formNames") or ())
+        items = [{"lineageNode": view.item(domain.id, form_names)} for view in page]
+        return {"items": items, "nextToken": next_token}
 
 
 # --- outputs ----------------------------------------------------------------------------------

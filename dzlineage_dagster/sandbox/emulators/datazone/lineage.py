@@ -10,9 +10,13 @@ processing to the current time, so a delay of 0 (the default) behaves synchronou
 
 ``PostLineageEvent`` takes RunEvents only; each builds (or adds a version to) a node for the
 job, the run and each dataset, with edges input -> run -> output. A dataset node's
-``sourceIdentifier`` is ``<namespace>/<name>`` (a Glue table's is its ARN) and links it to the
-catalog asset whose ``AssetCommonDetailsForm.sourceIdentifier`` is the same: the asset's own
-lineage node (``amazon.datazone.asset/<assetId>``) is downstream of it.
+``sourceIdentifier`` is ``<namespace>/<name>``, as the guide ("The importance of the
+sourceIdentifier attribute to lineage nodes") says of every dataset it does not name otherwise;
+under the ``glue_node_naming=colon-join`` switch, OpenLineage's Glue naming
+(``arn:aws:glue:<region>:<account>`` + ``table/<db>/<table>``) is joined at a colon into the
+table's ARN instead (:mod:`dzlineage_dagster.sandbox.server.ambiguities`). A dataset node links
+to the catalog asset whose ``AssetCommonDetailsForm.sourceIdentifier`` is the same: the asset's
+own lineage node (``amazon.datazone.asset/<assetId>``) is downstream of it.
 
 Which edges a node shows follows AWS's lineage guide: the timestamp view shows the graph "as it
 existed at a specific point in time, displaying only the latest job run for each job at that
@@ -30,7 +34,7 @@ from __future__ import annotations
 import itertools
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -65,10 +69,14 @@ class DatasetRef:
     namespace: str
     name: str
 
-    @property
-    def source_identifier(self) -> str:
-        # Glue's OpenLineage naming splits the table ARN at its colon, not at a slash.
-        if _GLUE_NAMESPACE.fullmatch(self.namespace) and self.name.startswith("table/"):
+    def source_identifier(self, colon_joins_glue: bool = False) -> str:
+        """``<namespace>/<name>``; with ``colon_joins_glue``, OpenLineage's Glue naming joined
+        at its colon into the table's ARN (the sandbox's ``colon-join`` reading)."""
+        if (
+            colon_joins_glue
+            and _GLUE_NAMESPACE.fullmatch(self.namespace)
+            and self.name.startswith("table/")
+        ):
             return f"{self.namespace}:{self.name}"
         return f"{self.namespace}/{self.name}"
 
@@ -241,6 +249,16 @@ class NodeView:
             "updatedBy": self.created_by,
         }
 
+    def item(self, domain_id: str, form_names: Collection[str]) -> dict[str, Any]:
+        """The node as QueryGraph's ``LineageNodeItem``: its neighbours' ids, and the forms
+        named in ``additionalAttributes.formNames`` (none unless asked)."""
+        return {
+            **self.summary(domain_id),
+            "formsOutput": [f.output() for f in self.forms if f.name in form_names],
+            "upstreamLineageNodeIds": [node_id for node_id, _ in self.upstream],
+            "downstreamLineageNodeIds": [node_id for node_id, _ in self.downstream],
+        }
+
     def output(self, domain_id: str) -> dict[str, Any]:
         def references(edges: Edges) -> list[dict[str, Any]]:
             return [{"id": node_id, "eventTimestamp": when} for node_id, when in edges[:100]]
@@ -257,7 +275,12 @@ class LineageGraph:
     """The lineage nodes and events of one domain, built from RunEvents."""
 
     def __init__(self) -> None:
+        #: The ``glue_node_naming=colon-join`` reading; the emulator sets it before each read.
+        self.colon_joins_glue = False
         self.events: dict[str, LineageEventRecord] = {}
+        #: Events DeleteLineageEvent removed, so a repeated delete answers the same (the model
+        #: marks it idempotent).
+        self.deleted: dict[str, LineageEventRecord] = {}
         self.nodes: dict[str, LineageNode] = {}
         self._by_source: dict[str, str] = {}
         #: Accepted events whose processing has not ended, in the order they were accepted.
@@ -290,6 +313,46 @@ class LineageGraph:
                 self.record(record)
                 record.outcome = SUCCESS
 
+    def delete(self, event_id: str) -> LineageEventRecord | None:
+        """DeleteLineageEvent: the event leaves the event listings; one still pending is never
+        processed. The nodes an event already built stay: the API reference says only "Deletes
+        the specified lineage event", not that the graph changes."""
+        record = self.events.pop(event_id, None)
+        if record is None:
+            return self.deleted.get(event_id)
+        if record in self._pending:
+            self._pending.remove(record)
+        self.deleted[event_id] = record
+        return record
+
+    def reachable(
+        self,
+        identifier: str,
+        upstream: bool,
+        max_hops: int,
+        assets: Mapping[str, Asset],
+    ) -> list[NodeView]:
+        """QueryGraph's traversal: the nodes up to ``max_hops`` edges upstream (or downstream)
+        of the node ``identifier`` names, nearest first, without the node itself; each as it
+        is now (the aggregated view, as GetLineageNode without a timestamp)."""
+        root = self.node_views(identifier, None, assets)
+        if not root:
+            return []
+        seen, found, frontier = {root[0].id}, [], [root[0]]
+        for _ in range(max_hops):
+            next_frontier = []
+            for view in frontier:
+                for node_id, _when in view.upstream if upstream else view.downstream:
+                    if node_id in seen:
+                        continue
+                    seen.add(node_id)
+                    neighbour = self.node_views(node_id, None, assets)
+                    if neighbour:
+                        found.append(neighbour[0])
+                        next_frontier.append(neighbour[0])
+            frontier = next_frontier
+        return found
+
     def find(self, identifier: str) -> LineageNode | None:
         """The node with this id or sourceIdentifier, as GetLineageNode accepts either."""
         node_id = identifier if identifier in self.nodes else self._by_source.get(identifier)
@@ -320,7 +383,7 @@ class LineageGraph:
         for node in (job_node, run_node):
             node.versions.append(NodeVersion(event.event_time, record.created_at))
         for ref in (*event.inputs, *event.outputs):
-            node = self.by_source(ref.source_identifier)
+            node = self.by_source(ref.source_identifier(self.colon_joins_glue))
             if node.id in touched:
                 continue
             touched[node.id] = node
@@ -339,7 +402,8 @@ class LineageGraph:
         return max(newest, key=newest.__getitem__) == run_node_id
 
     def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
-        return self._node(DATASET_NODE_TYPE, ref.name, ref.source_identifier, record)
+        source_identifier = ref.source_identifier(self.colon_joins_glue)
+        return self._node(DATASET_NODE_TYPE, ref.name, source_identifier, record)
 
     def _node(
         self, type_name: str, name: str, source_identifier: str, record: LineageEventRecord
