@@ -39,8 +39,10 @@ from dzlineage_dagster.core.openlineage import dataset_source_identifier
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings, env_name
-from dzlineage_dagster.sync.custom_types import inspect_custom_types
+from dzlineage_dagster.sync.authorization import authorization_problems
+from dzlineage_dagster.sync.custom_types import inspect_custom_types, plan_custom_types
 from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.lineage_readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The resources of each side, by their attribute on the sync resource: the data side reads
@@ -313,6 +315,44 @@ def asset_creation(doctor: Doctor) -> Iterator[CheckResult]:
     )
 
 
+def authorization(doctor: Doctor) -> Iterator[CheckResult]:
+    """The grants and membership a V2 domain (or one with domain units) wants for what the
+    sync would create and write, read only (:func:`authorization_problems`)."""
+    problems = authorization_problems(doctor.run, plan_custom_types(doctor.run).policies)
+    for problem in problems:
+        fix = (
+            f"{problem.grant.cli_command()} (or `dzlineage grant-policies --apply`)"
+            if problem.grant
+            else "see docs/sagemaker-unified-studio.md"
+        )
+        status = Status.FAIL if problem.certain else Status.WARN
+        yield CheckResult("authorization", "governance", status, problem.message, fix)
+    if not problems:
+        yield CheckResult(
+            "authorization",
+            "governance",
+            Status.OK,
+            "the project holds the grants and membership for the types and assets it writes",
+        )
+
+
+def lineage_landed(doctor: Doctor) -> Iterator[CheckResult]:
+    """The last sync's read-back: each synced table's ARN node has its topic upstream and each
+    topic asset is linked to its node (:func:`last_sync_readback`)."""
+    report = last_sync_readback(doctor.run)
+    for mismatch in report.mismatches:
+        yield CheckResult(
+            "lineage-landed",
+            mismatch.topic,
+            Status.FAIL,
+            f"expected {mismatch.expected}; found {mismatch.found}",
+            "see docs/lineage-nodes.md; `dzlineage sync --reconcile` re-posts the lineage",
+        )
+    if not report.mismatches:
+        status = Status.OK if report.checked else Status.WARN
+        yield CheckResult("lineage-landed", "governance", status, report.summary)
+
+
 def custom_types(doctor: Doctor) -> Iterator[CheckResult]:
     for state in inspect_custom_types(doctor.run):
         subject = f"{state.kind} type {state.name}"
@@ -483,12 +523,20 @@ CHECKS: tuple[Check, ...] = (
     ),
     Check("asset-creation", "datazone", "datazone", asset_creation, needs=("project",)),
     Check("types", "datazone", "datazone", custom_types, needs=("domain",)),
+    Check("authorization", "datazone", "datazone", authorization, needs=("project", "types")),
     Check(
         "lineage-reads",
         "datazone",
         "datazone",
         lineage_reads,
         needs=("domain", "registry", "connectors", "msk"),
+    ),
+    Check(
+        "lineage-landed",
+        "datazone",
+        "datazone",
+        lineage_landed,
+        needs=("lineage-reads", "ssm-mapping"),
     ),
     Check("ssm-capacity", "mapping_parameters", "ssm", ssm_headroom, needs=("registry",)),
     Check("quota", "datazone", "service-quotas", quotas),
