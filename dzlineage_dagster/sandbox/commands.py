@@ -29,6 +29,9 @@ from dzlineage_dagster.sandbox.server.ambiguities import CHOICES
 #: same (a test holds them to it).
 DEFINITIONS_MODULE = "dzlineage_dagster.definitions"
 CODE_LOCATION_NAME = "dzlineage_dagster"
+#: The demo's second code location: a team's asset downstream of a CDC table (by its key).
+DOWNSTREAM_MODULE = "dzlineage_dagster.sandbox.demo.downstream"
+DOWNSTREAM_LOCATION = "shop_analytics"
 #: Where `dzlineage demo` writes its environment unless told otherwise: not ./.env, which
 #: `dagster dev` would load, but a file a second shell can `source`.
 DEMO_ENV_FILE = ".dzlineage-demo.env"
@@ -266,11 +269,16 @@ def _port_taken(host: str, port: int) -> bool:
 
 
 def _demo_workspace(dagster_home: Path) -> Path:
-    """The workspace `dagster dev` loads: the project's code location, from any directory."""
+    """The workspace `dagster dev` loads, from any directory: the project's code location, and
+    a team's location whose asset depends on a CDC Iceberg table by key."""
+    locations = {DEFINITIONS_MODULE: CODE_LOCATION_NAME, DOWNSTREAM_MODULE: DOWNSTREAM_LOCATION}
     workspace = dagster_home / "workspace.yaml"
     workspace.write_text(
-        f"load_from:\n  - python_module:\n      module_name: {DEFINITIONS_MODULE}\n"
-        f"      location_name: {CODE_LOCATION_NAME}\n"
+        "load_from:\n"
+        + "".join(
+            f"  - python_module:\n      module_name: {module}\n      location_name: {name}\n"
+            for module, name in locations.items()
+        )
     )
     return workspace
 
