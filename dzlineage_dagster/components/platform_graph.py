@@ -23,11 +23,8 @@ from dagster import (
     AssetSpec,
     Definitions,
     MetadataValue,
-    TableColumn,
-    TableColumnConstraints,
     TableColumnDep,
     TableColumnLineage,
-    TableSchema,
     asset_check,
 )
 from dagster.components import (
@@ -39,6 +36,7 @@ from dagster.components import (
     StateBackedComponent,
 )
 
+from dzlineage_dagster.assets.common import table_schema
 from dzlineage_dagster.core.platform_graph import PlatformGraphState, PlatformNode
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import (
@@ -154,17 +152,7 @@ def node_asset_spec(node: PlatformNode) -> AssetSpec:
     DataZone link."""
     metadata: dict[str, object] = dict(node.facts)
     if node.columns:
-        metadata["dagster/column_schema"] = TableSchema(
-            columns=[
-                TableColumn(
-                    name=column.name,
-                    type=column.type,
-                    description=column.description,
-                    constraints=TableColumnConstraints(nullable=column.nullable),
-                )
-                for column in node.columns
-            ]
-        )
+        metadata["dagster/column_schema"] = table_schema(node.columns)
     if node.column_lineage:
         metadata["dagster/column_lineage"] = column_lineage(node.column_lineage)
     if node.url:
