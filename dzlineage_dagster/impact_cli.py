@@ -35,6 +35,7 @@ from dzlineage_dagster.lineage_cli import SETUP_ERRORS
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.headless import start_run
+from dzlineage_dagster.sync.platform_graph import project_owners
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The registry's data formats whose versions are read into columns.
@@ -52,7 +53,10 @@ def topic_impact(run: SyncRun, topic: str) -> dict[str, Any]:
     number = int(latest["VersionNumber"])
     report: dict[str, Any] = {"topic": topic, "latest_version": number, "previous_version": None}
     if number == 1:
-        return {**report, "verdict": "none", "changes": [], "affected": [], "tables": []}
+        return {
+            **report,
+            **{"verdict": "none", "changes": [], "affected": [], "tables": [], "owners": []},
+        }
     previous = registry.get_schema_version(listed.schema_arn, number - 1)
     old_columns = parse(previous["SchemaDefinition"]).columns
     changes = compare_columns(old_columns, parse(latest["SchemaDefinition"]).columns)
@@ -83,6 +87,7 @@ def topic_impact(run: SyncRun, topic: str) -> dict[str, Any]:
             for a in affected
         ],
         "tables": [str(table.ref) for table in lineage.tables],
+        "owners": list(project_owners(run)),
     }
 
 
@@ -142,6 +147,8 @@ def cmd_impact(args: argparse.Namespace) -> int:
             print(f"  {mark:8}  {change['column']}: {change['detail']}")
         for reached in report["affected"]:
             print(f"  reaches   {reached['table']}.{reached['column']} ({reached['change']})")
+        if report["affected"]:
+            print(f"  owners    {', '.join(report['owners'])}")
     return 0
 
 

@@ -49,6 +49,10 @@ def test_a_breaking_version_names_each_change_and_the_iceberg_columns_it_reaches
         ("lakehouse.sales_orders", "status", "removed"),
         ("lakehouse.sales_orders", "total", "type_changed"),
     }
+    project = platform.client("datazone").get_project(
+        domainIdentifier=platform.settings.domain_id, identifier=platform.settings.project_id
+    )
+    assert report["owners"] == [f"team:{project['name']}"]
     # Asked about one column of the table: only what reaches it.
     code, out, err = impact(capsys, "lakehouse.sales_orders.total", "--format", "json")
     assert code == 0, err

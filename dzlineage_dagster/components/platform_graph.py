@@ -12,6 +12,7 @@ how to use it.
 
 # No `from __future__ import annotations`: Resolvable reads the field types at run time.
 import logging
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,7 +96,11 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
 
     def write_state_to_path(self, state_path: Path) -> None:
         state = read_platform_graph(self.sync_run())
-        state_path.write_text(state.to_json(), encoding="utf-8")
+        # Whole or not at all: code servers loading side by side (two `dagster dev`s in one
+        # checkout) each refresh the same local state and may read it while another writes.
+        partial = state_path.with_name(f".{state_path.name}.{os.getpid()}")
+        partial.write_text(state.to_json(), encoding="utf-8")
+        os.replace(partial, state_path)
 
     def build_defs_from_state(
         self, context: ComponentLoadContext, state_path: Path | None

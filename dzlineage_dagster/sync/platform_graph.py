@@ -43,7 +43,7 @@ def live_digest(run: SyncRun) -> str:
 
 def read_platform_graph(run: SyncRun) -> PlatformGraphState:
     digest = live_digest(run)
-    owners = _project_owners(run)
+    owners = project_owners(run)
     graphs = []
     for lineage in run.topology.lineages():
         if lineage.sources or lineage.sinks:
@@ -129,7 +129,7 @@ def _column_deps(
     }
 
 
-def _project_owners(run: SyncRun) -> tuple[str, ...]:
+def project_owners(run: SyncRun) -> tuple[str, ...]:
     """The DataZone project that owns the topics' assets, as a Dagster team owner."""
     datazone = run.resource.datazone.client()
     project = datazone.get_project(
