@@ -4,7 +4,10 @@ changes the graph once the state is refreshed, and the staleness check says when
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -17,12 +20,16 @@ from dagster import (
     define_asset_job,
 )
 from dagster.components.core.component_tree import ComponentTree
+from dagster.components.utils.project_paths import get_local_state_path
 
 import dzlineage_dagster
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.components import PlatformGraphComponent
+from dzlineage_dagster.components.platform_graph import DEFAULT_STATE_KEY
+from dzlineage_dagster.core.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
 from dzlineage_dagster.settings import InvalidSettings, MissingSettings
+from dzlineage_dagster.sync.platform_graph import live_digest
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
 from dzlineage_dagster_tests.test_lineage_truth import SINK, TOPIC, delete_archive_sink
 
@@ -206,3 +213,29 @@ def test_a_setting_the_sync_does_not_know_or_one_missing_is_named():
         PlatformGraphComponent(settings={"DZLINEAGE_DOMAIN": "dzd_x"}).sync_run()
     with pytest.raises(MissingSettings, match="DZLINEAGE_MSK_CLUSTER_ARN"):
         PlatformGraphComponent(settings={"DZLINEAGE_DOMAIN_ID": None}).sync_run()
+
+
+def test_dg_refreshes_the_state_and_lists_the_graph_beside_the_sync_s_assets(platform, tmp_path):
+    root = Path(dzlineage_dagster.__file__).resolve().parent.parent
+    dg = Path(sys.executable).with_name("dg")
+    environment = {**os.environ, "DAGSTER_HOME": str(tmp_path), "PYTHONPATH": str(root)}
+    refreshed = subprocess.run(
+        [str(dg), "utils", "refresh-defs-state"],
+        cwd=root, env=environment, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert refreshed.returncode == 0, refreshed.stdout + refreshed.stderr
+    # Written from this sandbox's platform: its digest is the live one.
+    state_file = get_local_state_path(DEFAULT_STATE_KEY, root)
+    state = PlatformGraphState.from_json(state_file.read_text())
+    assert state.digest == live_digest(component_for(platform.environment).sync_run())
+    listed = subprocess.run(
+        [str(dg), "list", "defs", "--json"],
+        cwd=root, env=environment, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert listed.returncode == 0, listed.stderr
+    keys = {asset["asset_key"] for asset in json.loads(listed.stdout)["assets"]}
+    assert {
+        "connector_topology",
+        "kafka/shop.sales.orders",
+        "iceberg/lakehouse/sales_orders",
+    } <= keys
