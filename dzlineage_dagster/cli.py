@@ -165,6 +165,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_grant_command(commands)
 
+    from dzlineage_dagster.impact_cli import add_impact_command
+
+    add_impact_command(commands)
+
     settings = commands.add_parser(
         "settings",
         help=f"list every {ENV_PREFIX}* setting with its meaning and current value",

@@ -1,11 +1,17 @@
-"""The code location: every asset, check, job, sensor and resource, in one place."""
+"""The code location: every asset, check, job, sensor and resource, in one place.
+
+``defs`` is the sync's own machinery; :func:`code_location` (what Dagster and ``dg`` load) adds
+the components declared in ``defs/`` (the platform graph), built inside Dagster's load context
+so a state-backed component reads and refreshes its state as Dagster expects.
+"""
 
 from __future__ import annotations
 
 import os
 from collections.abc import Mapping
+from pathlib import Path
 
-from dagster import Definitions
+from dagster import Definitions, definitions, load_from_defs_folder
 
 from dzlineage_dagster.assets.connectors import connector_topology
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
@@ -50,3 +56,9 @@ defs = Definitions(
     sensors=[registry_schema_sensor, connector_config_sensor],
     resources=build_resources(),
 )
+
+
+@definitions
+def code_location() -> Definitions:
+    """The sync's definitions and the defs folder's components, as one code location."""
+    return Definitions.merge(defs, load_from_defs_folder(path_within_project=Path(__file__).parent))

@@ -19,7 +19,12 @@ from playwright.sync_api import Error as PlaywrightError
 
 from dzlineage_dagster.sandbox.demo.seed import load_platform_spec
 from dzlineage_dagster_tests.clients import sandbox_client
-from dzlineage_dagster_tests.ui_process import DemoProcess, running_demo, wait_for_sensor_runs
+from dzlineage_dagster_tests.ui_process import (
+    DemoProcess,
+    graphql,
+    running_demo,
+    wait_for_sensor_runs,
+)
 
 pytestmark = pytest.mark.browser
 
@@ -41,6 +46,13 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+#: The sync's own assets among the platform graph's many (the catalog renders only the rows in
+#: view, the global lineage collapses groups once there are several).
+SYNC_GROUP = 'group:"datazone_lineage"'
+SYNC_GROUP_SELECTION = urllib.parse.urlencode({"asset-selection": SYNC_GROUP})
+#: The demo's team asset downstream of a CDC Iceberg table (its second code location).
+DOWNSTREAM_ASSET = "daily_revenue"
+ASSET_EDGES_QUERY = "{ assetNodes { assetKey { path } dependencyKeys { path } } }"
 #: The README's default DZLINEAGE_ASSET_URL_TEMPLATE.
 ASSET_URL_TEMPLATE = "{portal_url}/projects/{project_id}/data/inventory/{asset_id}"
 
@@ -134,11 +146,11 @@ def visible_text(page: Page, text: str) -> Locator:
 
 
 def check_partitioned_assets_listed(page: Page, demo: DemoProcess, shots: Screenshots) -> None:
-    open_ui_page(page, demo, "/assets")
+    open_ui_page(page, demo, f"/assets?{SYNC_GROUP_SELECTION}")
     for asset in PARTITIONED_ASSETS:
         expect(page.locator(f'a[href="/assets/{asset}"]')).to_be_visible(timeout=UI_TIMEOUT_MS)
     shots.take("assets")
-    open_ui_page(page, demo, "/asset-groups")
+    open_ui_page(page, demo, f"/asset-groups~{urllib.parse.quote(SYNC_GROUP)}")
     for asset in PARTITIONED_ASSETS:
         expect(visible_text(page, asset)).to_be_visible(timeout=UI_TIMEOUT_MS)
     shots.take("asset-graph")
@@ -147,7 +159,7 @@ def check_partitioned_assets_listed(page: Page, demo: DemoProcess, shots: Screen
 def check_topics_are_partitions(
     page: Page, demo: DemoProcess, shots: Screenshots, topics: list[str]
 ) -> None:
-    open_ui_page(page, demo, "/assets")
+    open_ui_page(page, demo, f"/assets?{SYNC_GROUP_SELECTION}")
     # Each of the three partitioned assets counts one partition per topic.
     expect(page.get_by_text(f"{len(topics)} partitions", exact=True)).to_have_count(
         len(PARTITIONED_ASSETS), timeout=UI_TIMEOUT_MS
@@ -175,6 +187,45 @@ def check_partition_shows_datazone_asset(
     shots.take(f"datazone_topic_asset-{topic}")
 
 
+def expected_platform_edges() -> set[tuple[str, str]]:
+    """source table -> topic -> Iceberg table, from the demo's platform file: the connector's
+    database, each captured table's topic, each Glue table's topic (docs/dagster-graph.md's
+    key scheme)."""
+    spec = load_platform_spec()
+    database = spec.source_connector.config["database.dbname"]
+    edges = {
+        (f"source/postgres/{database}/{table.schema}/{table.table}", f"kafka/{spec.topic(table)}")
+        for table in spec.source_tables
+    }
+    edges |= {
+        (f"kafka/{table.from_topic}", f"iceberg/{spec.catalog['database']}/{table.name}")
+        for table in spec.glue_tables
+        if table.from_topic
+    }
+    return edges
+
+
+def check_platform_graph(page: Page, demo: DemoProcess, shots: Screenshots) -> None:
+    """The asset graph draws every platform edge, and the team's asset downstream of one."""
+    nodes = graphql(demo.ui_url, ASSET_EDGES_QUERY)["assetNodes"]
+    graph_edges = {
+        ("/".join(dep["path"]), "/".join(node["assetKey"]["path"]))
+        for node in nodes
+        for dep in node["dependencyKeys"]
+    }
+    missing = expected_platform_edges() - graph_edges
+    assert not missing, f"the asset graph lacks the platform edges {sorted(missing)}"
+    table = ["iceberg", "lakehouse", "sales_orders"]
+    assert ("/".join(table), DOWNSTREAM_ASSET) in graph_edges
+    query = urllib.parse.urlencode(
+        {"view": "lineage", "lineageScope": "neighbors", "lineageDepth": 2}
+    )
+    open_ui_page(page, demo, f"/assets/{'/'.join(table)}?{query}")
+    for label in ("orders", "shop.sales.orders", "sales_orders", DOWNSTREAM_ASSET):
+        expect(visible_text(page, label)).to_be_visible(timeout=UI_TIMEOUT_MS)
+    shots.take("platform-graph-lineage")
+
+
 def test_demo_ui_shows_every_topic_synced_into_datazone(
     browser: Browser, demo: DemoProcess, tmp_path: Path
 ) -> None:
@@ -192,6 +243,7 @@ def test_demo_ui_shows_every_topic_synced_into_datazone(
     shots = Screenshots(page, tmp_path / "screenshots")
     try:
         check_partitioned_assets_listed(page, demo, shots)
+        check_platform_graph(page, demo, shots)
 
         runs = wait_for_sensor_runs(
             demo.ui_url, SENSOR, timeout=demo.seconds_left(DEMO_SYNCED_WITHIN_S)

@@ -20,9 +20,13 @@ BUILD_INPUTS = ("pyproject.toml", "setup.cfg", "README.md", "dzlineage_dagster")
 LOAD_DEFINITIONS = """
 import importlib.util
 from dagster import Definitions
-from dzlineage_dagster.definitions import defs
+from dzlineage_dagster.definitions import code_location, defs
 Definitions.validate_loadable(defs)
 jobs = defs.resolve_all_job_defs()
+# The whole code location, the defs folder's components found through the package's dg.toml.
+location = code_location()
+checks = {key.name for key in location.get_repository_def().asset_checks_defs_by_key}
+assert "platform_graph_is_current" in checks, checks
 present = [m for m in ("moto", "werkzeug", "dagster_webserver") if importlib.util.find_spec(m)]
 assert not present, f"installed without extras, yet importable: {present}"
 print("loaded", len(jobs), "jobs")
@@ -69,4 +73,13 @@ def test_the_code_location_has_one_name_everywhere_it_is_declared():
     (location,) = yaml.safe_load((ROOT / "dagster_cloud.yaml").read_text())["locations"]
     assert location["location_name"] == CODE_LOCATION_NAME
     assert location["code_source"] == {"module_name": DEFINITIONS_MODULE}
-    assert not (ROOT / "workspace.yaml").exists(), "pyproject's [tool.dagster] says it already"
+    (workspace,) = yaml.safe_load((ROOT / "workspace.yaml").read_text())["load_from"]
+    assert workspace["python_module"] == {
+        "module_name": DEFINITIONS_MODULE,
+        "location_name": CODE_LOCATION_NAME,
+    }
+    dg = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["dg"]
+    assert dg["project"]["code_location_target_module"] == DEFINITIONS_MODULE
+    assert dg["project"]["code_location_name"] == CODE_LOCATION_NAME
+    # The installed package's own dg config says the same.
+    assert tomllib.loads((ROOT / "dzlineage_dagster" / "dg.toml").read_text()) == dg

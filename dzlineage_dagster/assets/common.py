@@ -2,10 +2,30 @@
 
 from __future__ import annotations
 
-from dagster import DynamicPartitionsDefinition
+from collections.abc import Iterable
+
+from dagster import DynamicPartitionsDefinition, TableColumn, TableColumnConstraints, TableSchema
+
+from dzlineage_dagster.core.avro import Column
 
 #: One partition per Kafka topic, managed by the registry sensor.
 kafka_topics = DynamicPartitionsDefinition(name="kafka_topics")
 
 GROUP = "datazone_lineage"
 OWNERS = ["team:data-platform"]
+
+
+def table_schema(columns: Iterable[Column]) -> TableSchema:
+    """Columns as Dagster's ``dagster/column_schema`` shows them."""
+    return TableSchema(
+        columns=[
+            TableColumn(
+                name=column.name,
+                type=column.type,
+                # Dagster's columns are flat: nested fields' docs and enum symbols go here.
+                description=column.full_description(),
+                constraints=TableColumnConstraints(nullable=column.nullable),
+            )
+            for column in columns
+        ]
+    )

@@ -18,15 +18,12 @@ from dagster import (
     BackfillPolicy,
     Failure,
     MetadataValue,
-    TableColumn,
-    TableColumnConstraints,
     TableColumnDep,
     TableColumnLineage,
-    TableSchema,
     multi_asset,
 )
 
-from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics
+from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics, table_schema
 from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.core.topology import Topology
 from dzlineage_dagster.resources import LineageSyncResource
@@ -218,18 +215,7 @@ def schema_metadata(snapshot: SchemaSnapshot) -> dict[str, object]:
         "data_format": snapshot.data_format,
         "topic_kind": snapshot.kind.value,
         "debezium_envelope": snapshot.debezium_envelope,
-        "dagster/column_schema": TableSchema(
-            columns=[
-                TableColumn(
-                    name=column.name,
-                    type=column.type,
-                    # Dagster's columns are flat: nested fields' docs and enum symbols go here.
-                    description=column.full_description(),
-                    constraints=TableColumnConstraints(nullable=column.nullable),
-                )
-                for column in snapshot.columns
-            ]
-        ),
+        "dagster/column_schema": table_schema(snapshot.columns),
     }
 
 

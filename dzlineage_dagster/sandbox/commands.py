@@ -29,17 +29,23 @@ from dzlineage_dagster.sandbox.server.ambiguities import CHOICES
 #: same (a test holds them to it).
 DEFINITIONS_MODULE = "dzlineage_dagster.definitions"
 CODE_LOCATION_NAME = "dzlineage_dagster"
+#: The demo's second code location: a team's asset downstream of a CDC table (by its key).
+DOWNSTREAM_MODULE = "dzlineage_dagster.sandbox.demo.downstream"
+DOWNSTREAM_LOCATION = "shop_analytics"
 #: Where `dzlineage demo` writes its environment unless told otherwise: not ./.env, which
 #: `dagster dev` would load, but a file a second shell can `source`.
 DEMO_ENV_FILE = ".dzlineage-demo.env"
 EXTRA = "sandbox"
 #: Warnings the demo's own choices cause, silenced in every Dagster process it starts (as
 #: ``PYTHONWARNINGS`` message prefixes, so no process imports dagster just to filter them):
-#: `dagster dev` is how this project runs its one module (dg's project layout would add a CLI and
-#: conventions for nothing), and the sensor names its owner, a parameter Dagster calls beta.
+#: `dagster dev -w` is how the demo serves its workspace of two code locations (`dg dev` serves
+#: one project), and the sensor names its owner, a parameter Dagster calls beta.
 OWN_WARNINGS = (
     "ignore:Function `dev_command` is superseded",
     "ignore:Parameter `owners` of initializer `SensorDefinition.__init__` is currently in beta",
+    # Dagster's own repository code re-wraps the asset checks of merged Definitions (the
+    # platform graph component's) with a beta parameter.
+    "ignore:Parameter `execution_type` of function `AssetsDefinition.__init__` is currently in beta",
 )
 #: What each command imports beyond the product: the modules the `sandbox` extra installs.
 NEEDED_MODULES = {
@@ -305,11 +311,16 @@ def _port_taken(host: str, port: int) -> bool:
 
 
 def _demo_workspace(dagster_home: Path) -> Path:
-    """The workspace `dagster dev` loads: the project's code location, from any directory."""
+    """The workspace `dagster dev` loads, from any directory: the project's code location, and
+    a team's location whose asset depends on a CDC Iceberg table by key."""
+    locations = {DEFINITIONS_MODULE: CODE_LOCATION_NAME, DOWNSTREAM_MODULE: DOWNSTREAM_LOCATION}
     workspace = dagster_home / "workspace.yaml"
     workspace.write_text(
-        f"load_from:\n  - python_module:\n      module_name: {DEFINITIONS_MODULE}\n"
-        f"      location_name: {CODE_LOCATION_NAME}\n"
+        "load_from:\n"
+        + "".join(
+            f"  - python_module:\n      module_name: {module}\n      location_name: {name}\n"
+            for module, name in locations.items()
+        )
     )
     return workspace
 

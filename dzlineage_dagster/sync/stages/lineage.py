@@ -222,7 +222,7 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
     """The topic's hops, the jobs to close, and whether DataZone already has them (reads only)."""
     lineage = run.topology.lineage_for(snapshot.topic)
     mapping = run.mapper.map_topic(snapshot.topic)
-    hops = (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
+    hops = topic_hops(run, snapshot, lineage)
     stored = run.mappings.get(snapshot.schema_arn)
     try:
         previous = PostedLineage.decode(stored.lineage_fingerprint) if stored else None
@@ -392,6 +392,12 @@ def _post_runs(
                 refused += 1
             events += 1
     return _Posted(events, refused, split, trimmed, tuple(oversized_hops), tuple(event_ids))
+
+
+def topic_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> tuple[Hop, ...]:
+    """The topic's source hops, then its sink hops, with their column lineage: what the sync
+    posts, and what the platform graph component draws."""
+    return (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:

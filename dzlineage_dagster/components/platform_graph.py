@@ -1,0 +1,182 @@
+"""The platform's lineage in Dagster's own asset graph: a state-backed component.
+
+Its state is the platform's topology, read by :func:`~dzlineage_dagster.sync.platform_graph.
+read_platform_graph` with the sync's own lookups (connectors, registry schemas, Glue tables,
+the mapping records); from it, external ``AssetSpec``s for every source table, topic and
+Iceberg table with their ``deps``, so the asset graph draws source table -> topic -> Iceberg
+table (key scheme: :mod:`dzlineage_dagster.core.platform_graph`). The state is written by
+``dg utils refresh-defs-state`` (and on every load under ``dagster dev``); the asset check
+``platform_graph_is_current`` compares it with the live topology. docs/dagster-graph.md says
+how to use it.
+"""
+
+# No `from __future__ import annotations`: Resolvable reads the field types at run time.
+import logging
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from dagster import (
+    AssetCheckResult,
+    AssetCheckSeverity,
+    AssetKey,
+    AssetSpec,
+    Definitions,
+    MetadataValue,
+    TableColumnDep,
+    TableColumnLineage,
+    asset_check,
+)
+from dagster.components import (
+    ComponentLoadContext,
+    DefsStateConfig,
+    DefsStateConfigArgs,
+    Resolvable,
+    ResolvedDefsStateConfig,
+    StateBackedComponent,
+)
+
+from dzlineage_dagster.assets.common import table_schema
+from dzlineage_dagster.core.platform_graph import PlatformGraphState, PlatformNode
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.settings import (
+    AWS_OPTION_VARIABLES,
+    InvalidSettings,
+    LineageSettings,
+    aws_resource_options,
+    env_name,
+)
+from dzlineage_dagster.sync.platform_graph import live_digest, read_platform_graph
+from dzlineage_dagster.sync.run_state import SyncRun
+
+#: The state's key unless ``defs_state.key`` names another (one per deployment).
+DEFAULT_STATE_KEY = "dzlineage_platform_graph"
+#: What the state says nothing about yet, or no more: the check tells how to refresh it.
+REFRESH_HINT = "run `dg utils refresh-defs-state` (under `dagster dev`, reload the code location)"
+SETTING_VARIABLES = frozenset(
+    {*(env_name(name) for name in LineageSettings.model_fields), *AWS_OPTION_VARIABLES.values()}
+)
+
+
+@dataclass
+class PlatformGraphComponent(StateBackedComponent, Resolvable):
+    """Source table -> Kafka topic -> Iceberg table, as external assets of the asset graph.
+
+    ``settings`` are the sync's settings by variable name (``DZLINEAGE_DOMAIN_ID``: ...),
+    usually ``{{ env.DZLINEAGE_... }}`` in defs.yaml; a value that is unset (None or empty)
+    takes the setting's default. ``staleness_check_asset`` is the asset the state's staleness
+    check is attached to (None: no check).
+    """
+
+    settings: dict[str, str | None] = field(default_factory=dict)
+    staleness_check_asset: str | None = "connector_topology"
+    defs_state: ResolvedDefsStateConfig = field(
+        default_factory=DefsStateConfigArgs.local_filesystem
+    )
+
+    @property
+    def defs_state_config(self) -> DefsStateConfig:
+        return DefsStateConfig.from_args(self.defs_state, default_key=DEFAULT_STATE_KEY)
+
+    def sync_run(self, log: logging.Logger | None = None) -> SyncRun:
+        """A sync run over the component's settings (read only: it writes nothing to AWS)."""
+        unknown = sorted(set(self.settings) - SETTING_VARIABLES)
+        if unknown:
+            raise InvalidSettings(
+                [
+                    f"{name}: not a dzlineage setting (docs/settings.md lists them)"
+                    for name in unknown
+                ]
+            )
+        environ = {name: value for name, value in self.settings.items() if value}
+        settings = LineageSettings.from_env(environ)
+        resource = LineageSyncResource.with_settings(settings, aws_resource_options(environ))
+        return SyncRun(resource, log or logging.getLogger("dzlineage.platform_graph"))
+
+    def write_state_to_path(self, state_path: Path) -> None:
+        state = read_platform_graph(self.sync_run())
+        # Whole or not at all: code servers loading side by side (two `dagster dev`s in one
+        # checkout) each refresh the same local state and may read it while another writes.
+        partial = state_path.with_name(f".{state_path.name}.{os.getpid()}")
+        partial.write_text(state.to_json(), encoding="utf-8")
+        os.replace(partial, state_path)
+
+    def build_defs_from_state(
+        self, context: ComponentLoadContext, state_path: Path | None
+    ) -> Definitions:
+        state = None
+        if state_path is not None:
+            state = PlatformGraphState.from_json(state_path.read_text(encoding="utf-8"))
+        specs = [node_asset_spec(node) for node in state.nodes] if state else []
+        checks = [self._staleness_check(state)] if self.staleness_check_asset else []
+        return Definitions(assets=specs, asset_checks=checks)
+
+    def _staleness_check(self, state: PlatformGraphState | None):
+        @asset_check(
+            asset=AssetKey.from_user_string(self.staleness_check_asset or ""),
+            name="platform_graph_is_current",
+            description=(
+                "The asset graph's platform lineage (source table -> topic -> Iceberg table) "
+                "was read from the topology as it is now: compares a digest of the connectors "
+                "and the registry (ListConnectors, ListSchemas) with the one the state was "
+                "written from."
+            ),
+        )
+        def platform_graph_is_current(context) -> AssetCheckResult:
+            if state is None:
+                return AssetCheckResult(
+                    passed=False,
+                    severity=AssetCheckSeverity.WARN,
+                    description=f"the platform graph has no state yet: {REFRESH_HINT}",
+                )
+            live = live_digest(self.sync_run(context.log))
+            return AssetCheckResult(
+                passed=live == state.digest,
+                severity=AssetCheckSeverity.WARN,
+                description=(
+                    f"the graph matches the topology (state written {state.written_at})"
+                    if live == state.digest
+                    else (
+                        f"connectors or registry schemas changed since the state was written "
+                        f"({state.written_at}): {REFRESH_HINT}"
+                    )
+                ),
+                metadata={
+                    "state_digest": state.digest,
+                    "live_digest": live,
+                    "state_written_at": state.written_at,
+                },
+            )
+
+        return platform_graph_is_current
+
+
+def node_asset_spec(node: PlatformNode) -> AssetSpec:
+    """The node as an external asset: its deps, kinds, columns, column lineage, owners and
+    DataZone link."""
+    metadata: dict[str, object] = dict(node.facts)
+    if node.columns:
+        metadata["dagster/column_schema"] = table_schema(node.columns)
+    if node.column_lineage:
+        metadata["dagster/column_lineage"] = column_lineage(node.column_lineage)
+    if node.url:
+        metadata["datazone_asset_url"] = MetadataValue.url(node.url)
+    return AssetSpec(
+        key=AssetKey(list(node.key)),
+        deps=[AssetKey(list(dep)) for dep in node.deps],
+        description=node.description,
+        group_name=node.group,
+        kinds=set(node.kinds),
+        owners=list(node.owners),
+        metadata=metadata,
+    )
+
+
+def column_lineage(lineage: Mapping[str, tuple]) -> TableColumnLineage:
+    return TableColumnLineage(
+        deps_by_column={
+            column: [TableColumnDep(AssetKey(list(dep.key)), dep.column) for dep in deps]
+            for column, deps in lineage.items()
+        }
+    )

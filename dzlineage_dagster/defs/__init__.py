@@ -1,0 +1,1 @@
+"""The project's `dg` defs folder: one sub-folder per component, each with its defs.yaml."""

@@ -1,0 +1,90 @@
+"""A topic's schema versions compared as Iceberg sees them, and the columns a change reaches."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.avro import Column
+from dzlineage_dagster.core.schema_impact import (
+    AffectedColumn,
+    ColumnChange,
+    affected_columns,
+    compare_columns,
+    iceberg_promotes,
+    verdict,
+)
+
+TYPES = ("int", "long", "float", "double", "string", "decimal(10,2)", "decimal(12,2)", "date")
+columns = st.lists(
+    st.builds(
+        Column,
+        name=st.sampled_from("abcdef"),
+        type=st.sampled_from(TYPES),
+        nullable=st.booleans(),
+        description=st.none(),
+    ),
+    unique_by=lambda column: column.name,
+    max_size=6,
+)
+
+
+def test_iceberg_promotes_only_what_its_spec_allows():
+    assert iceberg_promotes("int", "long") and iceberg_promotes("float", "double")
+    assert iceberg_promotes("decimal(10,2)", "decimal(12,2)")
+    assert not iceberg_promotes("decimal(12,2)", "decimal(10,2)")  # narrower
+    assert not iceberg_promotes("decimal(10,2)", "decimal(12,3)")  # scale changed
+    assert not iceberg_promotes("long", "int")
+    assert not iceberg_promotes("int", "string")
+
+
+def test_each_kind_of_change_and_whether_it_breaks():
+    before = [
+        Column("id", "int", False, None),
+        Column("status", "string", True, None),
+        Column("total", "decimal(12,2)", False, None),
+        Column("note", "string", True, None),
+    ]
+    after = [
+        Column("id", "long", False, None),
+        Column("total", "decimal(10,2)", False, None),
+        Column("note", "string", False, None),
+        Column("coupon", "string", True, None),
+    ]
+    changes = compare_columns(before, after)
+    assert [(c.column, c.kind, c.breaking) for c in changes] == [
+        ("id", "type_promoted", False),
+        ("status", "removed", True),
+        ("total", "type_changed", True),
+        ("note", "nullability_tightened", True),
+        ("coupon", "added", False),
+    ]
+    assert verdict(changes) == "breaking"
+    assert verdict(changes[:1] + changes[-1:]) == "additive"
+    assert verdict([]) == "none"
+
+
+@given(columns)
+def test_a_version_compared_with_itself_changes_nothing(same):
+    assert compare_columns(same, same) == []
+
+
+@given(columns, columns)
+def test_only_additions_and_promotions_are_not_breaking(before, after):
+    for change in compare_columns(before, after):
+        assert change.breaking == (change.kind not in ("added", "type_promoted"))
+
+
+def test_a_change_reaches_the_downstream_columns_written_from_it():
+    topic = ("kafka", "shop.orders")
+    removed = ColumnChange("status", "removed", True, "string column removed")
+    lineage = {
+        ("iceberg", "lakehouse", "orders"): {
+            "status": [(topic, "status")],
+            "total": [(topic, "total")],
+        },
+        ("iceberg", "lakehouse", "other"): {"status": [(("kafka", "elsewhere"), "status")]},
+    }
+    assert affected_columns([removed], topic, lineage) == [
+        AffectedColumn(("iceberg", "lakehouse", "orders"), "status", removed)
+    ]
