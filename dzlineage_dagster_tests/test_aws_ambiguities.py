@@ -5,6 +5,10 @@ API reference describes it."""
 
 from __future__ import annotations
 
+import json
+import time
+from collections import Counter
+
 import pytest
 from botocore.exceptions import ClientError
 
@@ -12,8 +16,9 @@ from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS, swept_to
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
-from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 from dzlineage_dagster_tests.test_catalog_types_extended import Team, with_team_field
 
 TOPIC = "shop.sales.orders"
@@ -248,3 +253,156 @@ def test_a_failing_sweep_never_stops_the_sensor_from_seeing_the_listing(platform
     assert "shop.sales.refunds" in platform.instance.get_dynamic_partitions("kafka_topics")
     assert result.run_requests
     assert swept_to(result.cursor) == swept_to(cursor), "the skipped slice was passed over"
+
+
+# --- Search lag -------------------------------------------------------------------------------
+
+
+def lag_free(platform, look):
+    """``look(platform)`` as Search answers once it has caught up (the lag switched off for
+    the look only: the lag is a view of the index, the assets are the same)."""
+    lag = platform.control.set_ambiguities()["search_lag_seconds"]
+    platform.control.set_ambiguities(search_lag_seconds=0)
+    try:
+        return look(platform)
+    finally:
+        platform.control.set_ambiguities(search_lag_seconds=lag)
+
+
+def searched_names(platform, text: str) -> list[str]:
+    items = platform.client("datazone").search(
+        domainIdentifier=platform.settings.domain_id, searchScope="ASSET", searchText=text
+    )["items"]
+    return [i["assetItem"]["name"] for i in items]
+
+
+def test_search_sees_a_creation_or_revision_only_lag_seconds_after_it(platform):
+    datazone = platform.client("datazone")
+    domain = platform.settings.domain_id
+    platform.control.set_ambiguities(search_lag_seconds=1.5)
+    table_form = {
+        "formName": "RelationalTableForm",
+        "typeIdentifier": "amazon.datazone.RelationalTableFormType",
+        "content": json.dumps({"tableName": "orders"}),
+    }
+    created = datazone.create_asset(
+        domainIdentifier=domain,
+        owningProjectIdentifier=platform.settings.project_id,
+        typeIdentifier="amazon.datazone.RelationalTableAssetType",
+        name="lagging orders",
+        formsInput=[table_form],
+    )
+    assert searched_names(platform, "lagging") == []
+    time.sleep(1.6)
+    assert searched_names(platform, "lagging") == ["lagging orders"]
+
+    datazone.create_asset_revision(
+        domainIdentifier=domain,
+        identifier=created["id"],
+        name="lagging orders, renamed",
+        typeRevision=created["typeRevision"],
+        formsInput=[table_form],
+    )
+    assert searched_names(platform, "lagging") == ["lagging orders"], "the revision before it"
+    time.sleep(1.6)
+    assert searched_names(platform, "lagging") == ["lagging orders, renamed"]
+
+
+def test_a_lost_mapping_is_adopted_not_duplicated_while_search_lags(platform):
+    platform.control.set_ambiguities(search_lag_seconds=2.5)
+    assert platform.sync([TOPIC]).success
+    arn = platform.schema_arn(TOPIC)
+    (asset_id,) = lag_free(platform, topic_assets)[arn]
+    for name, value in mapping_parameters(platform).items():
+        if json.loads(value)["schema_arn"] == arn:
+            platform.client("ssm").delete_parameter(Name=name)
+    # A new version: CreateAsset differs from the first one, so DataZone refuses the schema's
+    # second asset (ConflictException) instead of replaying the first; Search must find it.
+    platform.register_new_version(TOPIC, "coupon")
+    platform.control.clear_calls()
+
+    assert platform.sync([TOPIC]).success
+    assert latest_metadata(platform, "datazone_topic_asset", TOPIC)["action"] == "adopted"
+    assert lag_free(platform, topic_assets)[arn] == [asset_id]
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == 1
+    assert counts[("datazone", "Search")] > 1, "found at the first Search: the lag did not bite"
+
+
+def test_reconcile_right_after_a_sync_takes_nothing_search_lags_behind_for_gone(platform, capsys):
+    platform.control.set_ambiguities(search_lag_seconds=30)
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    platform.control.clear_calls()
+
+    assert dzlineage(["sync", "--reconcile"]) == 0
+    out = capsys.readouterr().out
+    assert "reconcile: nothing to repair" in out
+    topics = len(table_topics(platform))
+    assert f"{topics} mapped assets Search did not list read by id" in out
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == counts[("datazone", "CreateAssetRevision")] == 0
+
+
+# --- PostLineageEvent's 409 -------------------------------------------------------------------
+
+
+def held_events(platform) -> Counter:
+    """(job, run id, event type) -> how many such events DataZone holds."""
+    items = platform.client("datazone").get_paginator("list_lineage_events")
+    return Counter(
+        (json.dumps(summary["job"], sort_keys=True), summary["runId"], summary["eventType"])
+        for page in items.paginate(domainIdentifier=platform.settings.domain_id)
+        for item in page["items"]
+        for summary in [item["eventSummary"]["openLineageRunEventSummary"]]
+    )
+
+
+def forget_posted_lineage(platform, topic: str) -> None:
+    """The topic's mapping as a run that crashed after posting and before writing it left it."""
+    arn = platform.schema_arn(topic)
+    for name, value in mapping_parameters(platform).items():
+        record = json.loads(value)
+        if record["schema_arn"] == arn:
+            record["lineage_fingerprint"] = ""
+            platform.client("ssm").put_parameter(
+                Name=name, Value=json.dumps(record), Type="String", Overwrite=True
+            )
+
+
+@pytest.mark.parametrize("lineage_conflict", ["duplicate", "other"])
+def test_every_lineage_event_is_held_once_whatever_a_409_means(platform, lineage_conflict):
+    platform.control.set_ambiguities(lineage_conflict=lineage_conflict)
+    assert platform.sync([TOPIC]).success
+    held = held_events(platform)
+    assert held and set(held.values()) == {1}
+    assert "(posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
+    conflicts = platform.control.call_counts()[("datazone", "PostLineageEvent")] - len(held)
+    assert conflicts == (len(held) if lineage_conflict == "other" else 0)
+
+    # A rerun after a crash that lost the posted state: the same tokens, a later eventTime.
+    forget_posted_lineage(platform, TOPIC)
+    platform.control.clear_calls()
+    assert platform.sync([TOPIC]).success
+    counts = platform.control.call_counts()
+    assert held_events(platform) == held
+    assert "(already posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
+    assert counts[("datazone", "PostLineageEvent")] == len(held), "a 409 was posted again"
+    # Bounded: the health check's listing and one listing of the events held, for all 409s.
+    assert counts[("datazone", "ListLineageEvents")] == 2
+
+
+def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
+    platform, capsys, caplog
+):
+    platform.control.set_faults(FaultRule("datazone", "PostLineageEvent", "conflict", count=2))
+    assert dzlineage(["sync"]) == 1
+    assert "1 failed" in capsys.readouterr().out
+    assert "answered 409 ConflictException twice and DataZone holds no such event" in caplog.text
+    failed = held_events(platform)
+
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    held = held_events(platform)
+    assert set(held.values()) == {1}
+    assert len(held) > len(failed), "the refused hop's events are posted by the next sync"

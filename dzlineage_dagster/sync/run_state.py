@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
@@ -49,7 +50,11 @@ from dzlineage_dagster.resources.kafka_connect_rest import (
 )
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError, error_code
-from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
+from dzlineage_dagster.sync.lineage_health import (
+    LineageHealth,
+    check_lineage_health,
+    events_held_before,
+)
 from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
@@ -325,6 +330,12 @@ class SyncRun:
         """The lineage runs DataZone failed after accepting them: looked up once per run, when
         the lineage stage first plans an edge (one ListLineageEvents page when none failed)."""
         return check_lineage_health(self)
+
+    @run_lookup
+    def lineage_events_held(self) -> Counter[tuple[str, str]]:
+        """The lineage events DataZone held when this run started, by (run id, event type):
+        looked up once per run, when a PostLineageEvent first answers 409."""
+        return events_held_before(self)
 
     @run_lookup
     def portal_url(self) -> str | None:

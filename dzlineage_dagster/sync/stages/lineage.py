@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from botocore.exceptions import ClientError
-from openlineage.client.event_v2 import RunState
+from openlineage.client.event_v2 import RunEvent, RunState
 
 from dzlineage_dagster.core.lineage_state import (
     HopJob,
@@ -64,7 +64,7 @@ from dzlineage_dagster.core.openlineage import (
 from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
-from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
@@ -367,25 +367,55 @@ def _post_runs(
         for part, event in enumerate(fitted.events, start=1):
             # The parts of a split run share its id (and maybe its state): each its own token.
             label = f" part {part} of {fitted.parts}" if fitted.split else ""
+            request = {
+                "domainIdentifier": run.settings.domain_id,
+                "event": event_json(event).encode(),
+                "clientToken": lineage_client_token(
+                    str(event.run.runId),
+                    f"{event.eventType.value}{label}{delivery}",
+                    run.lineage_health.retry_of(str(event.run.runId)),
+                ),
+            }
             try:
-                datazone.post_lineage_event(
-                    domainIdentifier=run.settings.domain_id,
-                    event=event_json(event).encode(),
-                    clientToken=lineage_client_token(
-                        str(event.run.runId),
-                        f"{event.eventType.value}{label}{delivery}",
-                        run.lineage_health.retry_of(str(event.run.runId)),
-                    ),
-                )
+                datazone.post_lineage_event(**request)
             except ClientError as error:
-                # The token already posted this run's event (a rerun after a crash, within
-                # DataZone's token window); only its eventTime differs, so DataZone refuses the
-                # reuse instead of replaying: the event is there.
                 if error_code(error) != "ConflictException":
                     raise
-                refused += 1
+                # The how-many-th event of its type in the run: a split run's parts share both.
+                nth = [e.eventType for e in fitted.events[:part]].count(event.eventType)
+                if _held_already(run, topic, hop, event, nth, request):
+                    refused += 1
             events += 1
     return _Posted(events, refused, split, trimmed, tuple(oversized_hops))
+
+
+def _held_already(
+    run: SyncRun, topic: str, hop: Hop | ClosingHop, event: RunEvent, nth: int, request: dict
+) -> bool:
+    """After a 409 from PostLineageEvent: True when DataZone holds the event already, False
+    when the same post, made again, was accepted; SyncError when neither.
+
+    The API reference says only "There is a conflict while performing this action". The token
+    may have posted this run's event before (a rerun after a crash, within the token window:
+    only the eventTime differs, so DataZone refuses the reuse instead of replaying), or the
+    conflict may have stored nothing (a concurrent post). Which one is read from DataZone's
+    lineage events (one listing per run, made at the first 409); an event it does not hold is
+    posted once more, and never counted as posted unless accepted.
+    """
+    held = run.lineage_events_held[(str(event.run.runId), event.eventType.value)]
+    if held >= nth:
+        return True
+    try:
+        run.resource.datazone.client().post_lineage_event(**request)
+    except ClientError as error:
+        if error_code(error) != "ConflictException":
+            raise
+        raise SyncError(
+            f"{topic}: lineage not posted: PostLineageEvent for [{hop.job_label}] answered 409 "
+            f"ConflictException twice and DataZone holds no such event of run "
+            f"{event.run.runId} ({describe_error(error)}); the next sync posts it again"
+        ) from None
+    return False
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:

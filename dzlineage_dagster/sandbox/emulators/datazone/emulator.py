@@ -33,7 +33,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.listings import Listing
 from dzlineage_dagster.sandbox.emulators.datazone.ownership import ADMIN_CATEGORY
-from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
+from dzlineage_dagster.sandbox.emulators.datazone.search import indexed_as_of, matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
     AwsServiceError,
@@ -82,6 +82,8 @@ class DataZoneEmulator(RestJsonEmulator):
         self._domain_glossaries: dict[str, Glossaries] = {}
         #: Which reading of an undocumented behaviour to answer (the sandbox's switches).
         self.ambiguities = Ambiguities()
+        #: Client tokens of PostLineageEvent calls refused once under lineage_conflict=other.
+        self._conflicted_posts: set[str | None] = set()
         self._service = RestJsonService(
             "datazone",
             {
@@ -421,7 +423,8 @@ class DataZoneEmulator(RestJsonEmulator):
         domain = self._domain(params)
         matches = []
         if params["searchScope"] == "ASSET":
-            matches = matching_assets(domain.assets.values(), params)
+            lag = timedelta(seconds=self.ambiguities.search_lag_seconds)
+            matches = matching_assets(indexed_as_of(domain.assets.values(), now() - lag), params)
             matches = [a for a in matches if a.id not in self.ambiguities.search_omits]
         page, next_token = self._service.page(matches, params, default_size=50)
         with_forms = "FORMS" in (params.get("additionalAttributes") or [])
@@ -505,6 +508,13 @@ class DataZoneEmulator(RestJsonEmulator):
 
     def _post_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
         domain, lineage = self._lineage(params)
+        token = params.get("clientToken")
+        if self.ambiguities.lineage_conflict == "other" and token not in self._conflicted_posts:
+            # The `other` reading of PostLineageEvent's 409 (see .ambiguities): nothing stored.
+            self._conflicted_posts.add(token)
+            raise AwsServiceError(
+                "ConflictException", "A concurrent request is modifying this lineage; try again"
+            )
         record = LineageEventRecord(
             id=new_id(),
             payload=params["event"],
