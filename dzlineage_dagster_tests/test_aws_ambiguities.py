@@ -6,6 +6,7 @@ API reference describes it."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 from collections import Counter
 from datetime import datetime, timezone
@@ -16,11 +17,13 @@ from botocore.exceptions import ClientError
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS, swept_to
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.sandbox.server.control import SandboxControl
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 from dzlineage_dagster_tests.test_catalog_types_extended import Team, with_team_field
+from dzlineage_dagster_tests.test_cli import COMMAND, free_port
 
 TOPIC = "shop.sales.orders"
 
@@ -410,3 +413,26 @@ def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
     held = held_events(platform)
     assert set(held.values()) == {1}
     assert len(held) > len(failed), "the refused hop's events are posted by the next sync"
+
+
+def test_the_sandbox_command_sets_the_search_lag_and_the_lineage_conflict(tmp_path):
+    port = free_port()
+    env_file = tmp_path / "sandbox.env"
+    options = ["--search-lag-seconds", "2.5", "--lineage-conflict", "other"]
+    command = [*COMMAND, "sandbox", "--empty", "--port", str(port), "--env-file", str(env_file)]
+    process = subprocess.Popen([*command, *options], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not env_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        switches = SandboxControl(f"http://127.0.0.1:{port}").set_ambiguities()
+        assert switches["search_lag_seconds"] == 2.5
+        assert switches["lineage_conflict"] == "other"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    refused = subprocess.run(
+        [*command, "--search-lag-seconds", "-1"], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 2
+    assert "--search-lag-seconds: '-1' is not a number of seconds >= 0" in refused.stderr

@@ -93,8 +93,9 @@ class SandboxControl:
     def set_ambiguities(self, **switches: Any) -> dict[str, Any]:
         """Which reading of an undocumented AWS behaviour the services answer:
         ``type_recreation`` (``"revision"`` or ``"conflict"``), ``schema_updated_time``
-        (``"moves"`` or ``"frozen"``), ``search_omits`` (asset ids Search leaves out); see
-        :mod:`.ambiguities`."""
+        (``"moves"`` or ``"frozen"``), ``search_omits`` (asset ids Search leaves out),
+        ``search_lag_seconds``, ``lineage_conflict`` (``"duplicate"`` or ``"other"``); see
+        :mod:`.ambiguities`. No switches: the current ones."""
         return self._call("PUT", "ambiguities", switches)
 
     def reset(self) -> None:
