@@ -131,7 +131,7 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         default="duplicate",
         help="what a 409 from PostLineageEvent means: 'duplicate' (default) the token's event "
         "is held already, 'other' a conflict that stored nothing (the first post of each "
-        "token is refused so; AWS documents only 'a conflict')",
+        "event is refused so; AWS documents only 'a conflict')",
     )
     parser.add_argument(
         "--accounts",

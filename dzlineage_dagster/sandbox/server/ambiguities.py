@@ -23,8 +23,8 @@ its alternative, so the suite can run the product under both:
   API reference says only "There is a conflict while performing this action").
   ``duplicate`` (default): the event's client token was used before, so DataZone has the
   event. ``other``: a conflict that did not store the event (a concurrent post, say): the
-  sandbox refuses the first post of each client token so, storing nothing; the same post again
-  is accepted.
+  sandbox refuses the first post of each run's event of each type so, storing nothing; a post
+  of it again is accepted.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ events.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -393,29 +394,36 @@ def _held_already(
     run: SyncRun, topic: str, hop: Hop | ClosingHop, event: RunEvent, nth: int, request: dict
 ) -> bool:
     """After a 409 from PostLineageEvent: True when DataZone holds the event already, False
-    when the same post, made again, was accepted; SyncError when neither.
+    when a post of it, made again, was accepted; SyncError when neither.
 
     The API reference says only "There is a conflict while performing this action". The token
     may have posted this run's event before (a rerun after a crash, within the token window:
     only the eventTime differs, so DataZone refuses the reuse instead of replaying), or the
     conflict may have stored nothing (a concurrent post). Which one is read from DataZone's
-    lineage events (one listing per run, made at the first 409); an event it does not hold is
-    posted once more, and never counted as posted unless accepted.
+    lineage events (one listing per run, made at the first 409). An event it does not hold is
+    posted again, and counted as posted only when accepted: with the same token (the conflict
+    stored nothing, so the token is free; a rerun then finds the event held), then, refused
+    again, with a token derived from it (the first is spent: used for an event this domain
+    does not hold, another domain's, say, as the tokens derive from the event alone).
     """
     held = run.lineage_events_held[(str(event.run.runId), event.eventType.value)]
     if held >= nth:
         return True
-    try:
-        run.resource.datazone.client().post_lineage_event(**request)
-    except ClientError as error:
-        if error_code(error) != "ConflictException":
-            raise
-        raise SyncError(
-            f"{topic}: lineage not posted: PostLineageEvent for [{hop.job_label}] answered 409 "
-            f"ConflictException twice and DataZone holds no such event of run "
-            f"{event.run.runId} ({describe_error(error)}); the next sync posts it again"
-        ) from None
-    return False
+    retry_token = hashlib.sha256(f"{request['clientToken']} after a 409".encode()).hexdigest()
+    datazone = run.resource.datazone.client()
+    for token in (request["clientToken"], retry_token):
+        try:
+            datazone.post_lineage_event(**{**request, "clientToken": token})
+            return False
+        except ClientError as error:
+            if error_code(error) != "ConflictException":
+                raise
+            refusal = describe_error(error)
+    raise SyncError(
+        f"{topic}: lineage not posted: PostLineageEvent for [{hop.job_label}] answered 409 "
+        f"ConflictException to every post and DataZone holds no such event of run "
+        f"{event.run.runId} ({refusal}); the next sync posts it again"
+    )
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:

@@ -82,8 +82,8 @@ class DataZoneEmulator(RestJsonEmulator):
         self._domain_glossaries: dict[str, Glossaries] = {}
         #: Which reading of an undocumented behaviour to answer (the sandbox's switches).
         self.ambiguities = Ambiguities()
-        #: Client tokens of PostLineageEvent calls refused once under lineage_conflict=other.
-        self._conflicted_posts: set[str | None] = set()
+        #: (domain, run id, event type) of the events refused once under lineage_conflict=other.
+        self._conflicted_posts: set[tuple[str, str, str]] = set()
         self._service = RestJsonService(
             "datazone",
             {
@@ -508,17 +508,18 @@ class DataZoneEmulator(RestJsonEmulator):
 
     def _post_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
         domain, lineage = self._lineage(params)
-        token = params.get("clientToken")
-        if self.ambiguities.lineage_conflict == "other" and token not in self._conflicted_posts:
+        event = RunEvent.parse(params["event"])
+        first_post = (domain.id, event.run_id, event.event_type) not in self._conflicted_posts
+        if self.ambiguities.lineage_conflict == "other" and first_post:
             # The `other` reading of PostLineageEvent's 409 (see .ambiguities): nothing stored.
-            self._conflicted_posts.add(token)
+            self._conflicted_posts.add((domain.id, event.run_id, event.event_type))
             raise AwsServiceError(
                 "ConflictException", "A concurrent request is modifying this lineage; try again"
             )
         record = LineageEventRecord(
             id=new_id(),
             payload=params["event"],
-            event=RunEvent.parse(params["event"]),
+            event=event,
             created_at=now(),
             created_by=self.user_id,
         )
