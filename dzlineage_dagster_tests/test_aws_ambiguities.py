@@ -1,7 +1,8 @@
 """The product under each reading of what AWS's documents leave open (issue 18): type
 re-creation answered with a new revision or ConflictException, the registry's ``UpdatedTime``
-moving or frozen on new and deleted versions; and the sandbox's ``DeleteSchemaVersions`` as the
-API reference describes it."""
+moving or frozen on new and deleted versions, Search lagging behind writes, a 409 from
+PostLineageEvent meaning a duplicate or a conflict that stored nothing; and the sandbox's
+``DeleteSchemaVersions`` as the API reference describes it."""
 
 from __future__ import annotations
 
