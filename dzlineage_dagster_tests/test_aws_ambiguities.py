@@ -1,9 +1,16 @@
 """The product under each reading of what AWS's documents leave open (issue 18): type
 re-creation answered with a new revision or ConflictException, the registry's ``UpdatedTime``
-moving or frozen on new and deleted versions; and the sandbox's ``DeleteSchemaVersions`` as the
-API reference describes it."""
+moving or frozen on new and deleted versions, Search lagging behind writes, a 409 from
+PostLineageEvent meaning a duplicate or a conflict that stored nothing; and the sandbox's
+``DeleteSchemaVersions`` as the API reference describes it."""
 
 from __future__ import annotations
+
+import json
+import subprocess
+import time
+from collections import Counter
+from datetime import datetime, timezone
 
 import pytest
 from botocore.exceptions import ClientError
@@ -11,10 +18,13 @@ from botocore.exceptions import ClientError
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS, swept_to
 from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.sandbox.server.control import SandboxControl
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
-from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 from dzlineage_dagster_tests.test_catalog_types_extended import Team, with_team_field
+from dzlineage_dagster_tests.test_cli import COMMAND, free_port
 
 TOPIC = "shop.sales.orders"
 
@@ -255,3 +265,192 @@ def test_a_failing_sweep_never_stops_the_sensor_from_seeing_the_listing(platform
     assert "shop.sales.refunds" in platform.instance.get_dynamic_partitions("kafka_topics")
     assert result.run_requests
     assert swept_to(result.cursor) == swept_to(cursor), "the skipped slice was passed over"
+
+
+# --- Search lag -------------------------------------------------------------------------------
+
+
+def lag_free(platform, look):
+    """``look(platform)`` as Search answers once it has caught up (the lag switched off for
+    the look only: the lag is a view of the index, the assets are the same)."""
+    lag = platform.control.set_ambiguities()["search_lag_seconds"]
+    platform.control.set_ambiguities(search_lag_seconds=0)
+    try:
+        return look(platform)
+    finally:
+        platform.control.set_ambiguities(search_lag_seconds=lag)
+
+
+def searched_names(platform, text: str) -> list[str]:
+    items = platform.client("datazone").search(
+        domainIdentifier=platform.settings.domain_id, searchScope="ASSET", searchText=text
+    )["items"]
+    return [i["assetItem"]["name"] for i in items]
+
+
+def test_search_sees_a_creation_or_revision_only_lag_seconds_after_it(platform):
+    datazone = platform.client("datazone")
+    domain = platform.settings.domain_id
+    platform.control.set_ambiguities(search_lag_seconds=1.5)
+    table_form = {
+        "formName": "RelationalTableForm",
+        "typeIdentifier": "amazon.datazone.RelationalTableFormType",
+        "content": json.dumps({"tableName": "orders"}),
+    }
+    created = datazone.create_asset(
+        domainIdentifier=domain,
+        owningProjectIdentifier=platform.settings.project_id,
+        typeIdentifier="amazon.datazone.RelationalTableAssetType",
+        name="lagging orders",
+        formsInput=[table_form],
+    )
+    assert searched_names(platform, "lagging") == []
+    time.sleep(1.6)
+    assert searched_names(platform, "lagging") == ["lagging orders"]
+
+    datazone.create_asset_revision(
+        domainIdentifier=domain,
+        identifier=created["id"],
+        name="lagging orders, renamed",
+        typeRevision=created["typeRevision"],
+        formsInput=[table_form],
+    )
+    assert searched_names(platform, "lagging") == ["lagging orders"], "the revision before it"
+    time.sleep(1.6)
+    assert searched_names(platform, "lagging") == ["lagging orders, renamed"]
+
+
+def test_a_lost_mapping_is_adopted_not_duplicated_while_search_lags(platform):
+    assert platform.sync([TOPIC]).success
+    arn = platform.schema_arn(TOPIC)
+    (asset_id,) = topic_assets(platform)[arn]
+    for name, value in mapping_parameters(platform).items():
+        if json.loads(value)["schema_arn"] == arn:
+            platform.client("ssm").delete_parameter(Name=name)
+    # A new version: CreateAsset differs from the first one, so DataZone refuses the schema's
+    # second asset (ConflictException) instead of replaying the first; Search must find it.
+    platform.register_new_version(TOPIC, "coupon")
+    # Search sees the asset only some seconds into the next sync: after its first look.
+    created = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    )["createdAt"]
+    age = (datetime.now(timezone.utc) - created).total_seconds()
+    platform.control.set_ambiguities(search_lag_seconds=age + 6)
+    platform.control.clear_calls()
+
+    assert platform.sync([TOPIC]).success
+    assert latest_metadata(platform, "datazone_topic_asset", TOPIC)["action"] == "adopted"
+    assert lag_free(platform, topic_assets)[arn] == [asset_id]
+    assert platform.control.call_counts()[("datazone", "CreateAsset")] == 1
+
+
+def test_reconcile_right_after_a_sync_takes_nothing_search_lags_behind_for_gone(platform, capsys):
+    platform.control.set_ambiguities(search_lag_seconds=30)
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    platform.control.clear_calls()
+
+    assert dzlineage(["sync", "--reconcile"]) == 0
+    out = capsys.readouterr().out
+    assert "reconcile: nothing to repair" in out
+    topics = len(table_topics(platform))
+    assert f"{topics} mapped assets Search did not list read by id" in out
+    counts = platform.control.call_counts()
+    assert counts[("datazone", "CreateAsset")] == counts[("datazone", "CreateAssetRevision")] == 0
+
+
+# --- PostLineageEvent's 409 -------------------------------------------------------------------
+
+
+def held_events(platform) -> Counter:
+    """(job, run id, event type) -> how many such events DataZone holds."""
+    items = platform.client("datazone").get_paginator("list_lineage_events")
+    return Counter(
+        (json.dumps(summary["job"], sort_keys=True), summary["runId"], summary["eventType"])
+        for page in items.paginate(domainIdentifier=platform.settings.domain_id)
+        for item in page["items"]
+        for summary in [item["eventSummary"]["openLineageRunEventSummary"]]
+    )
+
+
+def forget_posted_lineage(platform, topic: str) -> None:
+    """The topic's mapping as a run that crashed after posting and before writing it left it."""
+    arn = platform.schema_arn(topic)
+    for name, value in mapping_parameters(platform).items():
+        record = json.loads(value)
+        if record["schema_arn"] == arn:
+            record["lineage_fingerprint"] = ""
+            platform.client("ssm").put_parameter(
+                Name=name, Value=json.dumps(record), Type="String", Overwrite=True
+            )
+
+
+@pytest.mark.parametrize("lineage_conflict", ["duplicate", "other"])
+def test_every_lineage_event_is_held_once_whatever_a_409_means(platform, lineage_conflict):
+    platform.control.set_ambiguities(lineage_conflict=lineage_conflict)
+    assert platform.sync([TOPIC]).success
+    held = held_events(platform)
+    assert held and set(held.values()) == {1}
+    assert "(posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
+    conflicts = platform.control.call_counts()[("datazone", "PostLineageEvent")] - len(held)
+    assert conflicts == (len(held) if lineage_conflict == "other" else 0)
+
+    # A rerun after a crash that lost the posted state: the same tokens, a later eventTime.
+    forget_posted_lineage(platform, TOPIC)
+    platform.control.clear_calls()
+    assert platform.sync([TOPIC]).success
+    counts = platform.control.call_counts()
+    assert held_events(platform) == held
+    assert "(already posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
+    assert counts[("datazone", "PostLineageEvent")] == len(held), "a 409 was posted again"
+    # Bounded: the health check's listing and one listing of the events held, for all 409s.
+    assert counts[("datazone", "ListLineageEvents")] == 2
+
+
+def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
+    platform, capsys, caplog
+):
+    # Every post refused (topics sync in parallel: a counted rule would be shared among them).
+    platform.control.set_faults(FaultRule("datazone", "PostLineageEvent", "conflict"))
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 1
+    topics = len(table_topics(platform))
+    assert f"{topics} failed" in capsys.readouterr().out
+    assert "answered 409 ConflictException to every post and DataZone holds no such event" in (
+        caplog.text
+    )
+    counts = platform.control.call_counts()
+    # Per topic: its first hop's post, then the same token and a derived one; for the run, the
+    # health check's listing and one of the events held.
+    assert counts[("datazone", "PostLineageEvent")] == 3 * topics
+    assert counts[("datazone", "ListLineageEvents")] == 2
+    assert held_events(platform) == Counter()
+
+    platform.control.clear_faults()
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    held = held_events(platform)
+    assert held and set(held.values()) == {1}, "the next sync posts each event once"
+
+
+def test_the_sandbox_command_sets_the_search_lag_and_the_lineage_conflict(tmp_path):
+    port = free_port()
+    env_file = tmp_path / "sandbox.env"
+    options = ["--search-lag-seconds", "2.5", "--lineage-conflict", "other"]
+    command = [*COMMAND, "sandbox", "--empty", "--port", str(port), "--env-file", str(env_file)]
+    process = subprocess.Popen([*command, *options], stdout=subprocess.DEVNULL)
+    try:
+        deadline = time.monotonic() + 60
+        while not env_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        switches = SandboxControl(f"http://127.0.0.1:{port}").set_ambiguities()
+        assert switches["search_lag_seconds"] == 2.5
+        assert switches["lineage_conflict"] == "other"
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
+    refused = subprocess.run(
+        [*command, "--search-lag-seconds", "-1"], capture_output=True, text=True, timeout=60
+    )
+    assert refused.returncode == 2
+    assert "--search-lag-seconds: '-1' is not a number of seconds >= 0" in refused.stderr

@@ -148,6 +148,11 @@ def test_a_new_domain_gets_its_own_assets_and_mappings(platform, monkeypatch, ca
     # The first domain's assets and mappings are untouched.
     assert len([r for r in records if r.domain_id == platform.settings.domain_id]) == len(topics)
     assert topic_assets(platform) == first
+    # The new domain holds the lineage too: the first domain's tokens (derived from the events,
+    # not the domain) answered 409 there, which is not "already posted".
+    events = datazone.list_lineage_events(domainIdentifier=domain_id)["items"]
+    jobs = {e["eventSummary"]["openLineageRunEventSummary"]["job"]["name"] for e in events}
+    assert {f"shop-debezium-source/{topic}" for topic in topics} <= jobs
 
 
 def test_a_second_project_never_gets_the_first_projects_assets_back_by_client_token(

@@ -127,6 +127,22 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "is registered or deleted: 'moves' (default) or 'frozen' (AWS documents neither)",
     )
     parser.add_argument(
+        "--search-lag-seconds",
+        type=_seconds,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long DataZone's Search takes to see an asset's creation or revision "
+        "(default 0; AWS documents no bound: docs/sandbox.md)",
+    )
+    parser.add_argument(
+        "--lineage-conflict",
+        choices=CHOICES["lineage_conflict"],
+        default="duplicate",
+        help="what a 409 from PostLineageEvent means: 'duplicate' (default) the token's event "
+        "is held already, 'other' a conflict that stored nothing (the first post of each "
+        "event is refused so; AWS documents only 'a conflict')",
+    )
+    parser.add_argument(
         "--accounts",
         choices=("one", "two"),
         default="one",
@@ -234,6 +250,17 @@ def export_lines(environment: dict[str, str]) -> str:
     return "".join(f"export {name}={shlex.quote(value)}\n" for name, value in environment.items())
 
 
+def _seconds(text: str) -> float:
+    """A command-line number of seconds, >= 0."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        seconds = -1.0
+    if not seconds >= 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds >= 0")
+    return seconds
+
+
 def _interrupt(*_: object) -> None:
     raise KeyboardInterrupt
 
@@ -265,6 +292,8 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         type_recreation=args.type_recreation,
         schema_updated_time=args.schema_updated_time,
         glue_node_naming=args.glue_node_naming,
+        search_lag_seconds=args.search_lag_seconds,
+        lineage_conflict=args.lineage_conflict,
     )
     if not args.empty:
         # The bundled demo also shows nested, enum, $ref and Protobuf columns (docs/columns.md).

@@ -10,6 +10,7 @@ failed acceptance).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -26,6 +27,9 @@ if TYPE_CHECKING:
 
 LIST_PAGE_SIZE = 50
 CLOCK_SKEW_MARGIN = timedelta(minutes=10)
+#: How long a client token is honoured: DataZone publishes no window, AWS's generic
+#: idempotency pattern (Directory Service, Verified Permissions, DynamoDB) says 8 hours.
+CLIENT_TOKEN_WINDOW = timedelta(hours=8)
 
 
 @dataclass(frozen=True)
@@ -80,3 +84,16 @@ def lineage_event_statuses(run: SyncRun, **filters: object) -> list[LineageEvent
     )
     statuses = (LineageEventStatus.from_item(item) for item in items)
     return [status for status in statuses if status is not None]
+
+
+def events_held_before(run: SyncRun) -> Counter[tuple[str, str]]:
+    """(run id, event type) -> how many such events DataZone holds and has not failed, of
+    those posted within a client token's window before this run started: what a 409 from
+    PostLineageEvent is checked against. One paged ListLineageEvents per run, made only when
+    a post answers 409."""
+    since = run.started_at - CLIENT_TOKEN_WINDOW - CLOCK_SKEW_MARGIN
+    return Counter(
+        (event.run_id, event.event_type)
+        for event in lineage_event_statuses(run, timestampAfter=since)
+        if event.processing_status != FAILED
+    )

@@ -16,6 +16,7 @@ import hashlib
 import json
 import logging
 import threading
+from collections import Counter
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
@@ -49,7 +50,11 @@ from dzlineage_dagster.resources.kafka_connect_rest import (
 )
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import SyncError, error_code
-from dzlineage_dagster.sync.lineage_health import LineageHealth, check_lineage_health
+from dzlineage_dagster.sync.lineage_health import (
+    LineageHealth,
+    check_lineage_health,
+    events_held_before,
+)
 from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
@@ -344,6 +349,12 @@ class SyncRun:
         """GetDomain's answer: the portal link, and the version and root domain unit the
         authorization check reads."""
         return self.resource.datazone.client().get_domain(identifier=self.settings.domain_id)
+
+    @run_lookup
+    def lineage_events_held(self) -> Counter[tuple[str, str]]:
+        """The lineage events DataZone held when this run started, by (run id, event type):
+        looked up once per run, when a PostLineageEvent first answers 409."""
+        return events_held_before(self)
 
     @run_lookup
     def portal_url(self) -> str | None:

@@ -27,6 +27,16 @@ its alternative, so the suite can run the product under both:
 - ``search_omits``: asset ids DataZone's ``Search`` leaves out of its answers (default none).
   Search's consistency is not documented either way; this is its worst case, an asset that
   exists and is not found, for tests of what must never be concluded from Search alone.
+- ``search_lag_seconds``: how long DataZone's ``Search`` takes to see a write (default 0).
+  Search shows each asset as it was that many seconds ago: a newer asset not at all, a newer
+  revision as the revision before it. Terraform's DataZone resources retry reads after creates
+  for this reason; no AWS document gives a bound.
+- ``lineage_conflict``: what a 409 ``ConflictException`` from ``PostLineageEvent`` means (the
+  API reference says only "There is a conflict while performing this action").
+  ``duplicate`` (default): the event's client token was used before, so DataZone has the
+  event. ``other``: a conflict that did not store the event (a concurrent post, say): the
+  sandbox refuses the first post of each run's event of each type so, storing nothing; a post
+  of it again is accepted.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ CHOICES = {
     "schema_updated_time": ("moves", "frozen"),
     "policy_ancestry": ("cascade", "intersect"),
     "glue_node_naming": ("documented", "colon-join"),
+    "lineage_conflict": ("duplicate", "other"),
 }
 
 
@@ -50,6 +61,8 @@ class Ambiguities:
     policy_ancestry: str = "cascade"
     glue_node_naming: str = "documented"
     search_omits: tuple[str, ...] = ()
+    search_lag_seconds: float = 0.0
+    lineage_conflict: str = "duplicate"
 
     @property
     def types_conflict(self) -> bool:
@@ -73,11 +86,15 @@ class Ambiguities:
             ):
                 raise ValueError(f"search_omits is a list of asset ids, not {omitted!r}")
             changes["search_omits"] = tuple(omitted)
+        if "search_lag_seconds" in changes:
+            lag = changes["search_lag_seconds"]
+            if isinstance(lag, bool) or not isinstance(lag, int | float) or not lag >= 0:
+                raise ValueError(f"search_lag_seconds is a number >= 0, not {lag!r}")
         for switch, value in changes.items():
-            if switch == "search_omits":
+            if switch in ("search_omits", "search_lag_seconds"):
                 continue
             if switch not in CHOICES:
-                known = ", ".join([*CHOICES, "search_omits"])
+                known = ", ".join([*CHOICES, "search_omits", "search_lag_seconds"])
                 raise ValueError(f"no switch {switch!r} (switches: {known})")
             if value not in CHOICES[switch]:
                 raise ValueError(f"{switch} is one of {', '.join(CHOICES[switch])}, not {value!r}")

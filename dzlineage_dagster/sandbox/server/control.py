@@ -98,9 +98,10 @@ class SandboxControl:
     def set_ambiguities(self, **switches: Any) -> dict[str, Any]:
         """Which reading of an undocumented AWS behaviour the services answer:
         ``type_recreation`` (``"revision"`` or ``"conflict"``), ``schema_updated_time``
-        (``"moves"`` or ``"frozen"``), ``glue_node_naming`` (``"documented"`` or
-        ``"colon-join"``), ``search_omits`` (asset ids Search leaves out); see
-        :mod:`.ambiguities`."""
+        (``"moves"`` or ``"frozen"``), ``policy_ancestry`` (``"cascade"`` or ``"intersect"``),
+        ``glue_node_naming`` (``"documented"`` or ``"colon-join"``), ``search_omits`` (asset
+        ids Search leaves out), ``search_lag_seconds``, ``lineage_conflict`` (``"duplicate"`` or
+        ``"other"``); see :mod:`.ambiguities`. No switches: the current ones."""
         return self._call("PUT", "ambiguities", switches)
 
     def reset(self) -> None:

@@ -22,6 +22,8 @@ FAULT_KINDS: dict[str, tuple[str, int]] = {
     "access-denied": ("AccessDeniedException", 403),
     # A refusal no retry can fix, for code that must tell it from a transient failure.
     "invalid": ("ValidationException", 400),
+    # A 409 that stored nothing (PostLineageEvent's undocumented conflict, read the other way).
+    "conflict": ("ConflictException", 409),
 }
 #: Rules that do something other than answer an error:
 #: ``reset`` closes the connection without an answer (a dropped connection, a load balancer

@@ -4,6 +4,7 @@ left alone; its mapping record is staged for the runner to write."""
 from __future__ import annotations
 
 import hashlib
+import time
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -336,12 +337,21 @@ class AssetWrite:
         # The asset exists but SSM forgot it (a crash before PutParameter, a lost parameter, a
         # schema re-created after its asset was deprecated): adopt it by its externalIdentifier
         # instead of creating a duplicate, and bring it to the registry's current content.
-        existing = find_asset_by_external_identifier(self.run, self.snapshot.schema_arn)
-        if existing is None:
-            raise SyncError(
+        existing = find_asset_by_external_identifier(
+            self.run, self.snapshot.schema_arn, waits=ADOPTION_SEARCH_WAITS
+        )
+        if existing is None or existing.get("owningProjectId") != self.run.settings.project_id:
+            refused = (
                 f"DataZone refused to create an asset for {self.snapshot.schema_arn} (an asset "
                 "with that externalIdentifier exists), but Search finds no asset of project "
-                f"{self.run.settings.project_id} with it: is it owned by another project?"
+                f"{self.run.settings.project_id} with it"
+            )
+            if existing is not None:
+                raise SyncError(f"{refused}: is it owned by another project?")
+            raise SyncError(
+                f"{refused}, nor of any project, also {sum(ADOPTION_SEARCH_WAITS):g} seconds "
+                "later; if it was made moments ago, Search may not show it yet and the next "
+                "sync adopts it. Nothing was created"
             )
         self.run.log.warning(
             f"{self.snapshot.topic}: SSM had no mapping for asset {existing['id']}; adopted"
@@ -369,14 +379,32 @@ class AssetWrite:
         return self.revise_latest(asset_id, latest, written)
 
 
-def find_asset_by_external_identifier(run: SyncRun, schema_arn: str) -> dict[str, Any] | None:
-    """The asset of this run's project whose ``externalIdentifier`` is the schema ARN (GetAsset
-    output: id and revision), found whatever it was renamed to; None when there is none."""
-    for item in run.resource.datazone.search_assets(
-        run.settings.domain_id, text=schema_arn, owning_project_id=run.settings.project_id
-    ):
-        if item.get("externalIdentifier") == schema_arn:
+#: Seconds between the Searches for an asset DataZone says exists (its ConflictException on
+#: the externalIdentifier) but Search does not list yet: its consistency is undocumented, and
+#: Terraform's DataZone resources retry reads after creates. Bounded: 7 seconds at most.
+ADOPTION_SEARCH_WAITS = (1.0, 2.0, 4.0)
+
+
+def find_asset_by_external_identifier(
+    run: SyncRun, schema_arn: str, waits: tuple[float, ...] = ()
+) -> dict[str, Any] | None:
+    """The asset whose ``externalIdentifier`` is the schema ARN, found whatever it was renamed
+    to: this run's project's (GetAsset output) when Search lists one, another project's (its
+    Search item) otherwise; None when there is none. ``waits``: the pauses before
+    each further Search while Search lists none at all (another project's is an answer)."""
+    project = run.settings.project_id
+    for pause in (0.0, *waits):
+        time.sleep(pause)
+        found = [
+            item
+            for item in run.resource.datazone.search_assets(run.settings.domain_id, text=schema_arn)
+            if item.get("externalIdentifier") == schema_arn
+        ]
+        ours = [item for item in found if item.get("owningProjectId") == project]
+        if ours:
             return run.resource.datazone.client().get_asset(
-                domainIdentifier=run.settings.domain_id, identifier=item["identifier"]
+                domainIdentifier=run.settings.domain_id, identifier=ours[0]["identifier"]
             )
+        if found:
+            return found[0]  # not read: the caller may not be allowed to read another's asset
     return None

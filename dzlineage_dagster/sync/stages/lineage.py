@@ -30,13 +30,14 @@ events.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from botocore.exceptions import ClientError
-from openlineage.client.event_v2 import RunState
+from openlineage.client.event_v2 import RunEvent, RunState
 
 from dzlineage_dagster.core.lineage_state import (
     HopJob,
@@ -64,7 +65,7 @@ from dzlineage_dagster.core.openlineage import (
 from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
-from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
@@ -372,24 +373,27 @@ def _post_runs(
         for part, event in enumerate(fitted.events, start=1):
             # The parts of a split run share its id (and maybe its state): each its own token.
             label = f" part {part} of {fitted.parts}" if fitted.split else ""
+            request = {
+                "domainIdentifier": run.settings.domain_id,
+                "event": event_json(event).encode(),
+                "clientToken": lineage_client_token(
+                    str(event.run.runId),
+                    f"{event.eventType.value}{label}{delivery}",
+                    run.lineage_health.retry_of(str(event.run.runId)),
+                ),
+            }
             try:
-                accepted = datazone.post_lineage_event(
-                    domainIdentifier=run.settings.domain_id,
-                    event=event_json(event).encode(),
-                    clientToken=lineage_client_token(
-                        str(event.run.runId),
-                        f"{event.eventType.value}{label}{delivery}",
-                        run.lineage_health.retry_of(str(event.run.runId)),
-                    ),
-                )
-                event_ids.append(accepted["id"])
+                event_ids.append(datazone.post_lineage_event(**request)["id"])
             except ClientError as error:
-                # The token already posted this run's event (a rerun after a crash, within
-                # DataZone's token window); only its eventTime differs, so DataZone refuses the
-                # reuse instead of replaying: the event is there.
                 if error_code(error) != "ConflictException":
                     raise
-                refused += 1
+                # The how-many-th event of its type in the run: a split run's parts share both.
+                nth = [e.eventType for e in fitted.events[:part]].count(event.eventType)
+                reposted = _resolve_conflict(run, topic, hop, event, nth, request)
+                if reposted is None:
+                    refused += 1
+                else:
+                    event_ids.append(reposted)
             events += 1
     return _Posted(events, refused, split, trimmed, tuple(oversized_hops), tuple(event_ids))
 
@@ -398,6 +402,41 @@ def topic_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
     """The topic's source hops, then its sink hops, with their column lineage: what the sync
     posts, and what the platform graph component draws."""
     return (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
+
+
+def _resolve_conflict(
+    run: SyncRun, topic: str, hop: Hop | ClosingHop, event: RunEvent, nth: int, request: dict
+) -> str | None:
+    """After a 409 from PostLineageEvent: None when DataZone holds the event already, the
+    accepted event's id when a post of it, made again, was accepted; SyncError when neither.
+
+    The API reference says only "There is a conflict while performing this action". The token
+    may have posted this run's event before (a rerun after a crash, within the token window:
+    only the eventTime differs, so DataZone refuses the reuse instead of replaying), or the
+    conflict may have stored nothing (a concurrent post). Which one is read from DataZone's
+    lineage events (one listing per run, made at the first 409). An event it does not hold is
+    posted again, and counted as posted only when accepted: with the same token (the conflict
+    stored nothing, so the token is free; a rerun then finds the event held), then, refused
+    again, with a token derived from it (the first is spent: used for an event this domain
+    does not hold, another domain's, say, as the tokens derive from the event alone).
+    """
+    held = run.lineage_events_held[(str(event.run.runId), event.eventType.value)]
+    if held >= nth:
+        return None
+    retry_token = hashlib.sha256(f"{request['clientToken']} after a 409".encode()).hexdigest()
+    datazone = run.resource.datazone.client()
+    for token in (request["clientToken"], retry_token):
+        try:
+            return datazone.post_lineage_event(**{**request, "clientToken": token})["id"]
+        except ClientError as error:
+            if error_code(error) != "ConflictException":
+                raise
+            refusal = describe_error(error)
+    raise SyncError(
+        f"{topic}: lineage not posted: PostLineageEvent for [{hop.job_label}] answered 409 "
+        f"ConflictException to every post and DataZone holds no such event of run "
+        f"{event.run.runId} ({refusal}); the next sync posts it again"
+    )
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:

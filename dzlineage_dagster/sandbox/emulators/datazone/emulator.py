@@ -38,7 +38,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
 from dzlineage_dagster.sandbox.emulators.datazone.listings import Listing
 from dzlineage_dagster.sandbox.emulators.datazone.ownership import ADMIN_CATEGORY
 from dzlineage_dagster.sandbox.emulators.datazone.policies import PolicyOperations
-from dzlineage_dagster.sandbox.emulators.datazone.search import matching_assets
+from dzlineage_dagster.sandbox.emulators.datazone.search import indexed_as_of, matching_assets
 from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
     AwsServiceError,
@@ -87,6 +87,8 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
         self._domain_glossaries: dict[str, Glossaries] = {}
         #: Which reading of an undocumented behaviour to answer (the sandbox's switches).
         self.ambiguities = Ambiguities()
+        #: (domain, run id, event type) of the events refused once under lineage_conflict=other.
+        self._conflicted_posts: set[tuple[str, str, str]] = set()
         self._service = RestJsonService(
             "datazone",
             {
@@ -448,7 +450,8 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
         domain = self._domain(params)
         matches = []
         if params["searchScope"] == "ASSET":
-            matches = matching_assets(domain.assets.values(), params)
+            lag = timedelta(seconds=self.ambiguities.search_lag_seconds)
+            matches = matching_assets(indexed_as_of(domain.assets.values(), now() - lag), params)
             matches = [a for a in matches if a.id not in self.ambiguities.search_omits]
         page, next_token = self._service.page(matches, params, default_size=50)
         with_forms = "FORMS" in (params.get("additionalAttributes") or [])
@@ -534,10 +537,18 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
 
     def _post_lineage_event(self, params: dict[str, Any]) -> dict[str, Any]:
         domain, lineage = self._lineage(params)
+        event = RunEvent.parse(params["event"])
+        first_post = (domain.id, event.run_id, event.event_type) not in self._conflicted_posts
+        if self.ambiguities.lineage_conflict == "other" and first_post:
+            # The `other` reading of PostLineageEvent's 409 (see .ambiguities): nothing stored.
+            self._conflicted_posts.add((domain.id, event.run_id, event.event_type))
+            raise AwsServiceError(
+                "ConflictException", "A concurrent request is modifying this lineage; try again"
+            )
         record = LineageEventRecord(
             id=new_id(),
             payload=params["event"],
-            event=RunEvent.parse(params["event"]),
+            event=event,
             created_at=now(),
             created_by=self.user_id,
         )

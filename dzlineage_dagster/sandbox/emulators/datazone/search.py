@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
+from dataclasses import replace
+from datetime import datetime
 from typing import Any
 
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import MANAGED_PREFIX, Asset
@@ -20,6 +22,18 @@ def matching_assets(assets: Iterable[Asset], params: dict[str, Any]) -> list[Ass
             reverse=sort.get("order") == "DESCENDING",
         )
     return matches
+
+
+def indexed_as_of(assets: Iterable[Asset], at: datetime) -> list[Asset]:
+    """The assets as a search index that has seen the writes up to ``at`` holds them: each at
+    its newest revision made by then, none made after it (the ``search_lag_seconds`` switch,
+    :mod:`dzlineage_dagster.sandbox.server.ambiguities`)."""
+    seen = []
+    for asset in assets:
+        revisions = [r for r in asset.revisions if r.created_at <= at]
+        if revisions:
+            seen.append(replace(asset, revisions=revisions))
+    return seen
 
 
 def _searchable_values(asset: Asset) -> dict[str, list[Any]]:
