@@ -31,13 +31,13 @@ THROTTLED_WRITES = [
 ]
 #: The demo platform's table topics and the Iceberg tables its sinks write them to.
 EDGES = {
-    "shop.archive.orders": "table/lakehouse/orders_history",
-    "shop.inventory.customers": "table/lakehouse/inventory_customers",
-    "shop.inventory.products": "table/lakehouse/inventory_products",
-    "shop.inventory.stock_levels": "table/lakehouse/inventory_stock_levels",
-    "shop.sales.order_lines": "table/lakehouse/sales_order_lines",
-    "shop.sales.orders": "table/lakehouse/sales_orders",
-    "shop.sales.payments": "table/lakehouse/sales_payments",
+    "shop.archive.orders": "lakehouse/orders_history",
+    "shop.inventory.customers": "lakehouse/inventory_customers",
+    "shop.inventory.products": "lakehouse/inventory_products",
+    "shop.inventory.stock_levels": "lakehouse/inventory_stock_levels",
+    "shop.sales.order_lines": "lakehouse/sales_order_lines",
+    "shop.sales.orders": "lakehouse/sales_orders",
+    "shop.sales.payments": "lakehouse/sales_payments",
 }
 
 #: The source tables Debezium captures into each topic: its own table, but the archive topic

@@ -51,15 +51,15 @@ def graph_defs(component: PlatformGraphComponent, state_path: Path) -> Definitio
 
 
 def dataset_name(key: AssetKey) -> str:
-    """The OpenLineage dataset name the sync posts for the node (Debezium's and the AWS Glue
-    naming): how DataZone names what the key names."""
+    """The OpenLineage dataset name the sync posts for the node (Debezium's naming, and the
+    Glue form whose `<namespace>/<name>` is the table's ARN: docs/lineage-nodes.md)."""
     kind, *rest = key.path
     if kind == "source":
         return ".".join(rest[1:])
     if kind == "kafka":
         return rest[0]
     assert kind == "iceberg", key
-    return f"table/{rest[0]}/{rest[1]}"
+    return f"{rest[0]}/{rest[1]}"
 
 
 def graph_edges(defs: Definitions) -> set[tuple[str, str]]:

@@ -193,6 +193,7 @@ def test_another_projects_asset_type_needs_use_asset_type(smus, capsys, monkeypa
         for item in datazone.search(
             domainIdentifier=smus.settings.domain_id, searchScope="ASSET", maxResults=50
         )["items"]
+        if item["assetItem"]["typeIdentifier"] == KAFKA_TOPIC_ASSET_TYPE.name
     }
     assert owners == {user["id"]}
     assert LineageSettings.from_env().project_id == user["id"]

@@ -111,13 +111,13 @@ def test_a_custom_table_name_pattern_names_every_output_table(platform, monkeypa
         if namespace.startswith("kafka://")
     }
     assert outputs == {
-        ("shop.archive.orders", "table/lakehouse/cdc_shop__archive__orders"),
-        ("shop.inventory.customers", "table/lakehouse/cdc_shop__inventory__customers"),
-        ("shop.inventory.products", "table/lakehouse/cdc_shop__inventory__products"),
-        ("shop.inventory.stock_levels", "table/lakehouse/cdc_shop__inventory__stock_levels"),
-        ("shop.sales.order_lines", "table/lakehouse/cdc_shop__sales__order_lines"),
-        ("shop.sales.orders", "table/lakehouse/cdc_shop__sales__orders"),
-        ("shop.sales.payments", "table/lakehouse/cdc_shop__sales__payments"),
+        ("shop.archive.orders", "lakehouse/cdc_shop__archive__orders"),
+        ("shop.inventory.customers", "lakehouse/cdc_shop__inventory__customers"),
+        ("shop.inventory.products", "lakehouse/cdc_shop__inventory__products"),
+        ("shop.inventory.stock_levels", "lakehouse/cdc_shop__inventory__stock_levels"),
+        ("shop.sales.order_lines", "lakehouse/cdc_shop__sales__order_lines"),
+        ("shop.sales.orders", "lakehouse/cdc_shop__sales__orders"),
+        ("shop.sales.payments", "lakehouse/cdc_shop__sales__payments"),
     }
 
 

@@ -87,8 +87,11 @@ def test_the_cli_alone_syncs_a_registry_and_a_domain_in_different_accounts(two_a
     nodes = {node["id"] for node in json.loads(traced.stdout)["nodes"]}
     assert f"arn:aws:glue:us-east-1:{SIDE_ACCOUNTS['data']}:table/lakehouse/sales_orders" in nodes
     domain = platform.settings.domain_id
+    # The project's topic assets (the demo's Glue table assets live in a project of their own).
     assets = platform.side_client("governance", "datazone").search(
-        domainIdentifier=domain, searchScope="ASSET"
+        domainIdentifier=domain,
+        searchScope="ASSET",
+        owningProjectIdentifier=platform.settings.project_id,
     )["items"]
     assert len(assets) == len(platform.side_client("data", "glue").list_schemas()["Schemas"]) - 1
     # The mapping lives with the domain; the data account holds none of it.

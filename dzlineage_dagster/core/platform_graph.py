@@ -116,6 +116,17 @@ class PlatformGraphState:
         return {(dep, node.key) for node in self.nodes for dep in node.deps}
 
 
+def _column_from_json(column: dict[str, Any]) -> Column:
+    """A column of the state, its nested fields (a struct's) columns again."""
+    return Column(
+        **{
+            **column,
+            "fields": tuple(_column_from_json(nested) for nested in column.get("fields", ())),
+            "symbols": tuple(column.get("symbols", ())),
+        }
+    )
+
+
 def _node_from_json(node: Mapping[str, Any]) -> PlatformNode:
     return PlatformNode(
         key=tuple(node["key"]),
@@ -124,7 +135,7 @@ def _node_from_json(node: Mapping[str, Any]) -> PlatformNode:
         kinds=tuple(node["kinds"]),
         description=node["description"],
         deps=tuple(tuple(dep) for dep in node["deps"]),
-        columns=tuple(Column(**column) for column in node["columns"]),
+        columns=tuple(_column_from_json(column) for column in node["columns"]),
         column_lineage={
             column: tuple(ColumnDep(tuple(dep["key"]), dep["column"]) for dep in deps)
             for column, deps in node["column_lineage"].items()
