@@ -26,6 +26,9 @@ moto's reset empties it too. What is covered, and why:
   checked against botocore's model first, as AWS does.
 - ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
   then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
+- ssm ``PutParameter`` tiers: moto has no cap on the number of parameters, no value limit and
+  keeps ``Intelligent-Tiering`` as a tier; AWS's rules (:func:`.ssm_rules.put_tier`) with the
+  caps of :class:`.ssm_rules.SsmLimits` (``/_sandbox/ssm-limits``).
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import json
 import re
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
@@ -48,9 +51,16 @@ from moto.glue.glue_schema_registry_constants import DELETING_STATUS
 from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
 from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_backends
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
+from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import (
+    ADVANCED_TIER,
+    NameUse,
+    SsmLimits,
+    name_problems,
+    put_tier,
+)
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 
@@ -75,9 +85,15 @@ class Call:
     account_id: str
     region: str
     ambiguities: Ambiguities
+    ssm_limits: SsmLimits = field(default_factory=SsmLimits)
 
     @classmethod
-    def of(cls, request: Request, ambiguities: Ambiguities | None = None) -> Call:
+    def of(
+        cls,
+        request: Request,
+        ambiguities: Ambiguities | None = None,
+        ssm_limits: SsmLimits | None = None,
+    ) -> Call:
         # moto's own resolution (env, x-moto-account-id header, access key -> account; URL,
         # User-Agent, credential scope -> region), so every answer reads moto's backend.
         probe = BaseResponse()
@@ -88,6 +104,7 @@ class Call:
             probe.get_current_account(),
             probe.get_region_from_url(request, request.url),
             ambiguities or Ambiguities(),
+            ssm_limits or SsmLimits(),
         )
 
     @property
@@ -102,19 +119,27 @@ class Call:
     def kafka(self) -> KafkaBackend:
         return kafka_backends[self.account_id][self.region]
 
+    @property
+    def ssm(self) -> SimpleSystemManagerBackend:
+        return ssm_backends[self.account_id][self.region]
+
 
 Handler = Callable[[Call], Response | None]
 
 
 def answer_moto_gap(
-    service: str, operation: str, request: Request, ambiguities: Ambiguities | None = None
+    service: str,
+    operation: str,
+    request: Request,
+    ambiguities: Ambiguities | None = None,
+    ssm_limits: SsmLimits | None = None,
 ) -> Response | None:
     """AWS's answer to a call moto lacks or gets wrong, or None to let moto answer."""
     handler = GAP_HANDLERS.get((service, operation))
     if handler is None:
         return None
     try:
-        return handler(Call.of(request, ambiguities))
+        return handler(Call.of(request, ambiguities, ssm_limits))
     except JsonRESTError as error:  # moto's own validation, reused for the same answers
         return aws_error_response(service, error.error_type, error.message, error.code)
 
@@ -413,6 +438,53 @@ def _ssm_names_checked(field: str, use: NameUse) -> Handler:
     return check
 
 
+def _put_parameter(call: Call) -> Response | None:
+    """PutParameter under AWS's tier rules; moto stores what passes, in the tier they give."""
+    refused = _ssm_names_checked("Name", NameUse.WRITE)(call)
+    if refused is not None:
+        return refused
+    params = call.params
+    name, value = params.get("Name"), params.get("Value")
+    if not isinstance(name, str) or not isinstance(value, str):
+        return None  # moto's own validation answers
+    backend = call.ssm
+    versions = backend._parameters.get(name) or []
+    existing = versions[-1].tier if versions else None
+    standard = advanced = 0
+    if existing is None or params.get("Tier") not in (None, existing):
+        for held in backend._parameters.values():
+            if held:
+                advanced += held[-1].tier == ADVANCED_TIER
+                standard += held[-1].tier != ADVANCED_TIER
+    answer = put_tier(
+        value,
+        params.get("Tier"),
+        existing,
+        standard_count=standard,
+        advanced_count=advanced,
+        limits=call.ssm_limits,
+    )
+    if answer.problem is not None:
+        return aws_error_response("ssm", answer.problem.error_code, answer.problem.aws_message, 400)
+    if answer.tier == params.get("Tier", existing or "Standard"):
+        return None
+    # Intelligent-Tiering: moto would keep it as the tier's name; store the tier it resolves to.
+    parameter = backend.put_parameter(
+        name,
+        params.get("Description"),
+        value,
+        params.get("Type"),
+        params.get("AllowedPattern"),
+        params.get("KeyId"),
+        params.get("Overwrite", False),
+        params.get("Tags"),
+        params.get("DataType", "text"),
+        tier=answer.tier,
+        policies=params.get("Policies"),
+    )
+    return _json({"Version": parameter.version, "Tier": parameter.tier})
+
+
 #: (service, operation) -> the handler that answers it before (or instead of) moto.
 GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "ListSchemas"): _list_schemas,
@@ -428,7 +500,7 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,
     ("kafka", "DescribeCluster"): _answer_unknown_cluster,
     ("kafka", "DescribeClusterV2"): _answer_unknown_cluster,
-    ("ssm", "PutParameter"): _ssm_names_checked("Name", NameUse.WRITE),
+    ("ssm", "PutParameter"): _put_parameter,
     ("ssm", "DeleteParameter"): _ssm_names_checked("Name", NameUse.WRITE),
     ("ssm", "DeleteParameters"): _ssm_names_checked("Names", NameUse.WRITE),
     ("ssm", "GetParameter"): _ssm_names_checked("Name", NameUse.READ),
