@@ -28,7 +28,7 @@ import hashlib
 import json
 import zlib
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass, fields
 
 from dzlineage_dagster.core.ssm_names import CorruptMappingValue, MappingRecord
 
@@ -62,10 +62,10 @@ class PackEntry:
     stamp: int
     record: MappingRecord | None
 
-    def order(self) -> tuple[int, bool, str]:
+    def order(self) -> tuple[int, bool, tuple[str | int, ...]]:
         """Newer stamp wins; on a tie a tombstone wins, then the larger content (so that the
         merge never depends on the order it sees entries in)."""
-        content = "" if self.record is None else json.dumps(asdict(self.record), sort_keys=True)
+        content = () if self.record is None else _values(self.record)
         return (self.stamp, self.record is None, content)
 
 
@@ -94,9 +94,7 @@ def is_bucket_id(text: str) -> bool:
 def encode_pack(pack: Mapping[str, PackEntry]) -> str:
     """The parameter value holding ``pack``: marker + base64 of zlib of compact JSON."""
     records = sorted(
-        (entry.stamp, *asdict(entry.record).values())
-        for entry in pack.values()
-        if entry.record is not None
+        (entry.stamp, *_values(entry.record)) for entry in pack.values() if entry.record is not None
     )
     tombstones = sorted([arn, entry.stamp] for arn, entry in pack.items() if entry.record is None)
     document = {"f": list(_FIELD_NAMES), "r": records, "t": tombstones}
@@ -252,6 +250,11 @@ def parameters_needed(
             )
         held[bucket] = held.get(bucket, 0) + 1
     return len(held)
+
+
+def _values(record: MappingRecord) -> tuple[str | int, ...]:
+    # dataclasses.asdict copies recursively: ten times slower, and packing runs per write.
+    return tuple(getattr(record, name) for name in _FIELD_NAMES)
 
 
 def _utf8(text: str) -> bytes:
