@@ -92,6 +92,8 @@ from dzlineage_dagster.sync.errors import SyncError
 PACKED, PER_TOPIC = "packed", "per-topic"
 #: The folder of the packed layout's buckets below the scoped path.
 PACK_FOLDER = "p"
+#: One-per-topic records moved into buckets per step (about a bucket's worth).
+MIGRATION_CHUNK = 10
 
 #: Given a first-layout record, the record with this run's scope if its asset is this run's
 #: (same domain, owning project and externalIdentifier), else None.
@@ -547,10 +549,26 @@ class MappingStore:
         if self.read_only:
             self._stored.update({arn: entry.record for arn, entry in moving.items()})
             return
-        if moving:
-            self._put_entries(moving)
+        names = {arn: self.migrated[arn] for arn in moving}
+        pending = list(moving.items())
+        # A bucket's worth at a time, each chunk's old parameters deleted once it is written: an
+        # account at the cap frees parameters as it goes.
+        for start in range(0, len(pending), MIGRATION_CHUNK):
+            chunk = dict(pending[start : start + MIGRATION_CHUNK])
+            try:
+                self._put_entries(chunk)
+            except SyncError:
+                # No room: free the chunk's own old parameters first (at least as many as the
+                # buckets its records can need). Their records are in hand; a crash right now
+                # loses only them, and the next run finds their assets again by DataZone's
+                # unique externalIdentifier.
+                self._parameters.delete_many([names[arn] for arn in chunk])
+                self._put_entries(chunk)
+            self._parameters.delete_many([names[arn] for arn in chunk])
+        stale = [name for name in retired if name not in set(names.values())]
+        if stale:
+            self._parameters.delete_many(stale)
         if retired:
-            self._parameters.delete_many(retired)
             self._log.info(f"{len(retired)} one-per-topic mapping parameters moved into buckets")
 
     def _migrate(self, legacy: Mapping[str, StoredParameter]) -> None:
