@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -438,8 +439,12 @@ def _ssm_names_checked(field: str, use: NameUse) -> Handler:
     return check
 
 
+#: PutParameter counts the account's parameters and then creates one: AWS does both at once.
+_PUT_PARAMETER_LOCK = threading.Lock()
+
+
 def _put_parameter(call: Call) -> Response | None:
-    """PutParameter under AWS's tier rules; moto stores what passes, in the tier they give."""
+    """PutParameter under AWS's tier rules, stored in moto's backend in the tier they give."""
     refused = _ssm_names_checked("Name", NameUse.WRITE)(call)
     if refused is not None:
         return refused
@@ -448,40 +453,41 @@ def _put_parameter(call: Call) -> Response | None:
     if not isinstance(name, str) or not isinstance(value, str):
         return None  # moto's own validation answers
     backend = call.ssm
-    versions = backend._parameters.get(name) or []
-    existing = versions[-1].tier if versions else None
-    standard = advanced = 0
-    if existing is None or params.get("Tier") not in (None, existing):
-        for held in backend._parameters.values():
-            if held:
-                advanced += held[-1].tier == ADVANCED_TIER
-                standard += held[-1].tier != ADVANCED_TIER
-    answer = put_tier(
-        value,
-        params.get("Tier"),
-        existing,
-        standard_count=standard,
-        advanced_count=advanced,
-        limits=call.ssm_limits,
-    )
-    if answer.problem is not None:
-        return aws_error_response("ssm", answer.problem.error_code, answer.problem.aws_message, 400)
-    if answer.tier == params.get("Tier", existing or "Standard"):
-        return None
-    # Intelligent-Tiering: moto would keep it as the tier's name; store the tier it resolves to.
-    parameter = backend.put_parameter(
-        name,
-        params.get("Description"),
-        value,
-        params.get("Type"),
-        params.get("AllowedPattern"),
-        params.get("KeyId"),
-        params.get("Overwrite", False),
-        params.get("Tags"),
-        params.get("DataType", "text"),
-        tier=answer.tier,
-        policies=params.get("Policies"),
-    )
+    with _PUT_PARAMETER_LOCK:
+        versions = backend._parameters.get(name) or []
+        existing = versions[-1].tier if versions else None
+        standard = advanced = 0
+        if existing is None or params.get("Tier") not in (None, existing):
+            for held_name, held in list(backend._parameters.items()):
+                # moto loads AWS's public parameters (/aws/service/...) into the account on
+                # first read; on AWS they are not the account's and count against nothing.
+                if held and not held_name.startswith("/aws/"):
+                    advanced += held[-1].tier == ADVANCED_TIER
+                    standard += held[-1].tier != ADVANCED_TIER
+        answer = put_tier(
+            value,
+            params.get("Tier"),
+            existing,
+            standard_count=standard,
+            advanced_count=advanced,
+            limits=call.ssm_limits,
+        )
+        if answer.problem is not None:
+            problem = answer.problem
+            return aws_error_response("ssm", problem.error_code, problem.aws_message, 400)
+        parameter = backend.put_parameter(
+            name,
+            params.get("Description"),
+            value,
+            params.get("Type"),
+            params.get("AllowedPattern"),
+            params.get("KeyId"),
+            params.get("Overwrite", False),
+            params.get("Tags"),
+            params.get("DataType", "text"),
+            tier=answer.tier,
+            policies=params.get("Policies"),
+        )
     return _json({"Version": parameter.version, "Tier": parameter.tier})
 
 
