@@ -40,15 +40,8 @@ class SsmMappingResource(AwsClientResource):
     def parameters_under(self, path: str, *, recursive: bool = True) -> dict[str, str]:
         """Name -> value of every parameter below `path` (all pages, 10 a page); only those
         directly below it when not `recursive`."""
-        parameters = self.paginate(
-            "ssm",
-            "get_parameters_by_path",
-            "Parameters",
-            page_size=10,
-            Path=path,
-            Recursive=recursive,
-        )
-        return {p["Name"]: p["Value"] for p in parameters}
+        stored = self.stored_under(path, recursive=recursive)
+        return {name: parameter.value for name, parameter in stored.items()}
 
     def stored_under(self, path: str, *, recursive: bool = True) -> dict[str, StoredParameter]:
         """:meth:`parameters_under` with each parameter's version and time of last write."""
