@@ -296,8 +296,9 @@ class MappingStore:
 
     def delete(self, schema_arn: str) -> None:
         if self.layout == PACKED:
-            self._put({schema_arn: None})
-        self._parameters.delete(self.parameter_name(schema_arn))
+            self._put({schema_arn: None})  # a read moved any one-per-topic record already
+        else:
+            self._parameters.delete(self.parameter_name(schema_arn))
         with self._lock:
             self._staged.pop(schema_arn, None)
             self.foreign.pop(schema_arn, None)
