@@ -132,7 +132,7 @@ class LineageSettings(ConfigurableResource):
         description=(
             "How the mapping uses SSM parameters: `per-topic` (one parameter a topic; SSM's "
             "standard tier caps an account and Region at 10,000, shared) or `packed` (many "
-            "topics a parameter: about 2,300 for 20,000 topics). `packed` moves the one-per-topic "
+            "topics a parameter: about 3,100 for 20,000 topics). `packed` moves the one-per-topic "
             "records into its buckets on first sight. See docs/mapping-store.md."
         ),
     )

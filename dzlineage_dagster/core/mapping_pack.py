@@ -48,6 +48,9 @@ TOMBSTONE_LIFETIME_MS = 30 * 24 * 3600 * 1000
 #: records (270 to 290, four SHA-256 fingerprints each): what :func:`parameters_needed` assumes when it has no record at hand.
 TYPICAL_PACKED_CHARACTERS_PER_RECORD = 290
 
+#: Characters a bucket keeps free when a record moves in (see :func:`place`).
+GROWTH_ROOM = 96
+
 _FIELD_NAMES = tuple(field.name for field in fields(MappingRecord))
 
 
@@ -198,7 +201,10 @@ def place(
     candidates = [newest] if newest is not None and newest >= skip else []
     candidates += [depth for depth in range(skip, len(chain)) if depth != newest]
     for depth in candidates:
-        if fits({**chain[depth], schema_arn: entry}, value_limit):
+        # A record that moves in leaves room for the bucket's records to grow in place (their
+        # stamps and revisions change length); one staying where it is may use all of it.
+        limit = value_limit if depth == newest else value_limit - GROWTH_ROOM
+        if fits({**chain[depth], schema_arn: entry}, limit):
             changes = {depth: BucketChange({schema_arn: entry})}
             for other in holders:
                 if other != depth:
@@ -239,7 +245,7 @@ def parameters_needed(
     with room), a bucket holding as many records as ``characters_per_record`` allows, and
     counts the buckets used. Hashing spreads the stand-ins as it spreads real ARNs.
     """
-    per_bucket = max(1, VALUE_LIMITS[tier] // characters_per_record)
+    per_bucket = max(1, (VALUE_LIMITS[tier] - GROWTH_ROOM) // characters_per_record)
     held: dict[str, int] = {}
     for index in range(topics):
         chain = bucket_chain(f"stand-in schema {index}")

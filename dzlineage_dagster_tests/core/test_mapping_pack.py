@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dzlineage_dagster.core.mapping_pack import (
+    GROWTH_ROOM,
     MAX_DEPTH,
     PACK_MARKER,
     ROOT_BUCKET,
@@ -208,7 +209,7 @@ def test_a_tombstone_replaces_every_copy_and_needs_no_bucket_where_there_is_none
 def test_the_estimate_is_one_parameter_for_a_few_topics_and_a_fraction_for_many():
     assert parameters_needed(0) == 0
     assert parameters_needed(1) == 1
-    per_bucket = STANDARD_VALUE_LIMIT // 290
+    per_bucket = (STANDARD_VALUE_LIMIT - GROWTH_ROOM) // 290
     assert parameters_needed(per_bucket) == 1
     assert parameters_needed(per_bucket + 1) > 1
     needed = parameters_needed(20_000)
