@@ -138,6 +138,23 @@ class LineageSettings(ConfigurableResource):
         default="/dzlineage/schema-assets",
         description="SSM Parameter Store path under which the schema -> asset mapping lives.",
     )
+    ssm_mapping_layout: Literal["packed", "per-topic"] = Field(
+        default="per-topic",
+        description=(
+            "How the mapping uses SSM parameters: `per-topic` (one parameter a topic; SSM's "
+            "standard tier caps an account and Region at 10,000, shared) or `packed` (many "
+            "topics a parameter: about 3,100 for 20,000 topics). `packed` moves the one-per-topic "
+            "records into its buckets on first sight. See docs/mapping-store.md."
+        ),
+    )
+    ssm_tier: Literal["Standard", "Advanced"] = Field(
+        default="Standard",
+        description=(
+            "SSM tier of the mapping's parameters: `Standard` (free, 4 KB values, 10,000 per "
+            "account and Region shared with everything else there) or `Advanced` (8 KB values, "
+            "100,000, charged per parameter), for an account whose standard parameters are used up."
+        ),
+    )
     topic_namespace_style: Literal["bootstrap", "cluster"] = Field(
         default="bootstrap",
         description=(

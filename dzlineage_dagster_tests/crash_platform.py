@@ -15,10 +15,11 @@ from typing import Any
 
 import yaml
 
-from dzlineage_dagster.core.ssm_names import MappingRecord, is_digest_parameter
+from dzlineage_dagster.resources import SsmMappingResource
 from dzlineage_dagster.sandbox.demo.seed import DEMO_PLATFORM, seed_platform
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
+from dzlineage_dagster.sync.mapping_store import MappingStore
 from dzlineage_dagster_tests.clients import sandbox_client
 
 KEPT_TABLES = ("inventory.customers",)
@@ -77,7 +78,6 @@ class CatalogState:
 def catalog_state(environment: dict[str, str]) -> CatalogState:
     settings = LineageSettings.from_env(environment)
     datazone = sandbox_client(environment, "datazone")
-    ssm = sandbox_client(environment, "ssm")
     assets: Counter[str] = Counter()
     asset_ids: set[str] = set()
     latest_revisions: dict[str, tuple[str, str]] = {}
@@ -96,18 +96,21 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
                 )["revision"]
                 latest_revisions[asset["identifier"]] = (asset["externalIdentifier"], revision)
     mappings = {}
-    for page in ssm.get_paginator("get_parameters_by_path").paginate(
-        Path=settings.ssm_prefix, Recursive=True
-    ):
-        for parameter in page["Parameters"]:
-            if is_digest_parameter(settings.ssm_prefix, parameter["Name"]):
-                continue  # the registry digest `dzlineage sync` keeps, not a mapping
-            record = MappingRecord.from_parameter_value(parameter["Value"])
-            mappings[record.schema_arn] = (
-                record.topic,
-                record.asset_id in asset_ids,
-                record.lineage_fingerprint,
-            )
+    # Through the store, read-only, so the state reads the same in either SSM layout.
+    store = MappingStore(
+        SsmMappingResource(),
+        settings.ssm_prefix,
+        domain_id=settings.domain_id,
+        project_id=settings.project_id,
+        layout=settings.ssm_mapping_layout,
+    )
+    store.read_only = True
+    for record in store.all().values():
+        mappings[record.schema_arn] = (
+            record.topic,
+            record.asset_id in asset_ids,
+            record.lineage_fingerprint,
+        )
     events: Counter[tuple[str, str]] = Counter()
     edges: Counter[tuple[str, str]] = Counter()
     for page in datazone.get_paginator("list_lineage_events").paginate(

@@ -74,11 +74,21 @@ def _kill_at(sandbox, environment: dict[str, str], rule: FaultRule) -> None:
     sandbox.control.clear_faults()  # releases the held call: dropped (hold) or answered (after)
 
 
+def seed_in_layout(sandbox, small_spec, monkeypatch, layout: str) -> dict[str, str]:
+    """The small platform, synced with the mapping in ``layout`` (DZLINEAGE_SSM_MAPPING_LAYOUT)."""
+    monkeypatch.setenv("DZLINEAGE_SSM_MAPPING_LAYOUT", layout)
+    return {**seed_small(sandbox, small_spec, monkeypatch), "DZLINEAGE_SSM_MAPPING_LAYOUT": layout}
+
+
+LAYOUTS = pytest.mark.parametrize("layout", ["per-topic", "packed"])
+
+
 @pytest.mark.skipif(sys.platform == "win32", reason="needs fork")
+@LAYOUTS
 def test_a_sync_killed_at_every_write_boundary_then_rerun_converges(
-    sandbox, small_spec, monkeypatch
+    sandbox, small_spec, monkeypatch, layout
 ):
-    environment = seed_small(sandbox, small_spec, monkeypatch)
+    environment = seed_in_layout(sandbox, small_spec, monkeypatch, layout)
     assert headless_sync(environment)[0] == 0
     expected = catalog_state(environment)
     writes = _write_calls(sandbox.control.calls())
@@ -96,7 +106,7 @@ def test_a_sync_killed_at_every_write_boundary_then_rerun_converges(
         cases.append((index, "hold-after", rule))
     diverged = []
     for index, kind, rule in cases:
-        environment = seed_small(sandbox, small_spec, monkeypatch)
+        environment = seed_in_layout(sandbox, small_spec, monkeypatch, layout)
         _kill_at(sandbox, environment, rule)
         code, output = headless_sync(environment)
         state = catalog_state(environment)
@@ -123,8 +133,11 @@ def _comparable(state) -> tuple:
     )
 
 
-def test_two_syncs_started_at_the_same_moment_leave_no_duplicate(sandbox, small_spec, monkeypatch):
-    environment = seed_small(sandbox, small_spec, monkeypatch)
+@LAYOUTS
+def test_two_syncs_started_at_the_same_moment_leave_no_duplicate(
+    sandbox, small_spec, monkeypatch, layout
+):
+    environment = seed_in_layout(sandbox, small_spec, monkeypatch, layout)
     context = multiprocessing.get_context("fork")
     children = [
         context.Process(target=_sync_in_child, args=(environment,), daemon=True) for _ in range(2)

@@ -1,28 +1,39 @@
-"""The schema -> asset mapping store: read once or by name, written once per topic per run."""
+"""The schema -> asset mapping store: read once or by name, written once per topic per run.
+
+The tests named for one layout run it alone; the packed layout's own tests (cap, concurrent
+writers, migration) follow the one-per-topic layout's."""
 
 from __future__ import annotations
 
+import hashlib
 import math
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
 
 from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name
 from dzlineage_dagster.resources import SsmMappingResource
-from dzlineage_dagster.sync.mapping_store import MappingStore
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.mapping_store import PACK_FOLDER, PACKED, PER_TOPIC, MappingStore
 from dzlineage_dagster_tests.test_catalog_sync import ssm_calls
 
 PREFIX = "/store-test/mappings"
 DOMAIN, PROJECT = "dzd_storetest", "project1"
 
 
-def scoped_store(legacy_owner=None, domain_id: str = DOMAIN) -> MappingStore:
+def scoped_store(
+    legacy_owner=None, domain_id: str = DOMAIN, layout: str = PER_TOPIC, tier: str = "Standard"
+) -> MappingStore:
     return MappingStore(
         SsmMappingResource(),
         PREFIX,
         domain_id=domain_id,
         project_id=PROJECT,
         legacy_owner=legacy_owner,
+        layout=layout,
+        tier=tier,
     )
 
 
@@ -136,3 +147,167 @@ def test_first_layout_records_move_to_the_scope_only_when_their_asset_is_this_sc
     assert MappingRecord.from_parameter_value(
         left[store.parameter_name(record(1).schema_arn)]
     ) == record(1)
+
+
+# --- The packed layout -----------------------------------------------------------------------
+
+
+def packed_store(**options) -> MappingStore:
+    return scoped_store(layout=PACKED, **options)
+
+
+def realistic(index: int) -> MappingRecord:
+    """A record with the sync's SHA-256 fingerprints (what decides how many fit a bucket)."""
+    digest = hashlib.sha256(str(index).encode()).hexdigest()
+    return replace(
+        record(index),
+        schema_arn=f"arn:aws:glue:us-east-1:123456789012:schema/store-test/topic-{index:05d}",
+        topic=f"store.test.topic{index:05d}",
+        content_fingerprint=digest,
+        lineage_fingerprint=digest[::-1] + digest,
+        registry_token=digest.upper(),
+    )
+
+
+def write(store: MappingStore, *records: MappingRecord) -> None:
+    for each in records:
+        store.stage(each)
+        store.commit(each.schema_arn)
+
+
+def standard_parameter_count(sandbox) -> int:
+    pages = sandbox.client("ssm").get_paginator("describe_parameters").paginate()
+    return sum(len(page["Parameters"]) for page in pages)
+
+
+@pytest.fixture
+def small_cap(sandbox, sandbox_env):
+    """An emptied account with FOREIGN parameters of other applications under a cap of CAP."""
+    sandbox.control.reset()
+    sandbox.control.set_ssm_limits(standard_parameters=CAP)
+    ssm = sandbox.client("ssm")
+    for index in range(FOREIGN):
+        ssm.put_parameter(Name=f"/other-app/p{index}", Value="x", Type="String")
+    yield
+    sandbox.control.set_ssm_limits(**SsmLimits().__dict__)
+
+
+CAP, FOREIGN = 60, 30
+
+
+def test_more_topics_than_the_cap_fit_beside_other_applications_parameters(sandbox, small_cap):
+    topics = [realistic(i) for i in range(150)]  # five times the room the cap leaves
+    write(packed_store(), *topics)
+    assert standard_parameter_count(sandbox) <= CAP
+    sandbox.control.clear_calls()
+    reader = packed_store()
+    assert reader.all() == {each.schema_arn: each for each in topics}
+    # The whole mapping in a call per ten buckets, not per ten topics.
+    assert ssm_calls(sandbox.control)["GetParametersByPath"] < len(topics) / 10 / 2
+
+
+def test_the_one_per_topic_layout_fails_at_the_cap_and_says_which_setting_helps(sandbox, small_cap):
+    store = scoped_store()
+    with pytest.raises(SyncError, match="DZLINEAGE_SSM_MAPPING_LAYOUT=packed"):
+        write(store, *[realistic(i) for i in range(CAP)])
+
+
+def test_when_even_the_packed_mapping_has_no_room_the_error_names_the_tier_setting(
+    sandbox, small_cap
+):
+    ssm = sandbox.client("ssm")
+    for index in range(FOREIGN, CAP):
+        ssm.put_parameter(Name=f"/other-app/p{index}", Value="x", Type="String")
+    with pytest.raises(SyncError, match="DZLINEAGE_SSM_TIER=Advanced") as raised:
+        write(packed_store(), realistic(1))
+    assert "used up" in str(raised.value)
+    assert packed_store(tier="Advanced").all() == {}, "nothing half-written"
+    write(packed_store(tier="Advanced"), realistic(1))  # the opt-in: advanced buckets
+    assert packed_store(tier="Advanced").all() == {realistic(1).schema_arn: realistic(1)}
+
+
+def test_a_few_topics_cost_one_read_each_and_a_record_moves_nowhere_on_update(sandbox, sandbox_env):
+    sandbox.control.reset()
+    topics = [realistic(i) for i in range(60)]
+    write(packed_store(), *topics)
+    sandbox.control.clear_calls()
+    reader = packed_store()
+    reader.read([topics[7].schema_arn])
+    assert ssm_calls(sandbox.control) == {"GetParameters": 1}
+    assert reader.get(topics[7].schema_arn) == topics[7]
+    updated = replace(topics[7], asset_revision="2")
+    write(reader, updated)
+    assert ssm_calls(sandbox.control) == {"GetParameters": 1, "PutParameter": 1}
+    assert packed_store().all()[updated.schema_arn] == updated
+
+
+def test_writers_that_overwrite_each_other_s_bucket_lose_no_record(sandbox, sandbox_env):
+    """Two runs (a Dagster run beside a headless sync) read the same bucket, then both write
+    it: SSM keeps the last write, and the one that overtook the other repairs it."""
+    sandbox.control.reset()
+    first, second = packed_store(), packed_store()
+    first.all(), second.all()
+    write(first, realistic(1))
+    write(second, realistic(2))  # from a view without realistic(1): SSM's version says so
+    write(first, replace(realistic(1), asset_revision="2"))  # and again the other way round
+    expected = {realistic(2).schema_arn: realistic(2)}
+    expected[realistic(1).schema_arn] = replace(realistic(1), asset_revision="2")
+    assert packed_store().all() == expected
+
+
+def test_a_deletion_overtaken_by_a_stale_writer_stays_deleted(sandbox, sandbox_env):
+    sandbox.control.reset()
+    write(packed_store(), realistic(1), realistic(2))
+    deleter, stale = packed_store(), packed_store()
+    deleter.all(), stale.all()
+    deleter.delete(realistic(1).schema_arn)
+    write(stale, replace(realistic(2), asset_revision="9"))  # its view still holds 1
+    assert packed_store().all() == {
+        realistic(2).schema_arn: replace(realistic(2), asset_revision="9")
+    }
+
+
+def test_threads_of_several_runs_writing_at_once_lose_no_record(sandbox, sandbox_env):
+    sandbox.control.reset()
+    runs = [packed_store() for _ in range(3)]
+    for run in runs:
+        run.all()
+    work = [(runs[i % 3], realistic(i)) for i in range(60)]
+    with ThreadPoolExecutor(max_workers=9) as pool:
+        list(pool.map(lambda job: write(*job), work))
+    assert packed_store().all() == {each.schema_arn: each for _, each in work}
+
+
+def test_one_per_topic_records_move_into_buckets_without_loss(sandbox, sandbox_env):
+    sandbox.control.reset()
+    ssm = SsmMappingResource()
+    old = [realistic(i) for i in range(30)]
+    write(scoped_store(), *old[:25])  # the one-per-topic layout of this scope
+    first_layout = [
+        replace(each, domain_id="", project_id="", registry_arn="") for each in old[25:]
+    ]
+    for each in first_layout:
+        ssm.put(parameter_name(PREFIX, each.schema_arn), each.to_parameter_value())
+    # The run's DataZone check answers the scoped record of an asset of its own.
+    owned = {each.asset_id: each for each in old}
+    store = packed_store(legacy_owner=lambda found: owned.get(found.asset_id))
+    expected = {each.schema_arn: each for each in old}
+    assert store.all() == expected
+    assert set(store.migrated) == set(expected)
+    left = ssm.parameters_under(PREFIX)
+    assert all(f"/{PACK_FOLDER}/" in name for name in left), "the old parameters are gone"
+    assert packed_store().all() == expected
+    # A writer still on the old layout writes after the move: its newer record wins.
+    newer = replace(old[3], asset_revision="7")
+    write(scoped_store(), newer)
+    assert packed_store().all()[newer.schema_arn] == newer
+
+
+def test_a_dry_run_reads_old_records_as_moved_and_writes_nothing(sandbox, sandbox_env):
+    sandbox.control.reset()
+    write(scoped_store(), realistic(1))
+    sandbox.control.clear_calls()
+    store = packed_store()
+    store.read_only = True
+    assert store.all() == {realistic(1).schema_arn: realistic(1)}
+    assert set(ssm_calls(sandbox.control)) == {"GetParametersByPath"}

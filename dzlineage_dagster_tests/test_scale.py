@@ -142,3 +142,37 @@ def test_a_bad_rate_limit_setting_stops_the_sync_in_one_line(platform, monkeypat
     assert "could not start: DZLINEAGE_CLIENT_RATE_LIMITS:" in error
     assert "'fast' is not a number" in error
     assert "Traceback" not in error
+
+
+def test_more_topics_than_ssm_s_cap_sync_packed_beside_other_applications(sandbox, monkeypatch):
+    """A standard-tier account that other applications already use: the one-per-topic layout
+    stops at the cap naming the setting that helps; the packed one moves what it wrote into
+    buckets and syncs every topic, without a duplicate asset."""
+    from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
+
+    topics, cap, foreign = 120, 60, 30
+    sandbox.control.reset()
+    platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
+    ssm = sandbox.client("ssm")
+    for index in range(foreign):
+        ssm.put_parameter(Name=f"/other-application/p{index}", Value="x", Type="String")
+    sandbox.control.set_ssm_limits(standard_parameters=cap)
+    try:
+        monkeypatch.setenv("DZLINEAGE_SSM_MAPPING_LAYOUT", "per-topic")
+        out = io.StringIO()
+        with pointed_at(platform):
+            code = run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out)
+        assert code == 1
+        assert out.getvalue().count("DZLINEAGE_SSM_MAPPING_LAYOUT=packed") > 1, out.getvalue()
+
+        monkeypatch.setenv("DZLINEAGE_SSM_MAPPING_LAYOUT", "packed")
+        summary = headless_sync(platform, monkeypatch, concurrency=8)
+        assert "0 failed" in summary
+        catalog = check_catalog(platform)
+        assert catalog.schemas_with_one_asset == topics, catalog
+        assert catalog.duplicated_schemas == 0
+        pages = ssm.get_paginator("describe_parameters").paginate()
+        assert sum(len(page["Parameters"]) for page in pages) <= cap
+        assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 8)
+    finally:
+        sandbox.control.set_ssm_limits(**SsmLimits().__dict__)

@@ -17,6 +17,7 @@ from enum import Enum
 
 from dzlineage_dagster.core.aws_quotas import ASSUMED_SOURCE, Quota
 from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS
+from dzlineage_dagster.core.mapping_pack import parameters_needed
 
 
 class Status(str, Enum):
@@ -140,11 +141,14 @@ PARAMETER_CAPS = {"Standard": 10_000, "Advanced": 100_000}
 HEADROOM_WARNING_SHARE = 0.10
 
 
-def mapping_parameters_needed(topics: int, registries: int = 1) -> int:
-    """SSM parameters the mapping of ``topics`` topics takes, in today's layout: one record a
-    topic, and per registry one registry digest and one version-sweep position. The one place
-    that knows it: a packed layout replaces this function."""
-    return topics + 2 * registries
+def mapping_parameters_needed(
+    topics: int, registries: int = 1, layout: str = "per-topic", tier: str = "Standard"
+) -> int:
+    """SSM parameters the mapping of ``topics`` topics takes: one record a topic in the
+    ``per-topic`` layout, :func:`~dzlineage_dagster.core.mapping_pack.parameters_needed` in the
+    ``packed`` one, and per registry one registry digest and one version-sweep position."""
+    records = parameters_needed(topics, tier) if layout == "packed" else topics
+    return records + 2 * registries
 
 
 def ssm_capacity(default_tier: str, parameters: int, ours: int, needed: int) -> CheckResult:

@@ -193,6 +193,12 @@ class MappingRecord:
             raise CorruptMappingValue(
                 f"mapping value must be a JSON object, not {type(data).__name__}"
             )
+        return cls.from_fields(data)
+
+    @classmethod
+    def from_fields(cls, data: dict[str, object]) -> MappingRecord:
+        """A record from its fields by name, checked as :meth:`from_parameter_value` checks
+        them (also the packed store's decoder, :mod:`~dzlineage_dagster.core.mapping_pack`)."""
         expected = {field.name: field.type for field in fields(cls)}
         # Fields added later (the scope, the registry token) have defaults: records written
         # before them (the first layout lacks the scope) read with the default.

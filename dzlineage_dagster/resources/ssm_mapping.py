@@ -4,12 +4,32 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from dzlineage_dagster.resources.base import AwsClientResource
 
-#: GetParameters' limit of names per call.
+#: GetParameters' and DeleteParameters' limit of names per call.
 NAMES_PER_GET_PARAMETERS = 10
+
+
+@dataclass(frozen=True)
+class StoredParameter:
+    """A parameter as read: its value, version (PutParameter numbers them 1, 2, ...) and when
+    it was last written (milliseconds since the epoch)."""
+
+    value: str
+    version: int
+    modified_ms: int
+
+    @classmethod
+    def of(cls, parameter: dict[str, Any]) -> StoredParameter:
+        modified = parameter.get("LastModifiedDate")
+        return cls(
+            parameter["Value"],
+            int(parameter.get("Version", 0)),
+            int(modified.timestamp() * 1000) if modified is not None else 0,
+        )
 
 
 class SsmMappingResource(AwsClientResource):
@@ -20,6 +40,11 @@ class SsmMappingResource(AwsClientResource):
     def parameters_under(self, path: str, *, recursive: bool = True) -> dict[str, str]:
         """Name -> value of every parameter below `path` (all pages, 10 a page); only those
         directly below it when not `recursive`."""
+        stored = self.stored_under(path, recursive=recursive)
+        return {name: parameter.value for name, parameter in stored.items()}
+
+    def stored_under(self, path: str, *, recursive: bool = True) -> dict[str, StoredParameter]:
+        """:meth:`parameters_under` with each parameter's version and time of last write."""
         parameters = self.paginate(
             "ssm",
             "get_parameters_by_path",
@@ -28,7 +53,24 @@ class SsmMappingResource(AwsClientResource):
             Path=path,
             Recursive=recursive,
         )
-        return {p["Name"]: p["Value"] for p in parameters}
+        return {p["Name"]: StoredParameter.of(p) for p in parameters}
+
+    def stored_named(self, references: Sequence[str]) -> dict[str, StoredParameter]:
+        """Reference -> parameter for those of ``references`` that exist, 10 a call: a name, or
+        ``name:version`` for an earlier version (SSM keeps the last 100)."""
+        ssm = self.client()
+        found: dict[str, StoredParameter] = {}
+        unique = list(dict.fromkeys(references))
+        for start in range(0, len(unique), NAMES_PER_GET_PARAMETERS):
+            batch = unique[start : start + NAMES_PER_GET_PARAMETERS]
+            for parameter in ssm.get_parameters(Names=batch)["Parameters"]:
+                # AWS answers a versioned name with its Selector (":3"); moto leaves it out.
+                versioned = f"{parameter['Name']}:{parameter.get('Version')}"
+                reference = parameter["Name"] + parameter.get("Selector", "")
+                found[versioned if versioned in batch else reference] = StoredParameter.of(
+                    parameter
+                )
+        return found
 
     def parameters_named(self, names: Sequence[str]) -> dict[str, str]:
         """Name -> value of those of `names` that exist, 10 names a call (GetParameters)."""
@@ -42,10 +84,25 @@ class SsmMappingResource(AwsClientResource):
             )
         return found
 
-    def put(self, name: str, value: str, description: str = "") -> dict[str, Any]:
+    def put(
+        self, name: str, value: str, description: str = "", tier: str | None = None
+    ) -> dict[str, Any]:
+        """PutParameter (overwriting); ``tier`` None leaves it to the account's default."""
         return self.client().put_parameter(
-            Name=name, Value=value, Type="String", Overwrite=True, Description=description
+            Name=name,
+            Value=value,
+            Type="String",
+            Overwrite=True,
+            Description=description,
+            **({"Tier": tier} if tier else {}),
         )
+
+    def delete_many(self, names: Sequence[str]) -> None:
+        """DeleteParameters, 10 names a call (names already gone are no error)."""
+        ssm = self.client()
+        unique = list(dict.fromkeys(names))
+        for start in range(0, len(unique), NAMES_PER_GET_PARAMETERS):
+            ssm.delete_parameters(Names=unique[start : start + NAMES_PER_GET_PARAMETERS])
 
     def delete(self, name: str) -> None:
         ssm = self.client()

@@ -427,7 +427,12 @@ def ssm_headroom(doctor: Doctor) -> Iterator[CheckResult]:
         for parameter in page.get("Parameters", []):
             total += 1
             ours += parameter["Name"].startswith(prefix)
-    needed = mapping_parameters_needed(len(doctor.run.registry_topics))
+    settings = doctor.settings
+    needed = mapping_parameters_needed(
+        len(doctor.run.registry_topics),
+        layout=settings.ssm_mapping_layout,
+        tier=settings.ssm_tier,
+    )
     yield ssm_capacity(tier["SettingValue"], total, ours, needed)
 
 

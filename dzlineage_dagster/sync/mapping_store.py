@@ -17,6 +17,23 @@ schemas' parameters by name (GetParameters, 10 names a call; a first-layout name
 Writes: the stages *stage* a topic's new record, and the runner *commits* it once when the
 topic's stages are done, so a topic whose asset and lineage both change costs one PutParameter.
 
+With ``DZLINEAGE_SSM_MAPPING_LAYOUT=packed`` the records live many to a
+parameter, ``<scoped path>/p/<bucket>`` (:mod:`~dzlineage_dagster.core.mapping_pack`; the
+design and its reasons: ``docs/mapping-store.md``). Reading all of them costs a call per ten
+buckets, not per ten topics; reading a few topics costs one GetParameters per topic at most
+(a schema's chain of buckets plus its two one-per-topic names, for the migration). Records of
+the one-per-topic layouts found beside the packs move into them (one PutParameter per bucket
+touched, DeleteParameters ten names a call); a record wins by its write time, so nothing
+older overwrites anything newer.
+
+SSM has no compare-and-swap, and two writers (this run's threads, or a Dagster run beside a
+headless ``dzlineage sync``) may rewrite the same bucket. A bucket's write therefore checks the
+version PutParameter answers: one more than the version it started from means nobody wrote in
+between. Otherwise it reads the versions it missed (``name:version``, SSM keeps 100), merges
+them (stamped entries merge order-free, so every writer's records survive) and writes again,
+until its write directly follows the last version it merged. Within one run, a lock per
+bucket keeps the threads from racing at all.
+
 The scoped path also holds one registry digest per registry (``<scoped path>/d/<sha256>``, see
 :meth:`MappingStore.stored_digest`): under the scope, so another domain's or project's sync never
 trusts this one's digest, and never read as a mapping.
@@ -33,11 +50,31 @@ DataZone's ConflictException on the schema ARN, after which the asset is adopted
 from __future__ import annotations
 
 import logging
+import random
 import threading
-from collections.abc import Callable, Collection
-from dataclasses import replace
+import time
+from collections.abc import Callable, Collection, Mapping
+from dataclasses import dataclass, field, replace
 from typing import Any
 
+from botocore.exceptions import ClientError
+
+from dzlineage_dagster.core.mapping_pack import (
+    VALUE_LIMITS,
+    BucketChange,
+    Pack,
+    PackEntry,
+    PackFull,
+    bucket_chain,
+    decode_pack,
+    encode_pack,
+    fits,
+    is_bucket_id,
+    merge_packs,
+    overflow,
+    place,
+    without_expired_tombstones,
+)
 from dzlineage_dagster.core.ssm_names import (
     HASH_NAMESPACE,
     READABLE_NAMESPACE,
@@ -49,11 +86,31 @@ from dzlineage_dagster.core.ssm_names import (
     validate_prefix,
 )
 from dzlineage_dagster.resources import SsmMappingResource
+from dzlineage_dagster.resources.ssm_mapping import StoredParameter
 from dzlineage_dagster.sync.errors import SyncError
+
+PACKED, PER_TOPIC = "packed", "per-topic"
+#: The folder of the packed layout's buckets below the scoped path.
+PACK_FOLDER = "p"
+#: One-per-topic records moved into buckets per step (about a bucket's worth).
+MIGRATION_CHUNK = 10
 
 #: Given a first-layout record, the record with this run's scope if its asset is this run's
 #: (same domain, owning project and externalIdentifier), else None.
 LegacyOwner = Callable[[MappingRecord], "MappingRecord | None"]
+
+
+@dataclass
+class _Bucket:
+    """A bucket as this run knows it: its content and the version that holds it (0: none)."""
+
+    pack: Pack = field(default_factory=dict)
+    version: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _now_ms() -> int:
+    return time.time_ns() // 1_000_000
 
 
 class MappingStore:
@@ -66,6 +123,8 @@ class MappingStore:
         domain_id: str,
         project_id: str,
         legacy_owner: LegacyOwner | None = None,
+        layout: str = PER_TOPIC,
+        tier: str = "Standard",
     ) -> None:
         try:
             validate_prefix(prefix)
@@ -97,6 +156,14 @@ class MappingStore:
         self.migrated: dict[str, str] = {}
         #: Schema ARNs whose record this run wrote.
         self.committed: set[str] = set()
+        self.layout = layout
+        self.tier = tier
+        #: Packed layout: bucket id -> what this run knows of it (absent: not read yet).
+        self._buckets: dict[str, _Bucket] = {}
+        #: Packed layout: schema ARN -> its newest entry in any bucket this run has read.
+        self._entries: dict[str, PackEntry] = {}
+        #: Whether the scope's parameters were listed (every bucket is known from then on).
+        self._listed = False
 
     @property
     def prefix(self) -> str:
@@ -121,16 +188,21 @@ class MappingStore:
 
     def _all(self) -> dict[str, MappingRecord]:
         if not self._read_all:
-            for name, value in self._parameters.parameters_under(self._prefix).items():
+            per_topic: dict[str, StoredParameter] = {}
+            for name, stored in self._parameters.stored_under(self._prefix).items():
                 if is_digest_parameter(self._prefix, name):
                     continue  # the registry digest, not a mapping
-                record = self._readable(name, value, self.parameter_name)
-                if record is not None:
-                    self._stored[record.schema_arn] = record
-            legacy: dict[str, str] = {}
+                bucket_id = self._bucket_id(name)
+                if bucket_id is not None:
+                    self._learn_bucket(bucket_id, name, stored)
+                else:
+                    per_topic[name] = stored
+            self._listed = True
+            self._take_per_topic(per_topic, self.parameter_name)
+            legacy: dict[str, StoredParameter] = {}
             for namespace in (READABLE_NAMESPACE, HASH_NAMESPACE):
                 folder = f"{self._legacy_prefix}/{namespace}"
-                legacy.update(self._parameters.parameters_under(folder, recursive=False))
+                legacy.update(self._parameters.stored_under(folder, recursive=False))
             self._migrate(legacy)
             self._read_all = True
         known = {arn: record for arn, record in self._stored.items() if record is not None}
@@ -147,11 +219,25 @@ class MappingStore:
         wanted = [arn for arn in schema_arns if arn not in self._stored]
         names = {self.parameter_name(arn): arn for arn in wanted}
         legacy_names = {self.legacy_parameter_name(arn): arn for arn in wanted}
-        found = self._parameters.parameters_named([*names, *legacy_names])
-        for name, arn in names.items():
-            self._stored[arn] = (
-                self._readable(name, found[name], self.parameter_name) if name in found else None
-            )
+        buckets = {
+            self._bucket_name(bucket_id): bucket_id
+            for arn in wanted
+            for bucket_id in bucket_chain(arn)
+            if bucket_id not in self._buckets
+        }
+        if self.layout != PACKED:
+            buckets = {}
+        found = self._parameters.stored_named([*buckets, *names, *legacy_names])
+        for name, bucket_id in buckets.items():
+            if name in found:
+                self._learn_bucket(bucket_id, name, found[name])
+            else:
+                self._buckets.setdefault(bucket_id, _Bucket())
+        for arn in wanted:
+            self._stored.setdefault(arn, None)
+        self._take_per_topic(
+            {name: found[name] for name in names if name in found}, self.parameter_name
+        )
         self._migrate(
             {
                 name: found[name]
@@ -192,8 +278,9 @@ class MappingStore:
             record = self._staged.pop(schema_arn, None)
         if record is None:
             return
-        # Outside the lock: the other threads' puts go on meanwhile (each topic writes its own).
-        self._put(record)
+        # Outside the lock: the other threads' puts go on meanwhile (each topic writes its own
+        # parameter, or locks only its bucket).
+        self._put({schema_arn: record})
         with self._lock:
             self.foreign.pop(schema_arn, None)
             self._stored[schema_arn] = record
@@ -208,7 +295,10 @@ class MappingStore:
             self._stored[schema_arn] = None
 
     def delete(self, schema_arn: str) -> None:
-        self._parameters.delete(self.parameter_name(schema_arn))
+        if self.layout == PACKED:
+            self._put({schema_arn: None})  # a read moved any one-per-topic record already
+        else:
+            self._parameters.delete(self.parameter_name(schema_arn))
         with self._lock:
             self._staged.pop(schema_arn, None)
             self.foreign.pop(schema_arn, None)
@@ -257,17 +347,236 @@ class MappingStore:
         """
         self._parameters.delete(digest_parameter_name(self._prefix, registry_arn))
 
-    def _put(self, record: MappingRecord) -> None:
-        self._parameters.put(
-            self.parameter_name(record.schema_arn),
-            record.to_parameter_value(),
-            description=f"DataZone asset of Kafka topic {record.topic}"[:1024],
-        )
+    def _put(self, records: Mapping[str, MappingRecord | None]) -> None:
+        """Write these records (None: the schema's record is deleted) in the store's layout."""
+        if self.layout != PACKED:
+            for record in records.values():
+                if record is not None:
+                    self._put_parameter(
+                        self.parameter_name(record.schema_arn),
+                        record.to_parameter_value(),
+                        f"DataZone asset of Kafka topic {record.topic}",
+                    )
+            return
+        now = _now_ms()
+        entries = {}
+        with self._lock:
+            for arn, record in records.items():
+                held = self._entries.get(arn)
+                entries[arn] = PackEntry(max(now, held.stamp + 1 if held else 0), record)
+        self._put_entries(entries)
 
-    def _migrate(self, legacy: dict[str, str]) -> None:
+    def _put_entries(self, entries: Mapping[str, PackEntry], skip: int = 0) -> None:
+        """Place the entries in their chains (deeper than ``skip``) and write each bucket
+        touched once."""
+        self._read([arn for arn in entries if not self._chain_known(arn)])
+        limit = VALUE_LIMITS[self.tier]
+        changes: dict[str, BucketChange] = {}
+        with self._lock:
+            view = {}
+            for arn, entry in entries.items():
+                chain = bucket_chain(arn)
+                packs = [view.get(b, self._bucket(b).pack) for b in chain]
+                try:
+                    placed = place(packs, arn, entry, limit, skip=skip)
+                except PackFull as error:
+                    raise SyncError(f"{error}. {self._room_advice()}") from None
+                for depth, change in placed.items():
+                    bucket_id = chain[depth]
+                    view[bucket_id] = change.applied_to(packs[depth])
+                    earlier = changes.get(bucket_id, BucketChange({}))
+                    changes[bucket_id] = BucketChange(
+                        {**earlier.put, **change.put}, earlier.drop | change.drop
+                    )
+        moved: dict[str, PackEntry] = {}
+        deepest: int = 0
+        for bucket_id, change in changes.items():
+            evicted = self._write_bucket(bucket_id, change)
+            if evicted:
+                moved.update(evicted)
+                deepest = max(deepest, len(bucket_id))  # its depth + 1
+        if moved:
+            self._put_entries(moved, skip=deepest)
+
+    def _write_bucket(self, bucket_id: str, change: BucketChange) -> dict[str, PackEntry]:
+        """Write one bucket with ``change`` applied, repairing any write it overtook; the entries
+        that no longer fit it (another writer filled it), to be placed deeper."""
+        name = self._bucket_name(bucket_id)
+        with self._lock:
+            bucket = self._bucket(bucket_id)
+        limit = VALUE_LIMITS[self.tier]
+        evicted: dict[str, PackEntry] = {}
+        with bucket.lock:
+            content = without_expired_tombstones(change.applied_to(bucket.pack), _now_ms())
+            seen = bucket.version
+            conflicts = 0
+            while True:
+                if not fits(content, limit):
+                    ours = set(change.put)
+                    for arn in overflow(content, limit, keep=set(content) - ours):
+                        # One newer than the copy an overtaken version may still hold here.
+                        entry = content.pop(arn)
+                        evicted[arn] = replace(entry, stamp=entry.stamp + 1)
+                version = self._put_parameter(
+                    name,
+                    encode_pack(content),
+                    "dzlineage: DataZone assets of Kafka topics (packed mapping)",
+                )
+                if version == seen + 1:
+                    break
+                conflicts += 1
+                # Writers that keep overtaking each other back off for a random while, so
+                # that one of them writes next to the last version it merged.
+                time.sleep(random.uniform(0, min(2.0, 0.05 * 2**conflicts)))
+                missed = self._versions(name, range(seen + 1, version))
+                merged = merge_packs(content, *missed)
+                content = {arn: e for arn, e in merged.items() if arn not in evicted}
+                seen = version
+                self._log.info(
+                    f"mapping bucket {name}: {len(missed)} concurrent write(s) merged "
+                    f"(version {version})"
+                )
+            bucket.pack, bucket.version = content, version
+        with self._lock:
+            self._learn_entries(content)
+        return evicted
+
+    def _versions(self, name: str, versions: range) -> list[Pack]:
+        """The bucket's contents at ``versions`` (those SSM still keeps)."""
+        references = [f"{name}:{version}" for version in versions]
+        found = self._parameters.stored_named(references)
+        lost = [reference for reference in references if reference not in found]
+        if lost:
+            # More than 100 writes overtook this one: the records only those versions held
+            # are found again by the next run (DataZone's externalIdentifier is unique).
+            self._log.warning(f"mapping bucket versions no longer kept by SSM: {lost}")
+        return [self._decoded(reference, found[reference].value) for reference in found]
+
+    def _put_parameter(self, name: str, value: str, description: str) -> int:
+        try:
+            response = self._parameters.put(
+                name, value, description=description[:1024], tier=self.tier
+            )
+        except ClientError as error:
+            if error.response.get("Error", {}).get("Code") == "ParameterLimitExceeded":
+                raise SyncError(
+                    f"SSM refused a new mapping parameter {name}: the account's {self.tier}-tier "
+                    f"parameters in this Region are used up. {self._room_advice()}"
+                ) from error
+            raise
+        return int(response.get("Version", 0))
+
+    def _room_advice(self) -> str:
+        if self.layout != PACKED:
+            return (
+                "Set DZLINEAGE_SSM_MAPPING_LAYOUT=packed (many topics a parameter; "
+                "docs/mapping-store.md)."
+            )
+        if self.tier == "Standard":
+            return (
+                "Free standard parameters in this account and Region, or set "
+                "DZLINEAGE_SSM_TIER=Advanced (100,000 parameters of 8 KB, charged per "
+                "parameter; docs/mapping-store.md)."
+            )
+        return "Free advanced parameters in this account and Region (docs/mapping-store.md)."
+
+    def _bucket_name(self, bucket_id: str) -> str:
+        return f"{self._prefix}/{PACK_FOLDER}/{bucket_id}"
+
+    def _bucket_id(self, name: str) -> str | None:
+        bucket_id = name.removeprefix(f"{self._prefix}/{PACK_FOLDER}/")
+        return bucket_id if bucket_id != name and is_bucket_id(bucket_id) else None
+
+    def _chain_known(self, schema_arn: str) -> bool:
+        return self._listed or all(b in self._buckets for b in bucket_chain(schema_arn))
+
+    def _bucket(self, bucket_id: str) -> _Bucket:
+        """The bucket as known; one not listed or read by name was absent (version 0)."""
+        return self._buckets.setdefault(bucket_id, _Bucket())
+
+    def _learn_bucket(self, bucket_id: str, name: str, stored: StoredParameter) -> None:
+        pack = self._decoded(name, stored.value)
+        bucket = self._buckets.setdefault(bucket_id, _Bucket())
+        bucket.pack, bucket.version = pack, stored.version
+        self._learn_entries(pack, name)
+
+    def _decoded(self, name: str, value: str) -> Pack:
+        try:
+            return decode_pack(value)
+        except ValueError as error:
+            self._log.warning(f"ignoring unreadable mapping bucket {name}: {error}")
+            return {}
+
+    def _learn_entries(self, pack: Pack, name: str = "") -> None:
+        """Keep each schema's newest entry; a record of another scope is not trusted."""
+        for arn, entry in pack.items():
+            held = self._entries.get(arn)
+            if held is not None and held.order() >= entry.order():
+                continue
+            record = entry.record
+            if record is not None and (record.domain_id, record.project_id) != (
+                self.domain_id,
+                self.project_id,
+            ):
+                self._log.warning(
+                    f"mapping bucket {name} holds a record of domain {record.domain_id or '?'} "
+                    f"/ project {record.project_id or '?'}: not trusted (reconcile repairs it)"
+                )
+                self.foreign[arn] = record
+                continue
+            self._entries[arn] = entry
+            self._stored[arn] = record
+
+    def _take_per_topic(
+        self, stored: Mapping[str, StoredParameter], expected_name: Callable[[str], str]
+    ) -> None:
+        """Read one-per-topic records; the packed layout moves them into its buckets (those
+        newer than the packed entry: a writer of the earlier layout may still be running) and
+        deletes their parameters."""
+        moving: dict[str, PackEntry] = {}
+        retired: list[str] = []
+        for name, parameter in stored.items():
+            record = self._readable(name, parameter.value, expected_name)
+            if record is None:
+                continue
+            if self.layout != PACKED:
+                self._stored[record.schema_arn] = record
+                continue
+            retired.append(name)
+            self.migrated[record.schema_arn] = name
+            held = self._entries.get(record.schema_arn)
+            if held is None or held.stamp < parameter.modified_ms:
+                moving[record.schema_arn] = PackEntry(parameter.modified_ms, record)
+        if self.read_only:
+            self._stored.update({arn: entry.record for arn, entry in moving.items()})
+            return
+        names = {arn: self.migrated[arn] for arn in moving}
+        pending = list(moving.items())
+        # A bucket's worth at a time, each chunk's old parameters deleted once it is written: an
+        # account at the cap frees parameters as it goes.
+        for start in range(0, len(pending), MIGRATION_CHUNK):
+            chunk = dict(pending[start : start + MIGRATION_CHUNK])
+            try:
+                self._put_entries(chunk)
+            except SyncError:
+                # No room: free the chunk's own old parameters first (at least as many as the
+                # buckets its records can need). Their records are in hand; a crash right now
+                # loses only them, and the next run finds their assets again by DataZone's
+                # unique externalIdentifier.
+                self._parameters.delete_many([names[arn] for arn in chunk])
+                self._put_entries(chunk)
+            self._parameters.delete_many([names[arn] for arn in chunk])
+        stale = [name for name in retired if name not in set(names.values())]
+        if stale:
+            self._parameters.delete_many(stale)
+        if retired:
+            self._log.info(f"{len(retired)} one-per-topic mapping parameters moved into buckets")
+
+    def _migrate(self, legacy: Mapping[str, StoredParameter]) -> None:
         """Move first-layout records whose asset is this run's under the scoped path."""
-        for name, value in legacy.items():
-            record = self._readable(name, value, self.legacy_parameter_name)
+        moving: dict[str, MappingRecord] = {}
+        for name, parameter in legacy.items():
+            record = self._readable(name, parameter.value, self.legacy_parameter_name)
             if record is None or self._stored.get(record.schema_arn) is not None:
                 continue  # unreadable, or the scoped record already exists
             owned = self._legacy_owner(record) if self._legacy_owner else None
@@ -279,12 +588,13 @@ class MappingStore:
                 )
                 continue
             owned = self.scoped(owned)
-            if not self.read_only:
-                self._put(owned)
-                self._parameters.delete(name)
+            moving[owned.schema_arn] = owned
             self._stored[owned.schema_arn] = owned
             self.migrated[owned.schema_arn] = name
             self._log.info(f"{owned.topic}: mapping moved from {name} to its scoped path")
+        if moving and not self.read_only:
+            self._put(moving)
+            self._parameters.delete_many([self.migrated[arn] for arn in moving])
 
     def _readable(
         self, name: str, value: str, expected_name: Callable[[str], str]

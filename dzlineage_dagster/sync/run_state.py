@@ -112,6 +112,8 @@ class SyncRun:
             domain_id=self.settings.domain_id,
             project_id=self.settings.project_id,
             legacy_owner=self._owned_legacy_record,
+            layout=self.settings.ssm_mapping_layout,
+            tier=self.settings.ssm_tier,
         )
 
     @run_lookup

@@ -25,7 +25,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.sync.errors import TOPIC_ERRORS, describe_error
+from dzlineage_dagster.sync.errors import TOPIC_ERRORS, SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetOutcome, sync_topic_asset
 from dzlineage_dagster.sync.stages.lineage import LineageOutcome, post_topic_lineage
@@ -226,7 +226,7 @@ def sync_topic(
         try:
             # Also after a failed lineage stage: the asset the asset stage made is kept.
             run.mappings.commit(outcome.schema.schema_arn)
-        except (ClientError, BotoCoreError) as error:
+        except (ClientError, BotoCoreError, SyncError) as error:  # SyncError: SSM has no room
             if first_unwritten is None:
                 # Only the token was new: the next run reads the schema again, nothing is lost.
                 run.log.warning(f"{topic}: registry token not recorded: {describe_error(error)}")

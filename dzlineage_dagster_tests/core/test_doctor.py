@@ -34,6 +34,7 @@ from dzlineage_dagster.core.doctor import (
     updated_time_check,
     verdict,
 )
+from dzlineage_dagster.core.mapping_pack import parameters_needed
 
 OK = CheckResult("domain", "governance", Status.OK, "found")
 WARN = CheckResult("quota", "datazone.CreateAsset", Status.WARN, "lower", "raise it")
@@ -103,6 +104,13 @@ def test_the_mapping_takes_a_parameter_a_topic_and_two_a_registry():
     assert mapping_parameters_needed(0) == 2
     assert mapping_parameters_needed(20_000) == 20_002
     assert mapping_parameters_needed(10, registries=3) == 16
+
+
+def test_the_packed_mapping_needs_far_fewer_parameters_than_the_cap_at_20000_topics():
+    packed = mapping_parameters_needed(20_000, layout="packed")
+    assert packed == parameters_needed(20_000, "Standard") + 2
+    assert packed < 10_000 - 2_000  # fits beside 2,000 other applications' parameters
+    assert mapping_parameters_needed(20_000, layout="packed", tier="Advanced") < packed
 
 
 @pytest.mark.parametrize(

@@ -29,15 +29,19 @@ moto's reset empties it too. What is covered, and why:
   page; ``GetServiceSetting``: not implemented by moto. Both in :mod:`.ssm_account`.
 - ssm names: moto accepts names AWS refuses (``/x/arn::COLON::aws``, ``a/b``, ``/a//b``) and
   then crashes in GetParametersByPath; the rules are in :mod:`.ssm_rules`.
+- ssm ``PutParameter`` tiers: moto has no cap on the number of parameters, no value limit and
+  keeps ``Intelligent-Tiering`` as a tier; AWS's rules (:func:`.ssm_rules.put_tier`) with the
+  caps of :class:`.ssm_rules.SsmLimits` (``/_sandbox/ssm-limits``).
 """
 
 from __future__ import annotations
 
 import json
 import re
+import threading
 import uuid
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from urllib.parse import unquote
@@ -51,13 +55,20 @@ from moto.glue.glue_schema_registry_constants import DELETING_STATUS
 from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
 from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_backends
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
+from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.moto_patches.ssm_account import (
     answer_service_setting,
     describe_parameters,
 )
-from dzlineage_dagster.sandbox.moto_patches.ssm_rules import NameUse, name_problems
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import (
+    ADVANCED_TIER,
+    NameUse,
+    SsmLimits,
+    name_problems,
+    put_tier,
+)
 from dzlineage_dagster.sandbox.moto_patches.trust import refuse_untrusted_assume_role
 from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
@@ -83,9 +94,15 @@ class Call:
     account_id: str
     region: str
     ambiguities: Ambiguities
+    ssm_limits: SsmLimits = field(default_factory=SsmLimits)
 
     @classmethod
-    def of(cls, request: Request, ambiguities: Ambiguities | None = None) -> Call:
+    def of(
+        cls,
+        request: Request,
+        ambiguities: Ambiguities | None = None,
+        ssm_limits: SsmLimits | None = None,
+    ) -> Call:
         # moto's own resolution (env, x-moto-account-id header, access key -> account; URL,
         # User-Agent, credential scope -> region), so every answer reads moto's backend.
         probe = BaseResponse()
@@ -96,6 +113,7 @@ class Call:
             probe.get_current_account(),
             probe.get_region_from_url(request, request.url),
             ambiguities or Ambiguities(),
+            ssm_limits or SsmLimits(),
         )
 
     @property
@@ -110,19 +128,27 @@ class Call:
     def kafka(self) -> KafkaBackend:
         return kafka_backends[self.account_id][self.region]
 
+    @property
+    def ssm(self) -> SimpleSystemManagerBackend:
+        return ssm_backends[self.account_id][self.region]
+
 
 Handler = Callable[[Call], Response | None]
 
 
 def answer_moto_gap(
-    service: str, operation: str, request: Request, ambiguities: Ambiguities | None = None
+    service: str,
+    operation: str,
+    request: Request,
+    ambiguities: Ambiguities | None = None,
+    ssm_limits: SsmLimits | None = None,
 ) -> Response | None:
     """AWS's answer to a call moto lacks or gets wrong, or None to let moto answer."""
     handler = GAP_HANDLERS.get((service, operation))
     if handler is None:
         return None
     try:
-        return handler(Call.of(request, ambiguities))
+        return handler(Call.of(request, ambiguities, ssm_limits))
     except JsonRESTError as error:  # moto's own validation, reused for the same answers
         return aws_error_response(service, error.error_type, error.message, error.code)
 
@@ -421,6 +447,58 @@ def _ssm_names_checked(field: str, use: NameUse) -> Handler:
     return check
 
 
+#: PutParameter counts the account's parameters and then creates one: AWS does both at once.
+_PUT_PARAMETER_LOCK = threading.Lock()
+
+
+def _put_parameter(call: Call) -> Response | None:
+    """PutParameter under AWS's tier rules, stored in moto's backend in the tier they give."""
+    refused = _ssm_names_checked("Name", NameUse.WRITE)(call)
+    if refused is not None:
+        return refused
+    params = call.params
+    name, value = params.get("Name"), params.get("Value")
+    if not isinstance(name, str) or not isinstance(value, str):
+        return None  # moto's own validation answers
+    backend = call.ssm
+    with _PUT_PARAMETER_LOCK:
+        versions = backend._parameters.get(name) or []
+        existing = versions[-1].tier if versions else None
+        standard = advanced = 0
+        if existing is None or params.get("Tier") not in (None, existing):
+            for held_name, held in list(backend._parameters.items()):
+                # moto loads AWS's public parameters (/aws/service/...) into the account on
+                # first read; on AWS they are not the account's and count against nothing.
+                if held and not held_name.startswith("/aws/"):
+                    advanced += held[-1].tier == ADVANCED_TIER
+                    standard += held[-1].tier != ADVANCED_TIER
+        answer = put_tier(
+            value,
+            params.get("Tier"),
+            existing,
+            standard_count=standard,
+            advanced_count=advanced,
+            limits=call.ssm_limits,
+        )
+        if answer.problem is not None:
+            problem = answer.problem
+            return aws_error_response("ssm", problem.error_code, problem.aws_message, 400)
+        parameter = backend.put_parameter(
+            name,
+            params.get("Description"),
+            value,
+            params.get("Type"),
+            params.get("AllowedPattern"),
+            params.get("KeyId"),
+            params.get("Overwrite", False),
+            params.get("Tags"),
+            params.get("DataType", "text"),
+            tier=answer.tier,
+            policies=params.get("Policies"),
+        )
+    return _json({"Version": parameter.version, "Tier": parameter.tier})
+
+
 #: (service, operation) -> the handler that answers it before (or instead of) moto.
 GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "ListSchemas"): _list_schemas,
@@ -436,7 +514,7 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,
     ("kafka", "DescribeCluster"): _answer_unknown_cluster,
     ("kafka", "DescribeClusterV2"): _answer_unknown_cluster,
-    ("ssm", "PutParameter"): _ssm_names_checked("Name", NameUse.WRITE),
+    ("ssm", "PutParameter"): _put_parameter,
     ("ssm", "DeleteParameter"): _ssm_names_checked("Name", NameUse.WRITE),
     ("ssm", "DeleteParameters"): _ssm_names_checked("Names", NameUse.WRITE),
     ("ssm", "GetParameter"): _ssm_names_checked("Name", NameUse.READ),

@@ -213,3 +213,130 @@ def _partition(region: str) -> str:
     if region.startswith("us-gov-"):
         return "aws-us-gov"
     return "aws"
+
+
+# --- Tiers: how many parameters, how long a value ---------------------------------------------
+#
+# PutParameter's ``Tier`` (botocore's model, and the user guide's "Managing parameter tiers"):
+# standard parameters hold values up to 4 KB, at most 10,000 of them per account and Region;
+# advanced ones up to 8 KB, at most 100,000, charged. A standard parameter can become advanced,
+# never the reverse. ``Intelligent-Tiering`` creates a standard parameter unless the request
+# needs an advanced one: a value over 4 KB, or 10,000 parameters already in the account and
+# Region. (Two public reports, aws-sdk-net#3157 and terraform-provider-aws#18521, saw AWS
+# refuse such requests instead; the product never asks for Intelligent-Tiering, so the
+# sandbox answers as documented.) moto checks none of this.
+
+STANDARD_TIER, ADVANCED_TIER, INTELLIGENT_TIERING = "Standard", "Advanced", "Intelligent-Tiering"
+TIERS = (STANDARD_TIER, ADVANCED_TIER, INTELLIGENT_TIERING)
+STANDARD_VALUE_LIMIT = 4096
+ADVANCED_VALUE_LIMIT = 8192
+STANDARD_PARAMETER_CAP = 10_000
+ADVANCED_PARAMETER_CAP = 100_000
+
+# AWS's answers, quoted from real responses reported in public issue threads (pulumi/docs#11478,
+# terraform-provider-aws#18521, github-aws-runners/terraform-aws-github-runner#3815).
+PARAMETER_LIMIT_MESSAGE = (
+    "You have reached the maximum number of standard parameters for this AWS account and Region "
+    "({cap}). To add more parameters, either delete existing parameters or upgrade to the "
+    "advanced-parameter tier (charges apply)."
+)
+STANDARD_VALUE_TOO_LONG_MESSAGE = (
+    "Standard tier parameters support a maximum parameter value of 4096 characters. To create a "
+    "larger parameter value, upgrade the parameter to use the advanced-parameter tier. For more "
+    "information, see "
+    "https://docs.aws.amazon.com/systems-manager/latest/userguide/parameter-store-advanced-parameters.html"
+)
+ADVANCED_VALUE_TOO_LONG_MESSAGE = (
+    "Advanced tier parameters support a maximum parameter value of 8192 characters."
+)
+# AWS's exact wording for these two was not found; the codes follow the model.
+ADVANCED_LIMIT_MESSAGE = (
+    "You have reached the maximum number of advanced parameters for this AWS account and Region "
+    "({cap})."
+)
+DOWNGRADE_MESSAGE = (
+    "An advanced parameter can't be reverted to a standard parameter. Delete it and create it "
+    "again as a standard parameter."
+)
+
+
+@dataclass(frozen=True)
+class SsmLimits:
+    """The account's parameter caps per Region (``/_sandbox/ssm-limits``): AWS's by default; a
+    test lowers them to reach the cap without writing 10,000 parameters."""
+
+    standard_parameters: int = STANDARD_PARAMETER_CAP
+    advanced_parameters: int = ADVANCED_PARAMETER_CAP
+
+    def changed(self, changes: dict[str, object]) -> SsmLimits:
+        for key, value in changes.items():
+            if key not in ("standard_parameters", "advanced_parameters"):
+                raise ValueError(f"no SSM limit {key!r} (standard_parameters, advanced_parameters)")
+            if type(value) is not int or value < 0:
+                raise ValueError(f"{key} is a count of parameters, not {value!r}")
+        return SsmLimits(**{**self.__dict__, **changes})
+
+
+@dataclass(frozen=True)
+class TierAnswer:
+    """What a PutParameter gets: the tier the parameter will have, or the broken rule."""
+
+    tier: str
+    problem: NameProblem | None = None
+
+
+def put_tier(
+    value: str,
+    requested: str | None,
+    existing: str | None,
+    *,
+    standard_count: int,
+    advanced_count: int,
+    limits: SsmLimits,
+) -> TierAnswer:
+    """The tier a PutParameter leaves its parameter in, or why AWS refuses it.
+
+    ``existing`` is the parameter's tier (None: the call creates it); ``requested`` the call's
+    ``Tier`` (None: the account's default, Standard, for a new parameter; the current tier for
+    an existing one, as moto keeps it); the counts are the account's and Region's parameters.
+    """
+    if requested is not None and requested not in TIERS:
+        message = (
+            f"1 validation error detected: Value '{requested}' at 'tier' failed to satisfy "
+            f"constraint: Member must satisfy enum value set: [{', '.join(TIERS)}]"
+        )
+        return TierAnswer(requested, NameProblem("unknown tier", "ValidationException", message))
+    creates = existing is None
+    tier = requested or existing or STANDARD_TIER
+    if tier == INTELLIGENT_TIERING:
+        needs_advanced = (
+            len(value) > STANDARD_VALUE_LIMIT
+            or existing == ADVANCED_TIER
+            or (creates and standard_count >= limits.standard_parameters)
+        )
+        tier = ADVANCED_TIER if needs_advanced else STANDARD_TIER
+    if tier == STANDARD_TIER and existing == ADVANCED_TIER:
+        return TierAnswer(
+            tier, NameProblem("no advanced -> standard", "ValidationException", DOWNGRADE_MESSAGE)
+        )
+    if tier == STANDARD_TIER and len(value) > STANDARD_VALUE_LIMIT:
+        problem = NameProblem(
+            "value over 4 KB", "ValidationException", STANDARD_VALUE_TOO_LONG_MESSAGE
+        )
+        return TierAnswer(tier, problem)
+    if tier == ADVANCED_TIER and len(value) > ADVANCED_VALUE_LIMIT:
+        problem = NameProblem(
+            "value over 8 KB", "ValidationException", ADVANCED_VALUE_TOO_LONG_MESSAGE
+        )
+        return TierAnswer(tier, problem)
+    if creates and tier == STANDARD_TIER and standard_count >= limits.standard_parameters:
+        message = PARAMETER_LIMIT_MESSAGE.format(cap=limits.standard_parameters)
+        return TierAnswer(tier, NameProblem("standard cap", "ParameterLimitExceeded", message))
+    if (
+        tier == ADVANCED_TIER
+        and existing != ADVANCED_TIER
+        and advanced_count >= limits.advanced_parameters
+    ):
+        message = ADVANCED_LIMIT_MESSAGE.format(cap=limits.advanced_parameters)
+        return TierAnswer(tier, NameProblem("advanced cap", "ParameterLimitExceeded", message))
+    return TierAnswer(tier)

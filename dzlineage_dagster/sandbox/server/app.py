@@ -46,6 +46,7 @@ from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
+from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sandbox.protocol.aws import (
     ClientTokenPolicy,
     aws_error_response,
@@ -150,6 +151,7 @@ class SandboxApp:
         self._emulators_lock = threading.Lock()
         self.client_tokens = ClientTokenPolicy()
         self.ambiguities = Ambiguities()
+        self.ssm_limits = SsmLimits()
 
     def pace(self, latency: Latency, quotas: Quotas) -> None:
         """Change the service time and the quotas from the next call on."""
@@ -162,6 +164,7 @@ class SandboxApp:
             self._emulators.clear()
         self.client_tokens = ClientTokenPolicy()
         self.ambiguities = Ambiguities()
+        self.ssm_limits = SsmLimits()
         self.calls.clear()
         self.faults.replace([])
 
@@ -225,7 +228,9 @@ class SandboxApp:
                 request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
             response = self._emulator(service, region, account).handle(request)
         else:
-            response = answer_moto_gap(service, operation or "", fresh_request(), self.ambiguities)
+            response = answer_moto_gap(
+                service, operation or "", fresh_request(), self.ambiguities, self.ssm_limits
+            )
         if response is None:
             response = self._moto_response(environ, body)
         if rule is not None and rule.kind == "hold-after":
@@ -309,6 +314,14 @@ class SandboxApp:
             return _json(self.ambiguities.describe())
         if route == ("PUT", "ambiguities"):
             return self._set_ambiguities(request)
+        if route == ("GET", "ssm-limits"):
+            return _json(asdict(self.ssm_limits))
+        if route == ("PUT", "ssm-limits"):
+            try:
+                self.ssm_limits = self.ssm_limits.changed(json.loads(request.get_data() or b"{}"))
+            except (TypeError, ValueError, AttributeError) as error:
+                return _json({"error": f"invalid SSM limits: {error}"}, status=400)
+            return _json(asdict(self.ssm_limits))
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):

@@ -104,5 +104,10 @@ class SandboxControl:
         ``"other"``); see :mod:`.ambiguities`. No switches: the current ones."""
         return self._call("PUT", "ambiguities", switches)
 
+    def set_ssm_limits(self, **caps: int) -> dict[str, Any]:
+        """The account's SSM parameter caps per Region: ``standard_parameters`` (AWS: 10,000),
+        ``advanced_parameters`` (AWS: 100,000); reset restores AWS's."""
+        return self._call("PUT", "ssm-limits", caps)
+
     def reset(self) -> None:
         self._call("POST", "reset")
