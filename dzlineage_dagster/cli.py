@@ -143,7 +143,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Accept OpenLineage events (POST /api/v1/lineage, as the OpenLineage HTTP "
         "transport sends them) from Debezium, Spark, Airflow, ... and post them to DataZone "
         "with PostLineageEvent, spooling them on disk while DataZone is unavailable. Settings "
-        "come from the DZLINEAGE_* variables (see the README's Relay section).",
+        "come from the DZLINEAGE_* variables (see docs/relay.md).",
     )
     relay.add_argument("--host", default="127.0.0.1", help="address to listen on (loopback)")
     relay.add_argument("--port", type=int, default=5000, help="port to listen on (default 5000)")

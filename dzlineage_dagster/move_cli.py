@@ -1,6 +1,6 @@
 """`dzlineage move-assets --to-project P`: move the registry's topic assets from the settings'
 project to project P (DataZone's UpdateAssetOwner, through the domain's administration
-project), so that a sync with ``DZLINEAGE_PROJECT_ID=P`` adopts them (README: 'Moving the assets
+project), so that a sync with ``DZLINEAGE_PROJECT_ID=P`` adopts them (docs/scope.md: 'Moving the assets
 to another project')."""
 
 from __future__ import annotations

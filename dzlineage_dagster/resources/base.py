@@ -83,7 +83,7 @@ class AwsClientResource(ResourceWithBoto3Configuration):
     rate_limits: str = Field(
         default="aws",
         description=(
-            "Client-side rate limits: `aws` (the published per-account quotas, see the README), "
+            "Client-side rate limits: `aws` (the published per-account quotas, see docs/settings.md), "
             "`aws,<service.Operation>=<TPS>,...` to change some, or `off`."
         ),
     )

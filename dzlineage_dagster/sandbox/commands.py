@@ -75,7 +75,7 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         default="0",
         metavar="MS|aws",
         help="service time of every call: milliseconds, or 'aws' for a per-operation model "
-        "(reads tens of ms, writes more; see README). Default 0",
+        "(reads tens of ms, writes more; see docs/sandbox.md). Default 0",
     )
     parser.add_argument(
         "--quotas",

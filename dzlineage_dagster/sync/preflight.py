@@ -159,7 +159,7 @@ def check_ownership(run: SyncRun, topics: Sequence[str]) -> None:
         f"(all {len(sample)} sampled: {', '.join(sample)}), and DataZone allows one asset per "
         f"schema in domain {settings.domain_id}; nothing was written. To keep syncing them, set "
         f"{env_name('project_id')}={owner}; to move them to project {settings.project_id}, "
-        f"{_move_steps(run, owner)}, then sync (README: 'Moving the assets to another project')"
+        f"{_move_steps(run, owner)}, then sync (docs/scope.md: 'Moving the assets to another project')"
     )
 
 

@@ -869,7 +869,7 @@ def _create_datazone(
         description=spec.get("project_description", ""),
     )["id"]
     if "administration_project" in spec:
-        # What UpdateAssetOwner moves assets through (README: 'Moving the assets to another
+        # What UpdateAssetOwner moves assets through (docs/scope.md: 'Moving the assets to another
         # project').
         datazone.create_project(
             domainIdentifier=domain_id,
