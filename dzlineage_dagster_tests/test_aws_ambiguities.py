@@ -421,9 +421,10 @@ def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
     )
     counts = platform.control.call_counts()
     # Per topic: its first hop's post, then the same token and a derived one; for the run, the
-    # health check's listing and one of the events held.
+    # health check's listing and one of the events held; per topic whose same-token post was
+    # refused again, one more listing (a concurrent sync may have posted the event meanwhile).
     assert counts[("datazone", "PostLineageEvent")] == 3 * topics
-    assert counts[("datazone", "ListLineageEvents")] == 2
+    assert counts[("datazone", "ListLineageEvents")] == 2 + topics
     assert held_events(platform) == Counter()
 
     platform.control.clear_faults()

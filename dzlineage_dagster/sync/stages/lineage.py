@@ -66,6 +66,7 @@ from dzlineage_dagster.core.ssm_names import MappingRecord
 from dzlineage_dagster.core.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
+from dzlineage_dagster.sync.lineage_health import events_held_before
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
@@ -420,18 +421,26 @@ def _resolve_conflict(
     again, with a token derived from it (the first is spent: used for an event this domain
     does not hold, another domain's, say, as the tokens derive from the event alone).
     """
-    held = run.lineage_events_held[(str(event.run.runId), event.eventType.value)]
-    if held >= nth:
+    key = (str(event.run.runId), event.eventType.value)
+    if run.lineage_events_held[key] >= nth:
+        return None
+    datazone = run.resource.datazone.client()
+    try:
+        return datazone.post_lineage_event(**request)["id"]
+    except ClientError as error:
+        if error_code(error) != "ConflictException":
+            raise
+    # Refused again: a sync running beside this one may have posted the event since this run
+    # read DataZone's events, so read them again before spending a new token on it.
+    if events_held_before(run)[key] >= nth:
         return None
     retry_token = hashlib.sha256(f"{request['clientToken']} after a 409".encode()).hexdigest()
-    datazone = run.resource.datazone.client()
-    for token in (request["clientToken"], retry_token):
-        try:
-            return datazone.post_lineage_event(**{**request, "clientToken": token})["id"]
-        except ClientError as error:
-            if error_code(error) != "ConflictException":
-                raise
-            refusal = describe_error(error)
+    try:
+        return datazone.post_lineage_event(**{**request, "clientToken": retry_token})["id"]
+    except ClientError as error:
+        if error_code(error) != "ConflictException":
+            raise
+        refusal = describe_error(error)
     raise SyncError(
         f"{topic}: lineage not posted: PostLineageEvent for [{hop.job_label}] answered 409 "
         f"ConflictException to every post and DataZone holds no such event of run "
