@@ -140,6 +140,11 @@ def cmd_impact(args: argparse.Namespace) -> int:
         print(json.dumps(reports, indent=2))
         return 0
     for report in reports:
+        if report["previous_version"] is None:
+            print(
+                f"{report['topic']} v{report['latest_version']}: its first version, nothing to compare"
+            )
+            continue
         versions = f"v{report['previous_version']} -> v{report['latest_version']}"
         print(f"{report['topic']} {versions}: {report['verdict']}")
         for change in report["changes"]:

@@ -74,6 +74,8 @@ def test_an_additive_version_reaches_no_column_and_a_first_version_changes_nothi
     assert [(c["column"], c["kind"]) for c in report["changes"]] == [("coupon", "added")]
     code, out, _ = impact(capsys, "shop.sales.payments", "--format", "json")
     assert json.loads(out)[0]["verdict"] == "none"
+    code, out, _ = impact(capsys, "shop.sales.payments")
+    assert out == "shop.sales.payments v1: its first version, nothing to compare\n"
 
 
 def test_a_name_that_is_neither_topic_nor_table_is_refused_by_name(platform, capsys):
