@@ -27,8 +27,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 
 from benchmarks.sandbox_process import SandboxProcess
-from dzlineage_dagster.core.mapping_pack import parameters_needed
-from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.mapping.pack import parameters_needed
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.resources import SsmMappingResource
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.mapping_store import PACKED, PER_TOPIC, MappingStore

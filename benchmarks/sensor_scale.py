@@ -19,7 +19,7 @@ from benchmarks.sandbox_process import SandboxProcess
 from benchmarks.scenarios import changed_topic, fresh_platform, warm_up
 from benchmarks.synthetic_platform import boto3_client, register_new_version
 from benchmarks.systems import SensorJobSystem, pointed_at
-from dzlineage_dagster.core.discovery import SensorCursor, registry_topics
+from dzlineage_dagster.core.catalog.discovery import SensorCursor, registry_topics
 
 
 def measure_sensor(endpoint, topics: int) -> list[str]:

@@ -6,9 +6,9 @@ from collections import defaultdict
 from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
 
 from dzlineage_dagster.assets.topics import CONNECTOR_TOPOLOGY, DATAZONE_TOPIC_ASSET, TOPIC_LINEAGE
-from dzlineage_dagster.core import topology_report
-from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
-from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.core.connectors import report as topology_report
+from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.lineage_readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun

@@ -16,10 +16,10 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.discovery import SensorCursor, changed_topics, swept_to
-from dzlineage_dagster.core.partition_ranges import changed_ranges
-from dzlineage_dagster.core.topology_report import changed_topics as changed_lineage_topics
-from dzlineage_dagster.core.topology_report import lineage_signatures
+from dzlineage_dagster.core.catalog.discovery import SensorCursor, changed_topics, swept_to
+from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
+from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
+from dzlineage_dagster.core.connectors.report import lineage_signatures
 from dzlineage_dagster.jobs import (
     CATALOG_SYNC_JOB,
     CONNECTOR_TOPOLOGY_JOB,

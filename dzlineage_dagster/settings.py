@@ -18,7 +18,7 @@ from typing import Any, Literal
 from dagster import ConfigurableResource, EnvVar
 from pydantic import Field, ValidationError, field_validator, model_validator
 
-from dzlineage_dagster.core.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
+from dzlineage_dagster.core.mapping.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
 
 ENV_PREFIX = "DZLINEAGE_"
 #: A topic's calls take ~0.5 s at AWS's latency and the busiest quota serves 10 topics a second
@@ -222,7 +222,7 @@ class LineageSettings(ConfigurableResource):
         default=None,
         description=(
             "Path of a YAML file of lineage overrides (topic -> tables and/or source tables; "
-            "see `core/topology.py`). An override wins over the connectors and the naming "
+            "see `core/connectors/topology.py`). An override wins over the connectors and the naming "
             "convention."
         ),
     )

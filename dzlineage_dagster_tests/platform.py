@@ -13,7 +13,7 @@ import boto3
 from dagster import DagsterInstance, Definitions, ExecuteInProcessResult, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
+from dzlineage_dagster.core.catalog.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.sandbox.demo.accounts import side_session
 from dzlineage_dagster.sandbox.demo.seed import (

@@ -18,7 +18,7 @@ import json
 
 import pytest
 
-from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster_tests.test_aws_ambiguities import (
     TOPIC,
     held_events,

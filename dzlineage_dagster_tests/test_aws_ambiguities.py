@@ -16,8 +16,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS, swept_to
-from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster.core.catalog.discovery import VERSION_SWEEP_TICKS, swept_to
+from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.sandbox.server.control import SandboxControl
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters

@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from dzlineage_dagster.core.ssm_names import (
+from dzlineage_dagster.core.mapping.ssm_names import (
     MAPPING_NAME_LEVELS,
     MAX_HIERARCHY_LEVELS,
     MAX_PARAMETER_ARN_LENGTH,

@@ -23,7 +23,7 @@ from benchmarks.scenarios import (
 )
 from benchmarks.synthetic_platform import platform_document, synthetic_topics, write_platform_file
 from benchmarks.systems import SYSTEM_NAMES
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
+from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
 
 TOPICS = 5
 

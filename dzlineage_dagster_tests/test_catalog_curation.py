@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.curation import AssetContent
+from dzlineage_dagster.core.catalog.curation import AssetContent
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from dzlineage_dagster.assets.topics import lineage_metadata
-from dzlineage_dagster.core.openlineage import glue_source_identifier
-from dzlineage_dagster.core.topics import MAX_TOPIC_NAME_LENGTH
+from dzlineage_dagster.core.connectors.topics import MAX_TOPIC_NAME_LENGTH
+from dzlineage_dagster.core.lineage.openlineage import glue_source_identifier
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster.sync.custom_types import ensure_custom_types

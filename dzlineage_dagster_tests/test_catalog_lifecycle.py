@@ -13,7 +13,7 @@ from dzlineage_dagster.checks import (
     ssm_mappings_point_at_existing_assets,
 )
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.ssm_names import is_digest_parameter
+from dzlineage_dagster.core.mapping.ssm_names import is_digest_parameter
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
 from dzlineage_dagster.resources import LineageSyncResource

@@ -13,7 +13,7 @@ import time
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, parameter_name
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
 from dzlineage_dagster.sandbox.server.faults import FaultRule

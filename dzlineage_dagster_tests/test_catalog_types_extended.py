@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import json
 
-from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics

@@ -16,8 +16,8 @@ from dagster import build_sensor_context
 
 from dzlineage_dagster import checks
 from dzlineage_dagster.assets.topics import lineage_metadata
-from dzlineage_dagster.core.openlineage import glue_source_identifier
-from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.lineage.openlineage import glue_source_identifier
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column

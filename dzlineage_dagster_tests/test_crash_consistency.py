@@ -23,7 +23,7 @@ import pytest
 from dagster import DagsterInstance
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.ssm_names import MappingRecord, is_digest_parameter
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, is_digest_parameter
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.clients import sandbox_client

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dzlineage_dagster.core.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster.sensors import MAX_RUNS_PER_TICK
 from dzlineage_dagster_tests.platform import writes

@@ -13,7 +13,7 @@ import pytest
 from moto.ssm.models import ssm_backends
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS
+from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
 from dzlineage_dagster.core.doctor import (
     PARAMETER_CAPS,
     Status,

@@ -10,7 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.ssm_names import digest_parameter_name, scoped_prefix
+from dzlineage_dagster.core.mapping.ssm_names import digest_parameter_name, scoped_prefix
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_operators import rows_of, scoped_parameters
 

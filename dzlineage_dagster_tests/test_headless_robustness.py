@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from dzlineage_dagster.core.ssm_names import is_digest_parameter
+from dzlineage_dagster.core.mapping.ssm_names import is_digest_parameter
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.crash_platform import (

@@ -9,8 +9,8 @@ from collections import Counter
 from datetime import datetime, timedelta, timezone
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.openlineage import DatasetSpec, build_run_events, event_json
+from dzlineage_dagster.core.lineage.openlineage import DatasetSpec, build_run_events, event_json
+from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sync.lineage_health import LIST_PAGE_SIZE
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics

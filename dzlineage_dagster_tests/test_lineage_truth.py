@@ -14,14 +14,14 @@ import pytest
 from openlineage.client.event_v2 import RunState
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     build_run_events,
     event_json,
     glue_dataset,
     glue_source_identifier,
 )
-from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event

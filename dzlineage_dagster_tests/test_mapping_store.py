@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from dzlineage_dagster.core.ssm_names import MappingRecord, parameter_name
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, parameter_name
 from dzlineage_dagster.resources import SsmMappingResource
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sync.errors import SyncError

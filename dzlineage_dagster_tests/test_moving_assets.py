@@ -9,7 +9,7 @@ import time
 from dataclasses import replace
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.ssm_names import scoped_prefix
+from dzlineage_dagster.core.mapping.ssm_names import scoped_prefix
 from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID, Sandbox
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 from dzlineage_dagster.sandbox.server.faults import FaultRule

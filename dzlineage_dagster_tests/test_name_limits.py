@@ -31,13 +31,15 @@ import json
 import botocore.session
 
 from dzlineage_dagster.checks import lineage_tables_exist_in_glue
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.catalog.planning import MAX_ASSET_NAME_LENGTH
+from dzlineage_dagster.core.connectors.table_mapping import MAX_GLUE_NAME_LENGTH
+from dzlineage_dagster.core.connectors.topics import MAX_TOPIC_NAME_LENGTH
+from dzlineage_dagster.core.lineage.openlineage import (
     dataset_source_identifier,
     glue_source_identifier,
     kafka_dataset_namespace,
 )
-from dzlineage_dagster.core.planning import MAX_ASSET_NAME_LENGTH
-from dzlineage_dagster.core.ssm_names import (
+from dzlineage_dagster.core.mapping.ssm_names import (
     HASH_NAMESPACE,
     MAX_HIERARCHY_LEVELS,
     MAX_PARAMETER_ARN_LENGTH,
@@ -47,8 +49,6 @@ from dzlineage_dagster.core.ssm_names import (
     is_digest_parameter,
     parameter_name,
 )
-from dzlineage_dagster.core.table_mapping import MAX_GLUE_NAME_LENGTH
-from dzlineage_dagster.core.topics import MAX_TOPIC_NAME_LENGTH
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
 from dzlineage_dagster.sync.headless import run_headless_sync

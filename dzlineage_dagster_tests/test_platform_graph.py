@@ -26,7 +26,7 @@ import dzlineage_dagster
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.components import PlatformGraphComponent
 from dzlineage_dagster.components.platform_graph import DEFAULT_STATE_KEY
-from dzlineage_dagster.core.platform_graph import PlatformGraphState
+from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
 from dzlineage_dagster.settings import InvalidSettings, MissingSettings
 from dzlineage_dagster.sync.platform_graph import live_digest

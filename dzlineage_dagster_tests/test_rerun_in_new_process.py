@@ -14,7 +14,7 @@ from collections import Counter
 
 import pytest
 
-from dzlineage_dagster.core.openlineage import deterministic_run_id, lineage_client_token
+from dzlineage_dagster.core.lineage.openlineage import deterministic_run_id, lineage_client_token
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.platform import fresh_platform
 
@@ -47,7 +47,7 @@ def test_deterministic_run_id_is_a_pinned_uuid5():
 )
 def test_two_processes_with_different_hash_seeds_agree(expression):
     program = (
-        "from dzlineage_dagster.core.openlineage import deterministic_run_id, "
+        "from dzlineage_dagster.core.lineage.openlineage import deterministic_run_id, "
         f"lineage_client_token; print({expression})"
     )
     answers = {

@@ -11,7 +11,7 @@ import logging
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.sandbox.demo.seed import TYPE_POLICY_DETAILS
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 from dzlineage_dagster.settings import LineageSettings

@@ -11,7 +11,7 @@ import pytest
 from benchmarks.measure import check_catalog
 from benchmarks.synthetic_platform import seed_synthetic_platform
 from benchmarks.systems import pointed_at
-from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS
+from dzlineage_dagster.core.catalog.discovery import VERSION_SWEEP_TICKS
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 

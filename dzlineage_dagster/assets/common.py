@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from dagster import DynamicPartitionsDefinition, TableColumn, TableColumnConstraints, TableSchema
 
-from dzlineage_dagster.core.avro import Column
+from dzlineage_dagster.core.schemas.avro import Column
 
 #: One partition per Kafka topic, managed by the registry sensor.
 kafka_topics = DynamicPartitionsDefinition(name="kafka_topics")

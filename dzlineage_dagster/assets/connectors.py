@@ -3,7 +3,7 @@
 from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS
-from dzlineage_dagster.core.topology_report import (
+from dzlineage_dagster.core.connectors.report import (
     ambiguous_edges,
     connector_role,
     converter_registries_label,

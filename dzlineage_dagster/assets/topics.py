@@ -24,8 +24,8 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics, table_schema
-from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.core.topology import Topology
+from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.connectors.topology import Topology
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.authorization import check_authorization
 from dzlineage_dagster.sync.errors import SyncError, describe_error

@@ -4,7 +4,7 @@ Its state is the platform's topology, read by :func:`~dzlineage_dagster.sync.pla
 read_platform_graph` with the sync's own lookups (connectors, registry schemas, Glue tables,
 the mapping records); from it, external ``AssetSpec``s for every source table, topic and
 Iceberg table with their ``deps``, so the asset graph draws source table -> topic -> Iceberg
-table (key scheme: :mod:`dzlineage_dagster.core.platform_graph`). The state is written by
+table (key scheme: :mod:`dzlineage_dagster.core.lineage.platform_graph`). The state is written by
 ``dg utils refresh-defs-state`` (and on every load under ``dagster dev``); the asset check
 ``platform_graph_is_current`` compares it with the live topology. docs/dagster-graph.md says
 how to use it.
@@ -38,7 +38,7 @@ from dagster.components import (
 )
 
 from dzlineage_dagster.assets.common import table_schema
-from dzlineage_dagster.core.platform_graph import PlatformGraphState, PlatformNode
+from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState, PlatformNode
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,

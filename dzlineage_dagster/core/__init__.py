@@ -1,0 +1,15 @@
+"""The product's pure logic: no dagster, no boto3, nothing that waits or calls AWS.
+
+Each package holds one concern and imports only the packages listed in its own docstring:
+
+- :mod:`.connectors` - how a source table becomes a topic and a topic an Iceberg table, read
+  from the connectors' configuration (Debezium, Kafka Connect transforms, the Iceberg sink).
+- :mod:`.schemas` - a registry schema's columns (Avro, JSON Schema, Protobuf) and what a new
+  version changes.
+- :mod:`.mapping` - where a schema's asset mapping lives in SSM and how records are packed.
+- :mod:`.lineage` - OpenLineage events for DataZone, the relay's rewrites, and reading back
+  what DataZone made of them.
+- :mod:`.catalog` - DataZone's form and asset types, asset plans, curation, reconcile.
+- :mod:`.aws` - limits and permissions AWS sets: quotas, pacing, authorization policies.
+- :mod:`.doctor` - the preflight's verdicts and table (it reads every package's rules).
+"""

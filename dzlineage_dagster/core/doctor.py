@@ -15,9 +15,9 @@ from dataclasses import asdict, dataclass
 from datetime import datetime
 from enum import Enum
 
-from dzlineage_dagster.core.aws_quotas import ASSUMED_SOURCE, Quota
-from dzlineage_dagster.core.discovery import VERSION_SWEEP_TICKS
-from dzlineage_dagster.core.mapping_pack import parameters_needed
+from dzlineage_dagster.core.aws.quotas import ASSUMED_SOURCE, Quota
+from dzlineage_dagster.core.catalog.discovery import VERSION_SWEEP_TICKS
+from dzlineage_dagster.core.mapping.pack import parameters_needed
 
 
 class Status(str, Enum):
@@ -145,7 +145,7 @@ def mapping_parameters_needed(
     topics: int, registries: int = 1, layout: str = "per-topic", tier: str = "Standard"
 ) -> int:
     """SSM parameters the mapping of ``topics`` topics takes: one record a topic in the
-    ``per-topic`` layout, :func:`~dzlineage_dagster.core.mapping_pack.parameters_needed` in the
+    ``per-topic`` layout, :func:`~dzlineage_dagster.core.mapping.pack.parameters_needed` in the
     ``packed`` one, and per registry one registry digest and one version-sweep position."""
     records = parameters_needed(topics, tier) if layout == "packed" else topics
     return records + 2 * registries

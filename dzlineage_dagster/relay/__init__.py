@@ -2,5 +2,5 @@
 
 :mod:`.service` is the relay; :mod:`.server` serves it (``dzlineage relay``) with the durable
 :mod:`.spool`; :mod:`.lambda_handler` runs it behind a Lambda function URL. The event logic is
-in :mod:`dzlineage_dagster.core.relay_events`.
+in :mod:`dzlineage_dagster.core.lineage.relay_events`.
 """

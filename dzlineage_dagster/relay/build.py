@@ -6,8 +6,11 @@ from collections.abc import Mapping
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.openlineage import kafka_dataset_namespace, preferred_broker_string
-from dzlineage_dagster.core.relay_events import NameRules
+from dzlineage_dagster.core.lineage.openlineage import (
+    kafka_dataset_namespace,
+    preferred_broker_string,
+)
+from dzlineage_dagster.core.lineage.relay_events import NameRules
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool

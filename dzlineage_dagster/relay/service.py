@@ -19,7 +19,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.relay_events import (
+from dzlineage_dagster.core.lineage.relay_events import (
     EventTooLarge,
     InvalidEvent,
     NameRules,

@@ -7,7 +7,7 @@ the data side's or the governance side's, and carries that side's role. Assumed-
 credentials refresh themselves: credentials fetched once at load time expire after an hour on
 a long-lived code server.
 
-Every client paces itself to the account's API quotas (:mod:`~dzlineage_dagster.core.aws_quotas`,
+Every client paces itself to the account's API quotas (:mod:`~dzlineage_dagster.core.aws.quotas`,
 the ``rate_limits`` option): a call waits for its operation's token first, so a sync with many
 threads runs at the quota instead of into it, and botocore's retries are only the net. The
 buckets are shared by every client of the process, as the quotas are shared by the account.
@@ -27,8 +27,8 @@ from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshabl
 from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field, PrivateAttr
 
-from dzlineage_dagster.core.aws_quotas import Quota, parse_rate_limits
-from dzlineage_dagster.core.rate_limit import TokenBucket
+from dzlineage_dagster.core.aws.quotas import Quota, parse_rate_limits
+from dzlineage_dagster.core.aws.rate_limit import TokenBucket
 from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, role_setting, side_role_variables
 
 RetryMode = Literal["standard", "adaptive", "legacy"]

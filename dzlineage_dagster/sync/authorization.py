@@ -1,6 +1,6 @@
 """Whether the settings' project may write what the sync writes in its DataZone domain: the
 authorization policy grants and the project membership a SageMaker Unified Studio (V2) domain,
-or a V1 domain with domain units, requires (decided in :mod:`~dzlineage_dagster.core.authorization`).
+or a V1 domain with domain units, requires (decided in :mod:`~dzlineage_dagster.core.aws.authorization`).
 
 Without them DataZone refuses the first type creation with ``AccessDeniedException``, and,
 in a V2 domain, every topic's asset write. Checked before anything is written, a missing grant
@@ -21,7 +21,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.authorization import (
+from dzlineage_dagster.core.aws.authorization import (
     CREATE_ASSET_TYPE,
     CREATE_FORM_TYPE,
     MissingGrant,
@@ -32,7 +32,7 @@ from dzlineage_dagster.core.authorization import (
     membership_command,
     missing_unit_grants,
 )
-from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 

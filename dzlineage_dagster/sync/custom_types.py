@@ -3,7 +3,7 @@
 Types are immutable in DataZone: a changed model is a new revision. Others may extend the
 product's types (a team's optional field on a form type, its own form on the asset type): the
 latest revision is used as it is whenever it holds what the product needs
-(:mod:`~dzlineage_dagster.core.type_extension`), so a satisfied type costs reads only. Only a
+(:mod:`~dzlineage_dagster.core.catalog.type_extension`), so a satisfied type costs reads only. Only a
 revision that lacks the product's part gets a new one, built from it: others' fields and forms
 are kept, and a WARNING says what was put back.
 
@@ -21,14 +21,14 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
-from dzlineage_dagster.core.authorization import CREATE_ASSET_TYPE, CREATE_FORM_TYPE
-from dzlineage_dagster.core.forms import (
+from dzlineage_dagster.core.aws.authorization import CREATE_ASSET_TYPE, CREATE_FORM_TYPE
+from dzlineage_dagster.core.catalog.forms import (
     KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
     MSK_SOURCE_REFERENCE_FORM,
     FormTypeDefinition,
 )
-from dzlineage_dagster.core.type_extension import TypeFit, asset_type_fit, form_type_fit
+from dzlineage_dagster.core.catalog.type_extension import TypeFit, asset_type_fit, form_type_fit
 from dzlineage_dagster.sync.authorization import check_authorization, refusal_explained
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun

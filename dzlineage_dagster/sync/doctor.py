@@ -22,7 +22,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, parse_rate_limits
+from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS, parse_rate_limits
+from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.doctor import (
     AccountQuota,
     CheckResult,
@@ -35,8 +36,7 @@ from dzlineage_dagster.core.doctor import (
     updated_time_check,
     updated_time_unknown,
 )
-from dzlineage_dagster.core.openlineage import dataset_source_identifier
-from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster.sync.authorization import authorization_problems

@@ -12,9 +12,9 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.discovery import registry_digest
-from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.core.topology_report import refused_connectors
+from dzlineage_dagster.core.catalog.discovery import registry_digest
+from dzlineage_dagster.core.connectors.report import refused_connectors
+from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.authorization import check_authorization

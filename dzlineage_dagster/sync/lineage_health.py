@@ -2,7 +2,7 @@
 
 One ListLineageEvents(processingStatus=FAILED, timestampAfter=now - lookback) per run, paged;
 only when it finds failures, one more listing of the events since the earliest of them tells
-which were re-posted since (see :mod:`dzlineage_dagster.core.lineage_health`). The lineage
+which were re-posted since (see :mod:`dzlineage_dagster.core.lineage.health`). The lineage
 stage asks :meth:`LineageHealth.must_repost` before it calls an edge "already posted", and
 posts a failed run's events again under a new client token (the old one would only replay the
 failed acceptance).
@@ -14,16 +14,28 @@ from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
-from dzlineage_dagster.core.lineage_health import (
+from dzlineage_dagster.core.lineage.health import (
     FAILED,
     LineageEventStatus,
     unresolved_failures,
 )
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.settings import LineageSettings
 
-if TYPE_CHECKING:
-    from dzlineage_dagster.sync.run_state import SyncRun
+
+class EventReadingRun(Protocol):
+    """What these reads take of a run (:class:`dzlineage_dagster.sync.run_state.SyncRun`,
+    which keeps their answers once a run: named here, not imported, as it imports this)."""
+
+    resource: LineageSyncResource
+    log: Any
+    started_at: datetime
+
+    @property
+    def settings(self) -> LineageSettings: ...
+
 
 LIST_PAGE_SIZE = 50
 CLOCK_SKEW_MARGIN = timedelta(minutes=10)
@@ -49,7 +61,7 @@ class LineageHealth:
         return ",".join(self.failed_runs[run_id])
 
 
-def check_lineage_health(run: SyncRun) -> LineageHealth:
+def check_lineage_health(run: EventReadingRun) -> LineageHealth:
     """The runs whose lineage events failed after acceptance within the lookback window."""
     since = datetime.now(timezone.utc) - timedelta(
         hours=run.settings.lineage_failure_lookback_hours
@@ -72,7 +84,7 @@ def check_lineage_health(run: SyncRun) -> LineageHealth:
     return LineageHealth(failed_runs, since)
 
 
-def lineage_event_statuses(run: SyncRun, **filters: object) -> list[LineageEventStatus]:
+def lineage_event_statuses(run: EventReadingRun, **filters: object) -> list[LineageEventStatus]:
     """ListLineageEvents with ``filters``, every page of the largest size, as statuses."""
     items = run.resource.datazone.paginate(
         "datazone",
@@ -86,7 +98,7 @@ def lineage_event_statuses(run: SyncRun, **filters: object) -> list[LineageEvent
     return [status for status in statuses if status is not None]
 
 
-def events_held_before(run: SyncRun) -> Counter[tuple[str, str]]:
+def events_held_before(run: EventReadingRun) -> Counter[tuple[str, str]]:
     """(run id, event type) -> how many such events DataZone holds and has not failed, of
     those posted within a client token's window before this run started: what a 409 from
     PostLineageEvent is checked against. One paged ListLineageEvents per run, made only when

@@ -1,5 +1,5 @@
 """Read back a sync's lineage from DataZone's own nodes (the comparison is in
-:mod:`dzlineage_dagster.core.lineage_readback`).
+:mod:`dzlineage_dagster.core.lineage.readback`).
 
 After a sync that posted lineage, :func:`read_back_sync` waits (at most
 ``DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS``) until DataZone has processed the events it
@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.lineage_readback import (
+from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
+from dzlineage_dagster.core.lineage.readback import (
     Landing,
     NodeRead,
     ProcessingWait,
@@ -31,7 +32,6 @@ from dzlineage_dagster.core.lineage_readback import (
     compare,
     glue_table_arn,
 )
-from dzlineage_dagster.core.openlineage import dataset_source_identifier
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.lineage_health import lineage_event_statuses
 

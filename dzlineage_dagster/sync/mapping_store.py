@@ -18,7 +18,7 @@ Writes: the stages *stage* a topic's new record, and the runner *commits* it onc
 topic's stages are done, so a topic whose asset and lineage both change costs one PutParameter.
 
 With ``DZLINEAGE_SSM_MAPPING_LAYOUT=packed`` the records live many to a
-parameter, ``<scoped path>/p/<bucket>`` (:mod:`~dzlineage_dagster.core.mapping_pack`; the
+parameter, ``<scoped path>/p/<bucket>`` (:mod:`~dzlineage_dagster.core.mapping.pack`; the
 design and its reasons: ``docs/mapping-store.md``). Reading all of them costs a call per ten
 buckets, not per ten topics; reading a few topics costs one GetParameters per topic at most
 (a schema's chain of buckets plus its two one-per-topic names, for the migration). Records of
@@ -59,7 +59,7 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.core.mapping_pack import (
+from dzlineage_dagster.core.mapping.pack import (
     VALUE_LIMITS,
     BucketChange,
     Pack,
@@ -75,7 +75,7 @@ from dzlineage_dagster.core.mapping_pack import (
     place,
     without_expired_tombstones,
 )
-from dzlineage_dagster.core.ssm_names import (
+from dzlineage_dagster.core.mapping.ssm_names import (
     HASH_NAMESPACE,
     READABLE_NAMESPACE,
     MappingRecord,

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from datetime import datetime, timezone
 
-from dzlineage_dagster.core.openlineage import FieldRef, glue_dataset, source_table_dataset
-from dzlineage_dagster.core.platform_graph import (
+from dzlineage_dagster.core.connectors.topology import TopicLineage
+from dzlineage_dagster.core.lineage.openlineage import FieldRef, glue_dataset, source_table_dataset
+from dzlineage_dagster.core.lineage.platform_graph import (
     AssetPath,
     ColumnDep,
     PlatformGraphState,
@@ -27,7 +28,6 @@ from dzlineage_dagster.core.platform_graph import (
     topic_key,
     topology_digest,
 )
-from dzlineage_dagster.core.topology import TopicLineage
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, topic_hops

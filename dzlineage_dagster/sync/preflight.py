@@ -14,8 +14,8 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.doctor import DENIED_CODES, NOT_FOUND_CODES
-from dzlineage_dagster.core.topics import TopicKind
 from dzlineage_dagster.resources import AwsClientResource
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,

@@ -3,7 +3,7 @@
 The sync trusts the mapping (that is what makes an unchanged topic cost nothing); a person in
 the portal or an edited SSM parameter can make it wrong. Reconcile reads DataZone itself:
 Search by the topic asset type with its forms (this domain and owning project, 50 assets a
-page) and the lineage events, plans the repairs (:func:`~dzlineage_dagster.core.reconcile.
+page) and the lineage events, plans the repairs (:func:`~dzlineage_dagster.core.catalog.reconcile.
 plan_repairs`), and applies them through the ordinary stages: a repaired topic's mapping is
 staged (or forgotten, for a recreation) and the topic is synced, so the asset ends with the
 registry's current content and the mapping is written once.
@@ -17,16 +17,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.reconcile import (
+from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.catalog.reconcile import (
     CatalogAsset,
     LineageRuns,
     Repair,
     RepairKind,
     plan_repairs,
 )
-from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
-from dzlineage_dagster.core.topics import TopicKind, classify_topic
+from dzlineage_dagster.core.connectors.topics import TopicKind, classify_topic
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: Lineage processing states that mean DataZone has, or will have, the event.

@@ -26,23 +26,27 @@ from typing import Any
 
 import yaml
 
-from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics, topic_sync_token
-from dzlineage_dagster.core.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.openlineage import (
-    kafka_dataset_namespace,
-    preferred_broker_string,
-    topic_dataset,
+from dzlineage_dagster.core.catalog.discovery import (
+    RegistryTopic,
+    registry_topics,
+    topic_sync_token,
 )
-from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
-from dzlineage_dagster.core.table_mapping import NamingConventionMapper, TopicTableMapper
-from dzlineage_dagster.core.topology import (
+from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.connectors.report import connectors_digest
+from dzlineage_dagster.core.connectors.table_mapping import NamingConventionMapper, TopicTableMapper
+from dzlineage_dagster.core.connectors.topology import (
     ConnectorDefinition,
     ConnectorTopicMapper,
     OverrideError,
     Topology,
     build_topology,
 )
-from dzlineage_dagster.core.topology_report import connectors_digest
+from dzlineage_dagster.core.lineage.openlineage import (
+    kafka_dataset_namespace,
+    preferred_broker_string,
+    topic_dataset,
+)
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.resources.kafka_connect_rest import (
     KafkaConnectRestError,

@@ -3,13 +3,13 @@ schema gets no second asset.
 
 Both assets would carry the same name and the same ``sourceIdentifier`` (the topic's lineage
 node), and DataZone links a node to one asset. The connectors usually tell which registry
-holds a topic's value schemas (``core/topology.py``); this is the check for when they do not
+holds a topic's value schemas (``core/connectors/topology.py``); this is the check for when they do not
 (converters set in the Connect worker, a topic no known connector writes).
 """
 
 from __future__ import annotations
 
-from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 

@@ -3,7 +3,7 @@
 The registry sensor and ``dzlineage sync`` notice a changed schema by its ``UpdatedTime`` in
 the listing, which AWS does not document to move when a version is registered or deleted. Each
 tick (a sensor tick, a headless sync) therefore also checks a rotating slice of the topics
-(:func:`~dzlineage_dagster.core.discovery.version_sweep`): one GetSchema per topic for its
+(:func:`~dzlineage_dagster.core.catalog.discovery.version_sweep`): one GetSchema per topic for its
 ``LatestSchemaVersion``, compared with the version its mapping record says the asset was synced
 with (GetParameters, 10 records a call). A topic that differs is synced whatever its token says.
 """
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dzlineage_dagster.core.discovery import behind_registry, version_sweep
+from dzlineage_dagster.core.catalog.discovery import behind_registry, version_sweep
 from dzlineage_dagster.sync.run_state import SyncRun
 
 

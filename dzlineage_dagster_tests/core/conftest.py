@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from dzlineage_dagster.core import java_regex
+from dzlineage_dagster.core.connectors import java_regex
 
 
 @pytest.fixture(autouse=True)

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.authorization import (
+from dzlineage_dagster.core.aws.authorization import (
     CASCADE,
     CREATE_FORM_TYPE,
     INTERSECT,

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.avro import (
+from dzlineage_dagster.core.schemas.avro import (
     Column,
     InvalidAvroSchema,
     is_debezium_envelope,

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.avro import InvalidAvroSchema, parse_columns
+from dzlineage_dagster.core.schemas.avro import InvalidAvroSchema, parse_columns
 
 BAD_RECORD = {"type": "record", "name": "Inner", "fields": [{"name": "bad-name", "type": "int"}]}
 

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.connect_transforms import (
+from dzlineage_dagster.core.connectors.transforms import (
     BY_LOGICAL_TABLE_ROUTER,
     RECORD_IS_TOMBSTONE,
     REGEX_ROUTER,

@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.debezium import SourceEngine, SourceTable
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.connectors.debezium import SourceEngine, SourceTable
+from dzlineage_dagster.core.connectors.topology import build_topology
+from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     FieldRef,
     build_fitted_run_events,
@@ -24,7 +24,7 @@ from dzlineage_dagster.core.openlineage import (
     source_table_dataset,
     topic_dataset,
 )
-from dzlineage_dagster.core.topology import build_topology
+from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster_tests.core.test_topology import fixture_connectors
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.curation import (
+from dzlineage_dagster.core.catalog.curation import (
     COMMON_DETAILS_FORM_NAME,
     PRODUCT_FORM_NAMES,
     AssetContent,
@@ -17,7 +17,7 @@ from dzlineage_dagster.core.curation import (
     CurationError,
     curated_revision,
 )
-from dzlineage_dagster.core.forms import (
+from dzlineage_dagster.core.catalog.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
     KAFKA_SCHEMA_FORM,
     asset_common_details_content,

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.debezium import (
+from dzlineage_dagster.core.connectors.debezium import (
     DEBEZIUM_CONNECTOR_CLASSES,
     DebeziumConfigError,
     SourceEngine,
@@ -14,7 +14,7 @@ from dzlineage_dagster.core.debezium import (
     sanitized_topic_name,
     unescape_unicode_topic,
 )
-from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.connectors.topics import TopicKind
 
 POSTGRES = "io.debezium.connector.postgresql.PostgresConnector"
 MYSQL = "io.debezium.connector.mysql.MySqlConnector"

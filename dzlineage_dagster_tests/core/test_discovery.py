@@ -1,7 +1,7 @@
 import json
 from datetime import datetime, timedelta, timezone
 
-from dzlineage_dagster.core.discovery import diff_against_cursor, registry_topics
+from dzlineage_dagster.core.catalog.discovery import diff_against_cursor, registry_topics
 
 ARN = "arn:aws:glue:us-east-1:123456789012:schema/reg/{}"
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
@@ -47,7 +47,7 @@ def _listed(name: str, updated: str, arn_suffix: str = "") -> dict:
 
 
 def test_the_horizon_cursor_finds_changes_and_stays_small():
-    from dzlineage_dagster.core.discovery import SensorCursor, changed_topics
+    from dzlineage_dagster.core.catalog.discovery import SensorCursor, changed_topics
 
     old = "2026-01-01T00:00:00+00:00"
     fresh = "2026-03-01T12:00:00+00:00"
@@ -73,7 +73,7 @@ def test_the_horizon_cursor_finds_changes_and_stays_small():
 
 
 def test_the_older_cursor_format_is_still_read():
-    from dzlineage_dagster.core.discovery import changed_topics
+    from dzlineage_dagster.core.catalog.discovery import changed_topics
 
     current = registry_topics(
         [_listed("a", "2026-01-01T00:00:00Z"), _listed("b", "2026-01-01T00:00:00Z")]

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.aws_quotas import (
+from dzlineage_dagster.core.aws.quotas import (
     ASSUMED_SOURCE,
     AWS_QUOTAS,
     DATAZONE_QUOTAS_PAGE,
@@ -34,7 +34,7 @@ from dzlineage_dagster.core.doctor import (
     updated_time_check,
     verdict,
 )
-from dzlineage_dagster.core.mapping_pack import parameters_needed
+from dzlineage_dagster.core.mapping.pack import parameters_needed
 
 OK = CheckResult("domain", "governance", Status.OK, "found")
 WARN = CheckResult("quota", "datazone.CreateAsset", Status.WARN, "lower", "raise it")

@@ -8,8 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.forms import (
+from dzlineage_dagster.core.catalog.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
     KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
@@ -25,6 +24,7 @@ from dzlineage_dagster.core.forms import (
     msk_source_form_content,
     relational_table_content,
 )
+from dzlineage_dagster.core.schemas.avro import Column
 
 _MEMBER = re.compile(r"    (?P<name>[A-Za-z_][A-Za-z0-9_]*): (?P<type>[A-Z][A-Za-z]*)")
 _TRAIT = re.compile(
@@ -368,12 +368,12 @@ def test_forms_fingerprint_changes_with_content_type_or_name() -> None:
 
 
 def test_a_table_too_wide_for_one_form_keeps_the_longest_prefix_that_fits():
-    from dzlineage_dagster.core.avro import Column
-    from dzlineage_dagster.core.forms import (
+    from dzlineage_dagster.core.catalog.forms import (
         MAX_FORM_CONTENT_LENGTH,
         fitting_relational_table_content,
         relational_table_content,
     )
+    from dzlineage_dagster.core.schemas.avro import Column
 
     columns = [Column(f"column_{i:05d}", "string", True, None) for i in range(9000)]
     content, kept = fitting_relational_table_content(columns, table_name="wide")
@@ -387,7 +387,7 @@ def test_a_table_too_wide_for_one_form_keeps_the_longest_prefix_that_fits():
 
 
 def test_a_struct_column_is_one_form_column_whose_description_names_nested_docs_and_symbols():
-    from dzlineage_dagster.core.avro import Column, struct_type
+    from dzlineage_dagster.core.schemas.avro import Column, struct_type
 
     geo = (Column("lat", "double", False, "degrees north"),)
     fields = (

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.java_regex import (
+from dzlineage_dagster.core.connectors.java_regex import (
     InvalidJavaRegex,
     UnsupportedJavaRegex,
     compile_java_regex,

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
+from dzlineage_dagster.core.schemas.json_schema import InvalidJsonSchema, parse_json_row_schema
 
 JSON_TYPES = st.sampled_from(["string", "integer", "number", "boolean", "object", "array"])
 NAMES = st.text(min_size=1, max_size=20)

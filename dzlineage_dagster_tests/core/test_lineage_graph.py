@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.lineage_graph import (
+from dzlineage_dagster.core.lineage.graph import (
     GraphEdge,
     LineageGraph,
     choose_dataset,

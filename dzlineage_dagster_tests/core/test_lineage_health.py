@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.lineage_health import LineageEventStatus, unresolved_failures
+from dzlineage_dagster.core.lineage.health import LineageEventStatus, unresolved_failures
 
 T0 = datetime(2026, 1, 1, tzinfo=timezone.utc)
 

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from dzlineage_dagster.core.lineage_readback import (
+from dzlineage_dagster.core.lineage.readback import (
     Landing,
     Mismatch,
     NodeRead,

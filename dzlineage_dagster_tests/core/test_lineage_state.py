@@ -7,15 +7,15 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.lineage_state import (
+from dzlineage_dagster.core.lineage.openlineage import HOP_JOB_SEPARATOR, hop_job
+from dzlineage_dagster.core.lineage.state import (
     HopJob,
     PostedLineage,
     closing_datasets,
     jobs_to_close,
     next_base,
 )
-from dzlineage_dagster.core.openlineage import HOP_JOB_SEPARATOR, hop_job
-from dzlineage_dagster.core.ssm_names import MAX_PARAMETER_VALUE_LENGTH
+from dzlineage_dagster.core.mapping.ssm_names import MAX_PARAMETER_VALUE_LENGTH
 
 topics = st.text(
     alphabet="abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789._-",

@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.mapping_pack import (
+from dzlineage_dagster.core.mapping.pack import (
     GROWTH_ROOM,
     MAX_DEPTH,
     PACK_MARKER,
@@ -32,7 +32,7 @@ from dzlineage_dagster.core.mapping_pack import (
     records_of,
     without_expired_tombstones,
 )
-from dzlineage_dagster.core.ssm_names import CorruptMappingValue, MappingRecord
+from dzlineage_dagster.core.mapping.ssm_names import CorruptMappingValue, MappingRecord
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import parameter_name_problems
 
 TEXT = st.text(max_size=40)

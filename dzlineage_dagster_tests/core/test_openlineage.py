@@ -13,8 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import ValidationError
 from openlineage.client.event_v2 import RunState
 
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.lineage.openlineage import (
     MAX_EVENT_BYTES,
     DatasetSpec,
     build_fitted_run_events,
@@ -30,6 +29,7 @@ from dzlineage_dagster.core.openlineage import (
     lineage_client_token,
     preferred_broker_string,
 )
+from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster/tree/0.1.0"
@@ -320,7 +320,7 @@ def test_a_kafka_namespace_keeps_an_ipv6_host_and_names_a_bad_list() -> None:
 
 
 def test_a_struct_columns_fields_nest_in_the_schema_facet_and_the_event_stays_valid() -> None:
-    from dzlineage_dagster.core.avro import struct_type
+    from dzlineage_dagster.core.schemas.avro import struct_type
 
     geo = (Column("lat", "double", False, "degrees north"),)
     fields = (

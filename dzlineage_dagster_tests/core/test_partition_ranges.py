@@ -2,7 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.partition_ranges import changed_ranges
+from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
 
 KEYS = [f"t{i:02d}" for i in range(10)]
 

@@ -7,14 +7,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.planning import (
+from dzlineage_dagster.core.catalog.planning import (
     MAX_ASSET_NAME_LENGTH,
     ActionKind,
     DesiredTopicState,
     asset_action,
     datazone_asset_name,
 )
-from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 
 
 def arn(schema: str) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.debezium import SourceEngine, SourceTable
-from dzlineage_dagster.core.iceberg_sink import SinkTable
-from dzlineage_dagster.core.platform_graph import (
+from dzlineage_dagster.core.connectors.debezium import SourceEngine, SourceTable
+from dzlineage_dagster.core.connectors.iceberg_sink import SinkTable
+from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.connectors.topology import SinkEdge, SourceEdge, TopicLineage
+from dzlineage_dagster.core.lineage.platform_graph import (
     ColumnDep,
     PlatformGraphState,
     TopicGraph,
@@ -20,8 +21,7 @@ from dzlineage_dagster.core.platform_graph import (
     topic_key,
     topology_digest,
 )
-from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.core.topology import SinkEdge, SourceEdge, TopicLineage
+from dzlineage_dagster.core.schemas.avro import Column
 
 ID = Column("id", "long", False, None)
 NOTE = Column("note", "string", True, "free text")

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.protobuf import InvalidProtobufSchema, parse_protobuf_row_schema
+from dzlineage_dagster.core.schemas.protobuf import InvalidProtobufSchema, parse_protobuf_row_schema
 
 CUSTOMER = """
 syntax = "proto3";

@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.aws_quotas import (
+from dzlineage_dagster.core.aws.quotas import (
     ASSUMED,
     ASSUMED_SOURCE,
     AWS_QUOTAS,
@@ -15,7 +15,7 @@ from dzlineage_dagster.core.aws_quotas import (
     Quota,
     parse_rate_limits,
 )
-from dzlineage_dagster.core.rate_limit import TokenBucket
+from dzlineage_dagster.core.aws.rate_limit import TokenBucket
 
 rates = st.floats(min_value=0.5, max_value=100)
 capacities = st.integers(min_value=1, max_value=30)

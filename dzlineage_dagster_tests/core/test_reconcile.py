@@ -8,15 +8,15 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.lineage_state import HopJob, PostedLineage
-from dzlineage_dagster.core.reconcile import (
+from dzlineage_dagster.core.catalog.reconcile import (
     CatalogAsset,
     LineageRuns,
     Repair,
     RepairKind,
     plan_repairs,
 )
-from dzlineage_dagster.core.ssm_names import MappingRecord, registry_arn_of_schema
+from dzlineage_dagster.core.lineage.state import HopJob, PostedLineage
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, registry_arn_of_schema
 
 REGISTRY_ARN = "arn:aws:glue:us-east-1:123456789012:registry/shop"
 

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import RunFacet
 
-from dzlineage_dagster.core.relay_events import (
+from dzlineage_dagster.core.lineage.relay_events import (
     CANONICAL_NAME_FACET,
     RELAY_PRODUCER,
     TRIMMED_FACET,

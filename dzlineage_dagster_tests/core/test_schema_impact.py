@@ -5,8 +5,8 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.schema_impact import (
+from dzlineage_dagster.core.schemas.avro import Column
+from dzlineage_dagster.core.schemas.impact import (
     AffectedColumn,
     ColumnChange,
     affected_columns,

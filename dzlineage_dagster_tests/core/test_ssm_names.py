@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.ssm_names import (
+from dzlineage_dagster.core.mapping.ssm_names import (
     CorruptMappingValue,
     MappingRecord,
     digest_parameter_name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import botocore.session
 import pytest
 
-from dzlineage_dagster.core.table_mapping import (
+from dzlineage_dagster.core.connectors.table_mapping import (
     MAX_GLUE_NAME_LENGTH,
     NamingConventionMapper,
     TableRef,

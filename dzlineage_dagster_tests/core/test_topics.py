@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.topics import (
+from dzlineage_dagster.core.connectors.topics import (
     MAX_TOPIC_NAME_LENGTH,
     ConnectorFlavour,
     SchemaSubject,

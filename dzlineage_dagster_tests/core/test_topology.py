@@ -11,12 +11,12 @@ from botocore.validate import validate_parameters
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core import topology_report as report
-from dzlineage_dagster.core.debezium import SourceEngine, parse_debezium_source
-from dzlineage_dagster.core.iceberg_sink import catalog_kind
-from dzlineage_dagster.core.table_mapping import NamingConventionMapper
-from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.core.topology import (
+from dzlineage_dagster.core.connectors import report as report
+from dzlineage_dagster.core.connectors.debezium import SourceEngine, parse_debezium_source
+from dzlineage_dagster.core.connectors.iceberg_sink import catalog_kind
+from dzlineage_dagster.core.connectors.table_mapping import NamingConventionMapper
+from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.connectors.topology import (
     ConnectorDefinition,
     ConnectorTopicMapper,
     OverrideError,

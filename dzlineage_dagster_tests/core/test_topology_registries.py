@@ -6,13 +6,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.topics import TopicKind
-from dzlineage_dagster.core.topology import (
+from dzlineage_dagster.core.connectors.report import converter_registries_label
+from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.connectors.topology import (
     GSR_DEFAULT_REGISTRY,
     ConnectorDefinition,
     build_topology,
 )
-from dzlineage_dagster.core.topology_report import converter_registries_label
 
 AVRO = "com.amazonaws.services.schemaregistry.kafkaconnect.AWSKafkaAvroConverter"
 TOPIC = "shop.sales.orders"

@@ -5,9 +5,9 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core import topology_report as report
-from dzlineage_dagster.core.table_mapping import NamingConventionMapper
-from dzlineage_dagster.core.topology import ConnectorDefinition, build_topology
+from dzlineage_dagster.core.connectors import report as report
+from dzlineage_dagster.core.connectors.table_mapping import NamingConventionMapper
+from dzlineage_dagster.core.connectors.topology import ConnectorDefinition, build_topology
 
 SOURCE = {
     "connector.class": "io.debezium.connector.postgresql.PostgresConnector",

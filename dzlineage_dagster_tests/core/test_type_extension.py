@@ -10,13 +10,13 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.forms import (
+from dzlineage_dagster.core.catalog.forms import (
     KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
     MSK_SOURCE_REFERENCE_FORM,
 )
-from dzlineage_dagster.core.smithy import SmithyModel
-from dzlineage_dagster.core.type_extension import asset_type_fit, form_type_fit
+from dzlineage_dagster.core.catalog.smithy import SmithyModel
+from dzlineage_dagster.core.catalog.type_extension import asset_type_fit, form_type_fit
 
 DEFINITIONS = [KAFKA_SCHEMA_FORM, MSK_SOURCE_REFERENCE_FORM]
 REVISIONS = {form.type_name: "1" for form in KAFKA_TOPIC_ASSET_TYPE.forms}

@@ -16,23 +16,26 @@ from typing import Any
 import pytest
 import yaml
 
-from dzlineage_dagster.core.connect_transforms import (
-    TransformConfigError,
-    parse_transform_chain,
-)
-from dzlineage_dagster.core.debezium import (
+from dzlineage_dagster.core.connectors.debezium import (
     DebeziumConfigError,
     parse_debezium_source,
     sanitized_topic_name,
 )
-from dzlineage_dagster.core.iceberg_sink import IcebergSinkConfigError, parse_iceberg_sink
-from dzlineage_dagster.core.java_regex import (
+from dzlineage_dagster.core.connectors.iceberg_sink import (
+    IcebergSinkConfigError,
+    parse_iceberg_sink,
+)
+from dzlineage_dagster.core.connectors.java_regex import (
     InvalidJavaRegex,
     compile_java_regex,
     split_java_regex_list,
 )
-from dzlineage_dagster.core.topics import TopicKind, topic_name_problem
-from dzlineage_dagster.core.topology import ConnectorDefinition, build_topology
+from dzlineage_dagster.core.connectors.topics import TopicKind, topic_name_problem
+from dzlineage_dagster.core.connectors.topology import ConnectorDefinition, build_topology
+from dzlineage_dagster.core.connectors.transforms import (
+    TransformConfigError,
+    parse_transform_chain,
+)
 
 UPSTREAM = Path(__file__).parent / "fixtures" / "upstream"
 CONNECTOR = "upstream"

@@ -8,7 +8,7 @@ from datetime import datetime, timezone
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.discovery import (
+from dzlineage_dagster.core.catalog.discovery import (
     VERSION_SWEEP_TICKS,
     SensorCursor,
     behind_registry,

@@ -18,7 +18,7 @@ from benchmarks.relay_process import (
     relay_environment,
     running_relay,
 )
-from dzlineage_dagster.core.relay_events import CANONICAL_NAME_FACET, TRIMMED_FACET
+from dzlineage_dagster.core.lineage.relay_events import CANONICAL_NAME_FACET, TRIMMED_FACET
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.relay.conftest import datazone_calls, events_per_run, posted_event
 from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json

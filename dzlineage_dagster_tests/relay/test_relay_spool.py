@@ -8,7 +8,7 @@ from contextlib import closing
 from openlineage.client.event_v2 import OutputDataset, RunState
 
 from benchmarks.relay_process import relay_environment, running_relay
-from dzlineage_dagster.core.relay_events import client_token, compact_json, parse_event
+from dzlineage_dagster.core.lineage.relay_events import client_token, compact_json, parse_event
 from dzlineage_dagster.relay.spool import Spool
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.relay.conftest import events_per_run

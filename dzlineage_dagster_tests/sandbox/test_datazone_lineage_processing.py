@@ -12,8 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.core.avro import Column
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     build_run_events,
     event_json,
@@ -21,6 +20,7 @@ from dzlineage_dagster.core.openlineage import (
     glue_source_identifier,
     sink_hop_column_lineage,
 )
+from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import sandbox_environment
 from dzlineage_dagster.sandbox.server.faults import FaultRule

@@ -10,7 +10,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from openlineage.client.event_v2 import RunState
 
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     build_run_events,
     event_json,

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.core.authorization import iam_principal
+from dzlineage_dagster.core.aws.authorization import iam_principal
 from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.sandbox import test_datazone_emulator as emulator_tests
 

@@ -121,7 +121,7 @@ def test_msk_cluster_arns_look_like_aws(sandbox):
 
 
 def test_quotas_of_ones_own_disagree_with_the_products_table(tmp_path):
-    """``--quotas`` figures independent of ``core/aws_quotas.py``: the sandbox throttles at them
+    """``--quotas`` figures independent of ``core/aws/quotas.py``: the sandbox throttles at them
     and its Service Quotas API reports them, beside the published defaults."""
     rates_file = tmp_path / "quotas.json"
     rates_file.write_text('{"datazone.CreateAsset": 10, "ssm.GetParameters": 5}')

@@ -7,7 +7,7 @@ draws source table -> topic -> Iceberg table -> ``daily_revenue`` across both lo
 
 from dagster import AssetKey, AssetSpec, Definitions
 
-from dzlineage_dagster.core.platform_graph import iceberg_table_key
+from dzlineage_dagster.core.lineage.platform_graph import iceberg_table_key
 
 daily_revenue = AssetSpec(
     key="daily_revenue",

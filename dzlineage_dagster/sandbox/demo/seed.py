@@ -22,7 +22,7 @@ from typing import Any
 import boto3
 import yaml
 
-from dzlineage_dagster.core.debezium import DebeziumSource, parse_debezium_source
+from dzlineage_dagster.core.connectors.debezium import DebeziumSource, parse_debezium_source
 from dzlineage_dagster.sandbox.demo.accounts import (
     create_side_roles,
     side_environment,

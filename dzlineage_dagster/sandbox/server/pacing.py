@@ -23,8 +23,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dzlineage_dagster.core.aws_quotas import AWS_QUOTAS, checked_rate, parse_rates
-from dzlineage_dagster.core.rate_limit import TokenBucket
+from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS, checked_rate, parse_rates
+from dzlineage_dagster.core.aws.rate_limit import TokenBucket
 
 #: Seconds per call of the ``aws`` model, by ``service.Operation``; others by their verb.
 AWS_SERVICE_TIMES: Mapping[str, float] = {

@@ -10,8 +10,13 @@ from typing import Any, Literal
 
 from botocore.exceptions import ClientError
 
-from dzlineage_dagster.core.curation import AssetContent, AssetForm, CurationError, curated_revision
-from dzlineage_dagster.core.forms import (
+from dzlineage_dagster.core.catalog.curation import (
+    AssetContent,
+    AssetForm,
+    CurationError,
+    curated_revision,
+)
+from dzlineage_dagster.core.catalog.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
     KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
@@ -23,10 +28,14 @@ from dzlineage_dagster.core.forms import (
     kafka_schema_form_content,
     msk_source_form_content,
 )
-from dzlineage_dagster.core.openlineage import dataset_source_identifier
-from dzlineage_dagster.core.planning import DesiredTopicState, asset_action, datazone_asset_name
-from dzlineage_dagster.core.ssm_names import MappingRecord
-from dzlineage_dagster.core.topics import TopicKind
+from dzlineage_dagster.core.catalog.planning import (
+    DesiredTopicState,
+    asset_action,
+    datazone_asset_name,
+)
+from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
@@ -171,7 +180,7 @@ class AssetWrite:
     #: Changes exactly when the content does: the client tokens of the writes derive from it.
     content_key: str
     #: What a revision sends when built on the asset's latest revision (the product's content
-    #: with people's work kept, see :mod:`~dzlineage_dagster.core.curation`); None: the
+    #: with people's work kept, see :mod:`~dzlineage_dagster.core.catalog.curation`); None: the
     #: product's content alone.
     curated: AssetContent | None = None
 

@@ -2,15 +2,15 @@
 
 Per topic, the source hop (the captured source tables -> the Debezium connector's job -> the
 topic) and the sink hop (the topic -> each Iceberg sink connector's job -> its tables), one job
-per hop (:func:`~dzlineage_dagster.core.openlineage.hop_job`: ``<connector>/<topic>``), with
-``columnLineage`` on every output. Edges come from :class:`~dzlineage_dagster.core.topology.
+per hop (:func:`~dzlineage_dagster.core.lineage.openlineage.hop_job`: ``<connector>/<topic>``), with
+``columnLineage`` on every output. Edges come from :class:`~dzlineage_dagster.core.connectors.topology.
 Topology`: override > connector > convention, each hop says which; what the configs leave
 undecided is not posted but reported (``ambiguous_reason``).
 
 The newest run of every hop's job states the hop's whole current truth, so DataZone's
 timestamp view (the latest run of each job) shows every topic's edges, and a job whose hop is
 gone (connector deleted or re-routed away, topic retired) gets a closing run that keeps only
-the topic (:mod:`~dzlineage_dagster.core.lineage_state`): the old edge leaves the graph. The
+the topic (:mod:`~dzlineage_dagster.core.lineage.state`): the old edge leaves the graph. The
 topic's mapping record keeps which jobs were posted.
 
 One COMPLETE event per hop, no START: DataZone's PostLineageEvent takes any OpenLineage run
@@ -39,16 +39,9 @@ from datetime import datetime, timezone
 from botocore.exceptions import ClientError
 from openlineage.client.event_v2 import RunEvent, RunState
 
-from dzlineage_dagster.core.lineage_state import (
-    HopJob,
-    PostedLineage,
-    Side,
-    closing_datasets,
-    hop_run_id,
-    jobs_to_close,
-    next_base,
-)
-from dzlineage_dagster.core.openlineage import (
+from dzlineage_dagster.core.connectors.table_mapping import TopicTableMapping
+from dzlineage_dagster.core.connectors.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
+from dzlineage_dagster.core.lineage.openlineage import (
     CONNECTOR_JOB_NAMESPACE,
     DatasetSpec,
     build_fitted_run_events,
@@ -62,9 +55,16 @@ from dzlineage_dagster.core.openlineage import (
     source_hop_column_lineage,
     source_table_dataset,
 )
-from dzlineage_dagster.core.ssm_names import MappingRecord
-from dzlineage_dagster.core.table_mapping import TopicTableMapping
-from dzlineage_dagster.core.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
+from dzlineage_dagster.core.lineage.state import (
+    HopJob,
+    PostedLineage,
+    Side,
+    closing_datasets,
+    hop_run_id,
+    jobs_to_close,
+    next_base,
+)
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.lineage_health import events_held_before
 from dzlineage_dagster.sync.run_state import SyncRun

@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.ssm_names import MappingRecord
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetOutcome, AssetPlan, client_token

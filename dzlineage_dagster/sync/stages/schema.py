@@ -5,10 +5,15 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from dzlineage_dagster.core.avro import Column, InvalidAvroSchema, RowSchema, parse_row_schema
-from dzlineage_dagster.core.json_schema import InvalidJsonSchema, parse_json_row_schema
-from dzlineage_dagster.core.protobuf import InvalidProtobufSchema, parse_protobuf_row_schema
-from dzlineage_dagster.core.topics import TopicKind, topic_name_problem
+from dzlineage_dagster.core.connectors.topics import TopicKind, topic_name_problem
+from dzlineage_dagster.core.schemas.avro import (
+    Column,
+    InvalidAvroSchema,
+    RowSchema,
+    parse_row_schema,
+)
+from dzlineage_dagster.core.schemas.json_schema import InvalidJsonSchema, parse_json_row_schema
+from dzlineage_dagster.core.schemas.protobuf import InvalidProtobufSchema, parse_protobuf_row_schema
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 

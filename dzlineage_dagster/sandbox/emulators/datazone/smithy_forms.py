@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from dzlineage_dagster.core.json_schema import json_type
+from dzlineage_dagster.core.schemas.json_schema import json_type
 
 _SMITHY_TOKEN = re.compile(
     r"""(?P<skip>\s+|,|//[^\n]*)

@@ -1,0 +1,335 @@
+"""`dzlineage trace` and `dzlineage orphans`: ask DataZone's lineage graph the questions people
+ask ("what feeds this table?", "what breaks if I drop this topic?", "can I delete this?").
+
+Both read the graph the sync (and any other producer) posted, through GetLineageNode by
+sourceIdentifier at the moment the command started (the timestamp view: the latest run of each
+job, so what a job's newer run no longer says is gone), and answer the same against AWS and
+the sandbox. A name a user types is
+resolved against the datasets the settings name: the registry's topics (named as the sync
+names them), the Glue tables of the configured database, and the source tables found upstream
+of those topics; :mod:`dzlineage_dagster.core.lineage.graph` resolves, walks and renders.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Any
+
+from dzlineage_dagster.cli.common import SETUP_ERRORS
+from dzlineage_dagster.core.connectors.topics import TopicKind, classify_topic
+from dzlineage_dagster.core.lineage.graph import (
+    GraphEdge,
+    GraphNode,
+    LineageGraph,
+    choose_dataset,
+    column_pairs,
+    near_matches,
+    node_kind,
+    render,
+)
+from dzlineage_dagster.core.lineage.openlineage import (
+    dataset_source_identifier,
+    glue_source_identifier,
+    kafka_dataset_namespace,
+)
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.errors import describe_error
+
+DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
+JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"
+#: Topics that carry table data; the others (heartbeats, schema changes, ...) feed no table.
+DATA_TOPIC_KINDS = (TopicKind.TABLE, TopicKind.OTHER)
+KINDS = ("glue_table", "topic", "source_table")
+
+
+class LineageQueryError(Exception):
+    """A name that resolves to nothing, or to several datasets: the message says which."""
+
+
+@dataclass
+class DataZoneLineage:
+    """DataZone's lineage nodes, each read once (by id or sourceIdentifier) per command, as
+    the timestamp view shows them when the command started: only the latest run of each job
+    (``GetLineageNode``'s ``eventTimestamp``), so an edge a job's newer run no longer draws (a
+    re-routed or deleted connector's) is not in the answer."""
+
+    client: Any
+    domain_id: str
+    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
+    _nodes: dict[str, dict | None] = field(default_factory=dict)
+
+    def node(self, identifier: str) -> dict | None:
+        if identifier not in self._nodes:
+            try:
+                found = self.client.get_lineage_node(
+                    domainIdentifier=self.domain_id, identifier=identifier, eventTimestamp=self.at
+                )
+            except self.client.exceptions.ResourceNotFoundException:
+                found = None
+            self._nodes[identifier] = found
+            if found is not None:
+                self._nodes[found["id"]] = self._nodes[found["sourceIdentifier"]] = found
+        return self._nodes[identifier]
+
+    def datasets_beyond(self, node: dict, direction: str) -> list[tuple[dict, str | None]]:
+        """The dataset nodes one job away from ``node`` in ``direction`` ("upstream" or
+        "downstream"), each with its job (``namespace.name``); catalog asset nodes skipped."""
+        found = []
+        for reference in node.get(f"{direction}Nodes", []):
+            neighbour = self.node(reference["id"])
+            if neighbour is None:
+                continue
+            if neighbour["typeName"] == DATASET_NODE_TYPE:
+                found.append((neighbour, None))
+            elif neighbour["typeName"] == JOB_RUN_NODE_TYPE:
+                job = neighbour["sourceIdentifier"].rsplit("/", 1)[0]
+                for far in neighbour.get(f"{direction}Nodes", []):
+                    dataset = self.node(far["id"])
+                    if dataset is not None and dataset["typeName"] == DATASET_NODE_TYPE:
+                        found.append((dataset, job))
+        return found
+
+    def walk(self, root: str, direction: str, depth: int | None) -> LineageGraph:
+        """The datasets reachable from ``root`` (a sourceIdentifier) going ``direction``,
+        at most ``depth`` dataset hops, with each edge's job and column pairs."""
+        start = self.node(root)
+        if start is None:
+            raise LineageQueryError(
+                f"{root} has no lineage node in DataZone domain {self.domain_id}: no lineage "
+                "event named it yet (has `dzlineage sync` posted this topic's lineage?)"
+            )
+        graph = LineageGraph()
+        graph.add_node(root, schema_columns(start))
+        frontier, seen = [(start, 0)], {root}
+        while frontier:
+            node, hops = frontier.pop(0)
+            if depth is not None and hops >= depth:
+                continue
+            for far, job in self.datasets_beyond(node, direction):
+                near_id, far_id = node["sourceIdentifier"], far["sourceIdentifier"]
+                graph.add_node(far_id, schema_columns(far))
+                upstream, downstream = (far, node) if direction == "upstream" else (node, far)
+                lineage = facet(downstream, "columnLineage") or {}
+                graph.add_edge(
+                    GraphEdge(
+                        upstream["sourceIdentifier"],
+                        downstream["sourceIdentifier"],
+                        job,
+                        column_pairs(lineage, upstream["sourceIdentifier"]),
+                    )
+                )
+                if far_id not in seen and far_id != near_id:
+                    seen.add(far_id)
+                    frontier.append((far, hops + 1))
+        return graph
+
+
+def facet(node: dict, name: str) -> dict | None:
+    """A dataset node's OpenLineage facet, kept as the form of that name."""
+    for form in node.get("formsOutput") or []:
+        if form.get("formName") == name and form.get("content"):
+            return json.loads(form["content"])
+    return None
+
+
+def schema_columns(node: dict) -> list[str]:
+    return [f["name"] for f in (facet(node, "schema") or {}).get("fields", [])]
+
+
+@dataclass
+class LineageCatalog:
+    """What the settings name: the registry's topics, the database's Glue tables, and DataZone."""
+
+    run: Any  # a SyncRun: the settings, the resource and the run's lookups (topic namespace)
+    lineage: DataZoneLineage
+
+    @classmethod
+    def from_environment(cls) -> LineageCatalog:
+        import logging
+
+        from dzlineage_dagster.sync.headless import start_run
+
+        run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.lineage"))
+        return cls(run, DataZoneLineage(run.resource.datazone.client(), run.settings.domain_id))
+
+    @property
+    def settings(self) -> LineageSettings:
+        return self.run.settings
+
+    def topic_ids(self, topic: str) -> list[str]:
+        """The ids a topic may have: as the sync names it first, then the other namespace style
+        (a cluster renamed, or lineage posted by another producer)."""
+        by_brokers = kafka_dataset_namespace(self.run.cluster.bootstrap_brokers)
+        namespaces = dict.fromkeys(
+            [self.run.topic_namespace, by_brokers, f"kafka://{self.run.cluster.name}"]
+        )
+        return [dataset_source_identifier(namespace, topic) for namespace in namespaces]
+
+    def data_topics(self) -> list[str]:
+        return [t for t in self.run.registry_topics if classify_topic(t) in DATA_TOPIC_KINDS]
+
+    def table_ids(self) -> list[str]:
+        arn = self.settings.msk_cluster_arn.split(":")
+        region, account = arn[3], self.settings.glue_table_account(arn[4])
+        database = self.settings.glue_database
+        tables = self.run.resource.data_catalog.table_names(database, self.settings.glue_catalog_id)
+        return [glue_source_identifier(region, account, database, table) for table in tables]
+
+    def resolve(self, text: str, kind: str | None = None) -> str:
+        """The sourceIdentifier ``text`` names; LineageQueryError says why there is none."""
+        if "://" in text or text.startswith("arn:"):
+            return text
+        topics = set(self.run.registry_topics)
+        known = [self.topic_ids(t)[0] for t in sorted(topics)] + self.table_ids()
+        candidates = choose_dataset(text, known, kind)
+        if kind in (None, "source_table"):
+            # Source tables are known only from the lineage: upstream of the matching topics.
+            sources = self._sources_of(t for t in topics if _may_name(text, t))
+            candidates = choose_dataset(text, [*known, *sources], kind)
+            known += sources
+        candidates = [self._existing_topic_id(c, topics) for c in candidates]
+        if len(candidates) > 1:
+            # Several of one kind: the ones DataZone has a node for are the ones meant.
+            candidates = [c for c in candidates if self.lineage.node(c)] or candidates
+        if len(candidates) == 1:
+            return candidates[0]
+        if not candidates:
+            hint = near_matches(text, known)
+            suggestion = f"; did you mean {', '.join(hint)}?" if hint else ""
+            raise LineageQueryError(
+                f"no {kind or 'dataset'} named {text!r} among the registry "
+                f"{self.settings.registry_name}'s topics, the Glue database "
+                f"{self.settings.glue_database}'s tables and their source tables{suggestion}"
+            )
+        listed = "\n  ".join(candidates)
+        raise LineageQueryError(
+            f"{text!r} names {len(candidates)} datasets; give one in full (or --kind):\n  {listed}"
+        )
+
+    def _sources_of(self, topics: Iterable[str]) -> list[str]:
+        """The datasets one job upstream of these topics (their source tables)."""
+        found = []
+        for topic in topics:
+            node = self._topic_node(topic)
+            if node is not None:
+                found += [
+                    d["sourceIdentifier"] for d, _ in self.lineage.datasets_beyond(node, "upstream")
+                ]
+        return found
+
+    def _topic_node(self, topic: str) -> dict | None:
+        return next(
+            (n for n in map(self.lineage.node, self.topic_ids(topic)) if n is not None), None
+        )
+
+    def _existing_topic_id(self, candidate: str, topics: set[str]) -> str:
+        """A topic's id as DataZone has it, when the lineage names it in another namespace."""
+        if node_kind(candidate) != "topic":
+            return candidate
+        topic = candidate.split("/", 3)[-1]
+        node = self._topic_node(topic) if topic in topics else None
+        return node["sourceIdentifier"] if node else candidate
+
+    def orphans(self) -> dict[str, list[str]]:
+        """Topics that feed no table, and tables nothing feeds."""
+        lonely_topics = []
+        for topic in self.data_topics():
+            node = self._topic_node(topic)
+            feeds = node is not None and any(
+                node_kind(d["sourceIdentifier"]) == "glue_table"
+                for d, _ in self.lineage.datasets_beyond(node, "downstream")
+            )
+            if not feeds:
+                lonely_topics.append(topic)
+        unfed_tables = []
+        for table_id in self.table_ids():
+            node = self.lineage.node(table_id)
+            if node is None or not self.lineage.datasets_beyond(node, "upstream"):
+                unfed_tables.append(table_id)
+        return {
+            "topics_without_downstream_table": lonely_topics,
+            "tables_without_upstream": unfed_tables,
+        }
+
+
+def _may_name(text: str, topic: str) -> bool:
+    """Whether ``text`` may name a source table of the topic: both end with the same table name
+    (a router may have renamed the topic, not the table)."""
+    return text.lower().rsplit(".", 1)[-1] == topic.lower().rsplit(".", 1)[-1]
+
+
+def cmd_trace(args: argparse.Namespace) -> int:
+    direction = "downstream" if args.downstream else "upstream"
+    try:
+        catalog = LineageCatalog.from_environment()
+        root = catalog.resolve(args.dataset, args.kind)
+        graph = catalog.lineage.walk(root, direction, args.depth)
+    except (LineageQueryError, *SETUP_ERRORS) as error:
+        print(f"dzlineage trace: {describe_error(error)}", file=sys.stderr)
+        return 2
+    print(render(graph, root, direction, args.format, columns=args.columns))
+    return 0
+
+
+def cmd_orphans(args: argparse.Namespace) -> int:
+    try:
+        catalog = LineageCatalog.from_environment()
+        found = catalog.orphans()
+    except SETUP_ERRORS as error:
+        print(f"dzlineage orphans: {describe_error(error)}", file=sys.stderr)
+        return 2
+    if args.format == "json":
+        print(json.dumps(found, indent=2))
+        return 0
+    topics, tables = found["topics_without_downstream_table"], found["tables_without_upstream"]
+    print(
+        f"topics of registry {catalog.settings.registry_name} that feed no table ({len(topics)}):"
+    )
+    print("".join(f"  {t}\n" for t in topics) or "  (none)\n", end="")
+    print(
+        f"tables of Glue database {catalog.settings.glue_database} that nothing feeds ({len(tables)}):"
+    )
+    labelled = (f"  {GraphNode(t, node_kind(t)).label}  {t}\n" for t in tables)
+    print("".join(labelled) or "  (none)\n", end="")
+    return 0
+
+
+def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
+    """Register `trace` and `orphans` on the `dzlineage` command."""
+    trace = commands.add_parser(
+        "trace",
+        help="what feeds a dataset, or what depends on it, from DataZone's lineage graph",
+        description="Walk DataZone's lineage graph from DATASET: a Glue table "
+        "(`lakehouse.sales_orders`), a topic (`shop.sales.orders`), a source table "
+        "(`inventory.customers`) or a full sourceIdentifier. Upstream by default (what feeds "
+        "it); --downstream for what depends on it (what breaks if it goes).",
+    )
+    trace.add_argument("dataset", metavar="DATASET")
+    way = trace.add_mutually_exclusive_group()
+    way.add_argument("--upstream", action="store_true", help="what feeds DATASET (default)")
+    way.add_argument("--downstream", action="store_true", help="what depends on DATASET")
+    trace.add_argument(
+        "--depth", type=int, default=None, metavar="N", help="at most N dataset hops"
+    )
+    trace.add_argument(
+        "--format", choices=("text", "json", "mermaid", "dot"), default="text", help="output format"
+    )
+    trace.add_argument("--columns", action="store_true", help="show the column lineage of each hop")
+    trace.add_argument(
+        "--kind", choices=KINDS, default=None, help="what DATASET names when a name fits several"
+    )
+    trace.set_defaults(handler=cmd_trace)
+
+    orphans = commands.add_parser(
+        "orphans",
+        help="topics that feed no table and tables nothing feeds (can I delete this?)",
+        description="List the registry's data topics with no downstream Glue table and the "
+        "configured Glue database's tables with no upstream, per DataZone's lineage graph.",
+    )
+    orphans.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    orphans.set_defaults(handler=cmd_orphans)

@@ -1,0 +1,58 @@
+"""`dzlineage settings`: every DZLINEAGE_* variable, what it means, and its value here."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from dzlineage_dagster.settings import (
+    AWS_OPTION_VARIABLES,
+    AWS_SIDES,
+    ENV_PREFIX,
+    LineageSettings,
+    env_name,
+    environment_problems,
+    side_role_description,
+    side_role_variables,
+)
+
+
+def cmd_settings(args: argparse.Namespace) -> int:
+    """Every DZLINEAGE_* variable, what it means, and its value here; exit 1 if any is invalid."""
+    problems = environment_problems()
+    for name, field in LineageSettings.model_fields.items():
+        variable = env_name(name)
+        current = os.environ.get(variable)
+        default = "(required)" if field.is_required() else f"(default: {field.default})"
+        print(f"{variable} = {current if current is not None else default}")
+        print(f"    {field.description}")
+        if variable in problems:
+            print(f"    INVALID: {problems[variable]}")
+    for field_name, variable in AWS_OPTION_VARIABLES.items():
+        print(f"{variable} = {os.environ.get(variable, '(unset)')}")
+        print(f"    AWS resources' `{field_name}` option")
+        if field_name.startswith("role_"):
+            print(
+                "    (both sides' default: DZLINEAGE_DATA_/GOVERNANCE_ROLE_* replace it per side)"
+            )
+        if variable in problems:
+            print(f"    INVALID: {problems[variable]}")
+    for side in AWS_SIDES:
+        for field_name, variable in side_role_variables(side).items():
+            print(f"{variable} = {os.environ.get(variable, '(unset)')}")
+            print(f"    {side_role_description(side, field_name)}")
+            if variable in problems:
+                print(f"    INVALID: {problems[variable]}")
+    for line in problems.values():
+        print(f"dzlineage settings: invalid setting {line}", file=sys.stderr)
+    return 1 if problems else 0
+
+
+def add_settings_command(commands: argparse._SubParsersAction) -> None:
+    settings = commands.add_parser(
+        "settings",
+        help=f"list every {ENV_PREFIX}* setting with its meaning and current value",
+        description=f"List every {ENV_PREFIX}* environment variable the project reads.",
+    )
+    settings.set_defaults(handler=cmd_settings)

@@ -1,0 +1,6 @@
+"""What AWS allows: published quotas with their sources (:mod:`.quotas`), the client's and
+the sandbox's token buckets (:mod:`.rate_limit`), and DataZone's authorization policies and
+project membership (:mod:`.authorization`).
+
+Imports: nothing outside this package.
+"""

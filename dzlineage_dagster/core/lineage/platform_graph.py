@@ -1,0 +1,310 @@
+"""The platform's lineage as nodes of Dagster's asset graph: the asset-key scheme, and the state
+the platform-graph component keeps between loads (plain data, JSON).
+
+Asset keys (documented in docs/dagster-graph.md; a team's own assets depend on them by key):
+
+- a captured source table: ``["source", <engine>, <database>, <schema>, <table>]``, without the
+  schema part for MySQL/MariaDB (whose databases have none), e.g.
+  ``source/postgres/shop/sales/orders``;
+- a Kafka topic: ``["kafka", <topic>]``, e.g. ``kafka/shop.sales.orders``;
+- an Iceberg table: ``["iceberg", <database>, <table>]`` as its catalog names it, e.g.
+  ``iceberg/lakehouse/sales_orders``.
+
+Each node's edges are the topology's resolved edges (override > connector > convention), the
+same the sync posts to DataZone; its column lineage is the sync's hop's ``columnLineage`` with
+the Debezium envelope's ``after.`` prefix taken off, so a column is named as its table has it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any, Literal
+
+from dzlineage_dagster.core.connectors.debezium import SourceTable
+from dzlineage_dagster.core.connectors.iceberg_sink import SinkTable
+from dzlineage_dagster.core.connectors.topology import TopicLineage
+from dzlineage_dagster.core.schemas.avro import Column
+
+AssetPath = tuple[str, ...]
+NodeKind = Literal["source_table", "topic", "iceberg_table"]
+#: Bumped when the state's layout changes: an older state is ignored until refreshed.
+STATE_FORMAT = 1
+#: The group of topics no known Debezium connector writes (override-only sources, or none).
+UNCONNECTED_GROUP = "kafka"
+_INVALID_GROUP_CHARACTER = re.compile(r"[^A-Za-z0-9_]")
+
+
+def source_table_key(table: SourceTable) -> AssetPath:
+    parts = (table.engine.value, table.database, table.schema, table.table)
+    return ("source", *(part for part in parts if part is not None))
+
+
+def topic_key(topic: str) -> AssetPath:
+    return ("kafka", topic)
+
+
+def iceberg_table_key(database: str, table: str) -> AssetPath:
+    return ("iceberg", database, table)
+
+
+def group_name(name: str) -> str:
+    """``name`` as a Dagster group name (letters, digits and ``_`` only)."""
+    return _INVALID_GROUP_CHARACTER.sub("_", name) or UNCONNECTED_GROUP
+
+
+@dataclass(frozen=True)
+class ColumnDep:
+    """One upstream column of a node's column: the upstream node's key and its column."""
+
+    key: AssetPath
+    column: str
+
+
+@dataclass(frozen=True)
+class PlatformNode:
+    """One external asset of the graph."""
+
+    key: AssetPath
+    kind: NodeKind
+    group: str
+    kinds: tuple[str, ...]
+    description: str
+    deps: tuple[AssetPath, ...] = ()
+    columns: tuple[Column, ...] = ()
+    #: Column -> the upstream columns it is written from.
+    column_lineage: Mapping[str, tuple[ColumnDep, ...]] = field(default_factory=dict)
+    owners: tuple[str, ...] = ()
+    #: The node's DataZone asset page (None when the catalog has none, or no portal).
+    url: str | None = None
+    #: What the UI shows beside the node, as text.
+    facts: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlatformGraphState:
+    """What ``write_state_to_path`` stores: the nodes, and the digest of the topology they were
+    read from (compared with the live one to tell the state is stale)."""
+
+    digest: str
+    written_at: str
+    nodes: tuple[PlatformNode, ...]
+
+    def to_json(self) -> str:
+        return json.dumps({"format": STATE_FORMAT, **asdict(self)}, indent=1, sort_keys=True)
+
+    @classmethod
+    def from_json(cls, text: str) -> PlatformGraphState | None:
+        """The state in ``text``; None for a state of another format (refresh to replace it)."""
+        document = json.loads(text)
+        if document.get("format") != STATE_FORMAT:
+            return None
+        return cls(
+            digest=document["digest"],
+            written_at=document["written_at"],
+            nodes=tuple(_node_from_json(node) for node in document["nodes"]),
+        )
+
+    def node(self, key: Sequence[str]) -> PlatformNode | None:
+        return next((node for node in self.nodes if node.key == tuple(key)), None)
+
+    def edges(self) -> set[tuple[AssetPath, AssetPath]]:
+        """Every (upstream, downstream) pair of keys."""
+        return {(dep, node.key) for node in self.nodes for dep in node.deps}
+
+
+def _column_from_json(column: dict[str, Any]) -> Column:
+    """A column of the state, its nested fields (a struct's) columns again."""
+    return Column(
+        **{
+            **column,
+            "fields": tuple(_column_from_json(nested) for nested in column.get("fields", ())),
+            "symbols": tuple(column.get("symbols", ())),
+        }
+    )
+
+
+def _node_from_json(node: Mapping[str, Any]) -> PlatformNode:
+    return PlatformNode(
+        key=tuple(node["key"]),
+        kind=node["kind"],
+        group=node["group"],
+        kinds=tuple(node["kinds"]),
+        description=node["description"],
+        deps=tuple(tuple(dep) for dep in node["deps"]),
+        columns=tuple(_column_from_json(column) for column in node["columns"]),
+        column_lineage={
+            column: tuple(ColumnDep(tuple(dep["key"]), dep["column"]) for dep in deps)
+            for column, deps in node["column_lineage"].items()
+        },
+        owners=tuple(node["owners"]),
+        url=node["url"],
+        facts=dict(node["facts"]),
+    )
+
+
+def topology_digest(connectors_digest: str, registry_tokens: Mapping[str, str]) -> str:
+    """What the graph is read from, in one digest: the connectors' configurations (see
+    ``connectors_digest``) and every registry topic's change token (a new schema version
+    changes the topic's columns)."""
+    content = json.dumps([connectors_digest, sorted(registry_tokens.items())])
+    return hashlib.sha256(content.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class TopicGraph:
+    """What the sync knows about one topic, with its column lineage already keyed by node."""
+
+    lineage: TopicLineage
+    #: The row columns of its latest value schema (empty when unknown or unparsed).
+    columns: tuple[Column, ...] = ()
+    #: Topic column -> source columns (the source hop's column lineage).
+    source_column_lineage: Mapping[str, tuple[ColumnDep, ...]] = field(default_factory=dict)
+    #: Iceberg table key -> its column -> topic columns (the sink hop's column lineage).
+    table_column_lineage: Mapping[AssetPath, Mapping[str, tuple[ColumnDep, ...]]] = field(
+        default_factory=dict
+    )
+    owners: tuple[str, ...] = ()
+    url: str | None = None
+    facts: Mapping[str, str] = field(default_factory=dict)
+
+
+def platform_nodes(
+    topics: Iterable[TopicGraph], table_columns: Mapping[AssetPath, tuple[Column, ...]]
+) -> tuple[PlatformNode, ...]:
+    """The source table, topic and Iceberg table nodes of every topic with an edge, sorted by
+    key. ``table_columns`` are the Iceberg tables' columns as the catalog holds them; a table
+    not (yet) in the catalog shows the columns the sink writes into it: its topic's."""
+    sources: dict[AssetPath, PlatformNode] = {}
+    topic_nodes: list[PlatformNode] = []
+    tables: dict[AssetPath, _TableNode] = {}
+    for graph in topics:
+        lineage = graph.lineage
+        if not lineage.sources and not lineage.sinks:
+            continue
+        group = group_name(lineage.source_connector or UNCONNECTED_GROUP)
+        for edge in lineage.sources:
+            key = source_table_key(edge.table)
+            sources.setdefault(
+                key, _source_node(key, edge.table, lineage.topic, group, graph.columns)
+            )
+        key = topic_key(lineage.topic)
+        topic_nodes.append(
+            PlatformNode(
+                key=key,
+                kind="topic",
+                group=group,
+                kinds=("kafka",),
+                description=(
+                    f"Kafka topic {lineage.topic} ({lineage.origin} lineage): {lineage.reason}"
+                ),
+                deps=tuple(dict.fromkeys(source_table_key(t) for t in lineage.source_tables)),
+                columns=graph.columns,
+                column_lineage=graph.source_column_lineage,
+                owners=graph.owners,
+                url=graph.url,
+                facts={
+                    **graph.facts,
+                    "lineage_origin": lineage.origin,
+                    **(
+                        {"ambiguous_reason": lineage.ambiguous_reason}
+                        if lineage.ambiguous_reason
+                        else {}
+                    ),
+                },
+            )
+        )
+        for edge in lineage.sinks:
+            table_key = iceberg_table_key(edge.table.database, edge.table.table)
+            table = tables.setdefault(table_key, _TableNode(edge.table))
+            table.topics.setdefault(key, graph)
+            if edge.table.connector:
+                table.connectors.setdefault(edge.table.connector)
+            for column, deps in graph.table_column_lineage.get(table_key, {}).items():
+                table.column_lineage.setdefault(column, {}).update(dict.fromkeys(deps))
+    nodes = [
+        *sources.values(),
+        *topic_nodes,
+        *(table.node(key, table_columns.get(key)) for key, table in tables.items()),
+    ]
+    return tuple(sorted(nodes, key=lambda node: node.key))
+
+
+def _source_node(
+    key: AssetPath, table: SourceTable, topic: str, group: str, columns: tuple[Column, ...]
+) -> PlatformNode:
+    """A captured table, with the columns Debezium's change events carry of its rows."""
+    return PlatformNode(
+        key=key,
+        kind="source_table",
+        group=group,
+        kinds=(table.engine.value,),
+        columns=columns,
+        description=(
+            f"{table.engine.value} table {table.qualified} on {table.hostname}:{table.port}, "
+            f"captured by Debezium connector {table.connector or '(override)'} into {topic}"
+        ),
+        facts={
+            "dagster/table_name": table.qualified,
+            "host": f"{table.hostname}:{table.port}",
+            "connector": table.connector,
+        },
+    )
+
+
+@dataclass
+class _TableNode:
+    """An Iceberg table's node while the topics feeding it are gathered."""
+
+    table: SinkTable
+    topics: dict[AssetPath, TopicGraph] = field(default_factory=dict)
+    connectors: dict[str, None] = field(default_factory=dict)
+    column_lineage: dict[str, dict[ColumnDep, None]] = field(default_factory=dict)
+
+    def node(self, key: AssetPath, catalog_columns: tuple[Column, ...] | None) -> PlatformNode:
+        name = f"{self.table.database}.{self.table.table}"
+        writers = ", ".join(self.connectors) or "an override"
+        fed_by = ", ".join(topic[-1] for topic in self.topics)
+        columns = catalog_columns
+        if columns is None:
+            columns = next((t.columns for t in self.topics.values() if t.columns), ())
+        return PlatformNode(
+            key=key,
+            kind="iceberg_table",
+            group=group_name(self.table.database),
+            kinds=("iceberg", "glue") if self.table.is_glue else ("iceberg",),
+            description=f"Iceberg table {name}, written by {writers} from {fed_by}",
+            deps=tuple(self.topics),
+            columns=columns,
+            column_lineage={
+                column: tuple(deps) for column, deps in sorted(self.column_lineage.items())
+            },
+            facts={
+                "dagster/table_name": name,
+                "catalog": self.table.catalog,
+                "in_catalog": "yes" if catalog_columns is not None else "not yet",
+            },
+        )
+
+
+def glue_table_columns(table: Mapping[str, Any]) -> tuple[Column, ...]:
+    """The columns of a Glue ``Table`` (GetTables' shape): ``StorageDescriptor.Columns``, less
+    those Iceberg's GlueCatalog marks no longer current (``iceberg.field.current=false``: a
+    dropped column it keeps listed); nullable unless ``iceberg.field.optional`` is ``false``."""
+    columns = []
+    for column in (table.get("StorageDescriptor") or {}).get("Columns") or []:
+        parameters = column.get("Parameters") or {}
+        if parameters.get("iceberg.field.current") == "false":
+            continue
+        columns.append(
+            Column(
+                name=column["Name"],
+                type=column.get("Type") or "",
+                nullable=parameters.get("iceberg.field.optional") != "false",
+                description=column.get("Comment"),
+            )
+        )
+    return tuple(columns)

@@ -1,0 +1,471 @@
+"""What the OpenLineage relay does to one event before DataZone sees it (pure, no AWS).
+
+An OpenLineage producer (Debezium, openlineage-spark, Airflow, ...) posts events in the
+specification's JSON. DataZone's ``PostLineageEvent`` takes RunEvents only, as a blob of at
+most 300,000 bytes, and links lineage nodes to catalog assets by ``sourceIdentifier``, so the
+relay:
+
+- parses the event with openlineage-python's classes and checks the specification's required
+  fields, naming the first one that is wrong (:func:`parse_event`);
+- derives PostLineageEvent's ``clientToken`` from the event, so a producer's retry replays
+  instead of posting twice (:func:`client_token`);
+- rewrites dataset names to the ones the rest of the graph uses: every broker address of the
+  MSK cluster to its one Kafka namespace, a Glue table (named by OpenLineage's Glue naming, or
+  a dataset whose ``symlinks`` facet names one) to the name DataZone files under the table's
+  ARN (:func:`~dzlineage_dagster.core.lineage.openlineage.glue_dataset`), keeping OpenLineage's Glue
+  name in its ``symlinks`` facet, and namespaces mapped by settings; each rewrite is recorded
+  on the dataset in a ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
+- trims the largest facets of an event over the size limit and records what it removed in a
+  ``dzlineage_trimmed`` run facet, or refuses the event when even that cannot make it fit
+  (:func:`fit_to_size`).
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import re
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+from urllib.parse import urlparse
+
+import attr
+from openlineage.client.event_v2 import (
+    DatasetEvent,
+    InputDataset,
+    Job,
+    JobEvent,
+    OutputDataset,
+    Run,
+    RunEvent,
+    RunState,
+    StaticDataset,
+)
+from openlineage.client.facet_v2 import DatasetFacet, RunFacet, symlinks_dataset
+from openlineage.client.serde import Serde
+
+from dzlineage_dagster.core.lineage.openlineage import (
+    GLUE_SYMLINK_TYPE,
+    MAX_EVENT_BYTES,
+    glue_dataset,
+    openlineage_glue_name,
+)
+
+#: The producer URI of the facets the relay adds to events it forwards.
+RELAY_PRODUCER = "https://github.com/dzlineage/dzlineage-dagster/relay"
+#: Custom facets are prefixed with their producer's name, as the specification asks.
+CANONICAL_NAME_FACET = "dzlineage_canonicalName"
+TRIMMED_FACET = "dzlineage_trimmed"
+RELAY_FACET_PREFIX = "dzlineage_"
+
+EventKind = Literal["run", "dataset", "job"]
+#: The facet maps of an event, where trimming may remove facets: (container path, key).
+_DATASET_FACET_MAPS = {"inputs": ("facets", "inputFacets"), "outputs": ("facets", "outputFacets")}
+_GLUE_ARN_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:([a-z0-9-]+):(\d{12})")
+_GLUE_TABLE_NAME = re.compile(r"table/([^/]+)/([^/]+)")
+
+
+class InvalidEvent(ValueError):
+    """The body is not an OpenLineage event the relay can forward; the message says why."""
+
+
+class EventTooLarge(ValueError):
+    """The event exceeds PostLineageEvent's limit even without its removable facets."""
+
+
+@attr.define
+class CanonicalNameDatasetFacet(DatasetFacet):
+    """The name a producer gave a dataset before the relay renamed it, and the rule used.
+
+    Fields are camelCase like the specification's own facets.
+    """
+
+    originalNamespace: str
+    originalName: str
+    rule: str
+
+
+@attr.define
+class TrimmedRunFacet(RunFacet):
+    """Facets the relay removed so the event fits DataZone's size limit."""
+
+    originalBytes: int
+    limitBytes: int
+    removedFacets: list[dict[str, Any]] = attr.field(factory=list)
+
+
+@dataclass(frozen=True)
+class ReceivedEvent:
+    """A checked event: which kind it is and its JSON object, as the producer sent it."""
+
+    kind: EventKind
+    document: dict[str, Any]
+
+    @property
+    def run_id(self) -> str | None:
+        return self.document["run"]["runId"] if self.kind == "run" else None
+
+    @property
+    def event_type(self) -> str | None:
+        return self.document.get("eventType")
+
+
+def parse_event(body: bytes | str) -> ReceivedEvent:
+    """Check ``body`` against the specification's required fields and classify it.
+
+    The event is built into openlineage-python's ``event_v2`` classes, whose validators check
+    the run id (a UUID) and the event time (ISO 8601 with a time); the facets stay as the
+    producer wrote them. Raises :class:`InvalidEvent` naming the first offending field.
+    """
+    try:
+        document = json.loads(body)
+    except (UnicodeDecodeError, ValueError) as error:
+        raise InvalidEvent(f"the body is not JSON: {error}") from None
+    if not isinstance(document, dict):
+        raise InvalidEvent("the body must be a JSON object (one OpenLineage event)")
+    for key in ("eventTime", "producer", "schemaURL"):
+        _require_string(document, key, "event")
+    for key in ("producer", "schemaURL"):
+        if not _is_uri(document[key]):
+            raise InvalidEvent(f"event.{key} must be an absolute URI, got {document[key]!r}")
+    if "run" in document:
+        _build_run_event(document)
+        return ReceivedEvent("run", document)
+    if "dataset" in document:
+        dataset = _dataset(document["dataset"], "dataset", StaticDataset)
+        _build(DatasetEvent, "event", eventTime=document["eventTime"], dataset=dataset)
+        return ReceivedEvent("dataset", document)
+    if "job" in document:
+        _build(
+            JobEvent,
+            "event",
+            eventTime=document["eventTime"],
+            job=_job(document),
+            inputs=_datasets(document, "inputs", InputDataset),
+            outputs=_datasets(document, "outputs", OutputDataset),
+        )
+        return ReceivedEvent("job", document)
+    raise InvalidEvent("an OpenLineage event needs `run` and `job` (RunEvent), `dataset` or `job`")
+
+
+def _build_run_event(document: dict[str, Any]) -> RunEvent:
+    run = document["run"]
+    if not isinstance(run, dict):
+        raise InvalidEvent("run must be an object")
+    _require_string(run, "runId", "run")
+    built_run = _build(Run, "run.runId", runId=run["runId"], facets=_facets(run, "facets", "run"))
+    if "job" not in document:
+        raise InvalidEvent("event.job is required in a RunEvent")
+    event_type = document.get("eventType")
+    if event_type is None:
+        # Optional in the specification, but DataZone places the event in the run by it.
+        raise InvalidEvent(
+            f"event.eventType is required by DataZone; one of {[s.value for s in RunState]}"
+        )
+    if event_type not in {state.value for state in RunState}:
+        raise InvalidEvent(
+            f"event.eventType must be one of {[s.value for s in RunState]}, got {event_type!r}"
+        )
+    return _build(
+        RunEvent,
+        "event.eventTime",
+        eventTime=document["eventTime"],
+        producer=document["producer"],
+        eventType=RunState(event_type),
+        run=built_run,
+        job=_job(document),
+        inputs=_datasets(document, "inputs", InputDataset),
+        outputs=_datasets(document, "outputs", OutputDataset),
+    )
+
+
+def _build(cls: type, where: str, **fields: Any) -> Any:
+    try:
+        return cls(**fields)
+    except (TypeError, ValueError, OverflowError) as error:
+        raise InvalidEvent(f"{where} is not valid: {error}") from None
+
+
+def _job(document: dict[str, Any]) -> Job:
+    job = document["job"]
+    if not isinstance(job, dict):
+        raise InvalidEvent("job must be an object")
+    _require_string(job, "namespace", "job")
+    _require_string(job, "name", "job")
+    return Job(namespace=job["namespace"], name=job["name"], facets=_facets(job, "facets", "job"))
+
+
+def _datasets(document: dict[str, Any], key: str, cls: type) -> list[Any]:
+    value = document.get(key)
+    if value is None:
+        return []
+    if not isinstance(value, list):
+        raise InvalidEvent(f"event.{key} must be a list")
+    return [_dataset(item, f"{key}[{index}]", cls) for index, item in enumerate(value)]
+
+
+def _dataset(value: Any, where: str, cls: type) -> Any:
+    if not isinstance(value, dict):
+        raise InvalidEvent(f"{where} must be an object")
+    _require_string(value, "namespace", where)
+    _require_string(value, "name", where)
+    for facet_map in ("facets", "inputFacets", "outputFacets"):
+        _facets(value, facet_map, where)
+    return cls(namespace=value["namespace"], name=value["name"])
+
+
+def _facets(owner: dict[str, Any], key: str, where: str) -> dict[str, Any]:
+    facets = owner.get(key)
+    if facets is None:
+        return {}
+    if not isinstance(facets, dict):
+        raise InvalidEvent(f"{where}.{key} must be an object")
+    for name, facet in facets.items():
+        if not isinstance(facet, dict):
+            raise InvalidEvent(f"{where}.{key}.{name} must be an object")
+        for required in ("_producer", "_schemaURL"):
+            if not _is_uri(facet.get(required)):
+                raise InvalidEvent(f"{where}.{key}.{name}.{required} must be an absolute URI")
+    return facets
+
+
+def _require_string(owner: dict[str, Any], key: str, where: str) -> None:
+    value = owner.get(key)
+    if not isinstance(value, str) or not value:
+        raise InvalidEvent(f"{where}.{key} is required and must be a non-empty string")
+
+
+def _is_uri(value: object) -> bool:
+    return isinstance(value, str) and bool(urlparse(value).scheme) and " " not in value
+
+
+def compact_json(document: Mapping[str, Any]) -> str:
+    """The JSON the relay forwards: compact, keys in the producer's order, UTF-8 as is."""
+    return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
+
+
+def json_bytes(value: Any) -> int:
+    """Size of ``value`` as compact UTF-8 JSON: what counts against PostLineageEvent's limit."""
+    return len(json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
+
+
+def client_token(event: ReceivedEvent) -> str:
+    """PostLineageEvent's clientToken: 64 hex characters from the event as received.
+
+    It covers the run id, the event type, the event time and a digest of the whole content
+    (keys sorted), so a producer's retry of the same event gets the same token while two
+    different events of one run at the same instant do not.
+    """
+    document = event.document
+    content = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    parts = [
+        event.run_id or "",
+        event.event_type or "",
+        document.get("eventTime", ""),
+        hashlib.sha256(content.encode("utf-8")).hexdigest(),
+    ]
+    return hashlib.sha256(json.dumps(parts).encode("utf-8")).hexdigest()
+
+
+# --- names that join ---------------------------------------------------------------------------
+
+
+def broker_addresses(broker_strings: Iterator[str] | list[str]) -> list[str]:
+    """Every ``host:port`` of bootstrap broker strings (``b-1.x:9098,b-2.x:9098``)."""
+    addresses = []
+    for value in broker_strings:
+        for entry in value.split(","):
+            address = entry.strip().split("://", 1)[-1]
+            if address:
+                addresses.append(address)
+    return addresses
+
+
+@dataclass(frozen=True)
+class NameRules:
+    """How the relay renames datasets before forwarding; the first rule that applies wins.
+
+    A Glue table, named by OpenLineage's Glue naming (``arn:aws:glue:{region}:{account}`` +
+    ``table/{db}/{table}``) or by a ``symlinks`` facet identifier in that naming, takes the name
+    DataZone files under the table's ARN, when ``glue_symlinks`` is on; else a namespace
+    in ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host
+    is one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
+    """
+
+    namespace_map: Mapping[str, str] = field(default_factory=dict)
+    kafka_namespace: str | None = None
+    kafka_broker_hosts: frozenset[str] = frozenset()
+    glue_symlinks: bool = True
+
+    KAFKA_RULE: ClassVar[str] = "kafka-cluster-broker"
+    GLUE_RULE: ClassVar[str] = "glue-table-symlink"
+    GLUE_NAME_RULE: ClassVar[str] = "glue-table-name"
+    SETTINGS_RULE: ClassVar[str] = "namespace-map"
+
+    @classmethod
+    def for_cluster(
+        cls, broker_strings: Mapping[str, str], kafka_namespace: str, **options: Any
+    ) -> NameRules:
+        """Rules that send every broker of a cluster (any listener) to ``kafka_namespace``."""
+        hosts = {
+            address.rpartition(":")[0] for address in broker_addresses(broker_strings.values())
+        }
+        return cls(kafka_namespace=kafka_namespace, kafka_broker_hosts=frozenset(hosts), **options)
+
+    def rename(self, dataset: Mapping[str, Any]) -> tuple[str, str, str] | None:
+        """The (namespace, name, rule) ``dataset`` should have, or None if it keeps its own."""
+        namespace, name = dataset["namespace"], dataset["name"]
+        if self.glue_symlinks:
+            glue = _glue_table(namespace, name)
+            if glue is not None:
+                return (*glue, self.GLUE_NAME_RULE)
+            glue = _glue_symlink(dataset)
+            if glue is not None and glue != (namespace, name):
+                return (*glue, self.GLUE_RULE)
+        if namespace in self.namespace_map:
+            target = self.namespace_map[namespace]
+            return (target, name, self.SETTINGS_RULE) if target != namespace else None
+        if self.kafka_namespace and namespace.startswith("kafka://"):
+            address = namespace.removeprefix("kafka://").split("/", 1)[0]
+            host = address.rpartition(":")[0] or address
+            if host in self.kafka_broker_hosts and namespace != self.kafka_namespace:
+                return self.kafka_namespace, name, self.KAFKA_RULE
+        return None
+
+
+def _glue_table(namespace: str, name: str) -> tuple[str, str] | None:
+    """The project's name of a table named by OpenLineage's Glue naming, else None."""
+    arn = _GLUE_ARN_NAMESPACE.fullmatch(namespace)
+    table = _GLUE_TABLE_NAME.fullmatch(name)
+    if arn and table:
+        return glue_dataset(arn.group(1), arn.group(2), table.group(1), table.group(2))
+    return None
+
+
+def _glue_symlink(dataset: Mapping[str, Any]) -> tuple[str, str] | None:
+    symlinks = (dataset.get("facets") or {}).get("symlinks") or {}
+    for identifier in symlinks.get("identifiers") or []:
+        if isinstance(identifier, dict):
+            glue = _glue_table(
+                str(identifier.get("namespace", "")), str(identifier.get("name", ""))
+            )
+            if glue is not None:
+                return glue
+    return None
+
+
+def _keep_glue_symlink(facets: dict[str, Any], namespace: str, name: str) -> None:
+    """Add OpenLineage's Glue name of the table renamed to (``namespace``, ``name``) to the
+    dataset's ``symlinks`` facet, unless it is there: other OpenLineage consumers join on it."""
+    arn = namespace.removeprefix("arn:aws:glue:").split(":")
+    database, _, table = name.partition("/")
+    ol_namespace, ol_name = openlineage_glue_name(arn[0], arn[1], database, table)
+    symlinks = facets.get("symlinks")
+    if not isinstance(symlinks, dict) or not isinstance(symlinks.get("identifiers"), list):
+        symlinks = Serde.to_dict(
+            symlinks_dataset.SymlinksDatasetFacet(identifiers=[], producer=RELAY_PRODUCER)
+        )
+        facets["symlinks"] = symlinks
+    known = {
+        (i.get("namespace"), i.get("name")) for i in symlinks["identifiers"] if isinstance(i, dict)
+    }
+    if (ol_namespace, ol_name) not in known:
+        symlinks["identifiers"].append(
+            {"namespace": ol_namespace, "name": ol_name, "type": GLUE_SYMLINK_TYPE}
+        )
+
+
+def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent, list[str]]:
+    """The event with its datasets renamed by ``rules``, and a line per rewrite.
+
+    The input is left untouched. Each renamed dataset carries a ``dzlineage_canonicalName``
+    facet with its original name and the rule, so no rewrite is silent.
+    """
+    document = copy.deepcopy(event.document)
+    rewrites = []
+    for key in ("inputs", "outputs"):
+        for dataset in document.get(key) or []:
+            renamed = rules.rename(dataset)
+            if renamed is None:
+                continue
+            namespace, name, rule = renamed
+            facet = CanonicalNameDatasetFacet(
+                originalNamespace=dataset["namespace"],
+                originalName=dataset["name"],
+                rule=rule,
+                producer=RELAY_PRODUCER,
+            )
+            rewrites.append(f"{dataset['namespace']}/{dataset['name']} -> {namespace}/{name}")
+            dataset["namespace"], dataset["name"] = namespace, name
+            dataset["facets"] = dataset.get("facets") or {}  # absent or null
+            dataset["facets"][CANONICAL_NAME_FACET] = Serde.to_dict(facet)
+            if rule in (NameRules.GLUE_RULE, NameRules.GLUE_NAME_RULE):
+                _keep_glue_symlink(dataset["facets"], namespace, name)
+    return ReceivedEvent(event.kind, document), rewrites
+
+
+# --- size --------------------------------------------------------------------------------------
+
+
+def _facet_maps(document: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every facet map of a run event with a readable path to it."""
+    for owner in ("run", "job"):
+        facets = (document.get(owner) or {}).get("facets")
+        if isinstance(facets, dict):
+            yield f"{owner}.facets", facets
+    for key, facet_keys in _DATASET_FACET_MAPS.items():
+        for index, dataset in enumerate(document.get(key) or []):
+            for facet_key in facet_keys:
+                facets = dataset.get(facet_key)
+                if isinstance(facets, dict):
+                    yield f"{key}[{index}].{facet_key}", facets
+
+
+def fit_to_size(
+    event: ReceivedEvent, limit: int = MAX_EVENT_BYTES
+) -> tuple[ReceivedEvent, list[dict[str, Any]]]:
+    """The event as it fits ``limit`` bytes of compact JSON, and the facets removed.
+
+    Facets go largest first (never the relay's own), and a ``dzlineage_trimmed`` run facet
+    lists each with its size. Raises :class:`EventTooLarge` when the event without every
+    removable facet still does not fit.
+    """
+    size = json_bytes(event.document)
+    if size <= limit:
+        return event, []
+    document = copy.deepcopy(event.document)
+    candidates = sorted(
+        (
+            # The entry's bytes: `"name":{...},` (the comma counted; the last entry has none).
+            (json_bytes(name) + json_bytes(facet) + 2, path, name, facets)
+            for path, facets in _facet_maps(document)
+            for name, facet in facets.items()
+            if not name.startswith(RELAY_FACET_PREFIX)
+        ),
+        key=lambda candidate: candidate[0],
+        reverse=True,
+    )
+    removed: list[dict[str, Any]] = []
+    run_facets = document["run"]["facets"] = document["run"].get("facets") or {}
+    for facet_size, path, name, facets in candidates:
+        del facets[name]
+        removed.append({"facet": f"{path}.{name}", "bytes": facet_size})
+        size -= facet_size
+        if size > limit:
+            continue  # certainly too large still: the estimate is at most one comma short
+        note = TrimmedRunFacet(
+            originalBytes=json_bytes(event.document),
+            limitBytes=limit,
+            removedFacets=removed,
+            producer=RELAY_PRODUCER,
+        )
+        run_facets[TRIMMED_FACET] = Serde.to_dict(note)
+        if json_bytes(document) <= limit:
+            return ReceivedEvent(event.kind, document), removed
+        del run_facets[TRIMMED_FACET]
+    raise EventTooLarge(
+        f"the event is {json_bytes(event.document)} bytes; DataZone takes at most {limit} and "
+        f"it is still {json_bytes(document)} bytes without its {len(removed)} removable facets"
+    )

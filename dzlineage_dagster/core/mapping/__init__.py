@@ -1,0 +1,7 @@
+"""Schema -> DataZone asset records in SSM Parameter Store.
+
+:mod:`.ssm_names` (where a record lives, what it holds, how it is encoded) and :mod:`.pack`
+(the packed layout: many records a parameter).
+
+Imports: nothing outside this package.
+"""
