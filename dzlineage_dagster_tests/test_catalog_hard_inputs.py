@@ -6,13 +6,12 @@ import json
 
 from dzlineage_dagster.assets.topics import lineage_metadata
 from dzlineage_dagster.core.connectors.topics import MAX_TOPIC_NAME_LENGTH
-from dzlineage_dagster.core.lineage.openlineage import glue_source_identifier
+from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES, glue_source_identifier
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
-from dzlineage_dagster.sync.stages.lineage import LINEAGE_EVENT_LIMIT
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
@@ -129,7 +128,7 @@ def test_a_schema_too_wide_for_one_lineage_event_splits_each_hop_and_keeps_every
         assert len({event["run"]["runId"] for _, event in events}) == 1
         assert {event["eventType"] for _, event in events} == {"RUNNING", "COMPLETE"}
     for size, event in source_events + sink_events:
-        assert size <= LINEAGE_EVENT_LIMIT
+        assert size <= MAX_EVENT_BYTES
         validate_openlineage_event(json.dumps(event))
     # Splitting lost no column: every column's lineage is in one of the parts, on both hops.
     names = {column.name for column in columns}
@@ -140,7 +139,7 @@ def test_a_schema_too_wide_for_one_lineage_event_splits_each_hop_and_keeps_every
     # The run says so for the topic: which hop, over which limit, what was done.
     assert [hop.split(" ", 1)[0] for hop in outcome.oversized_hops] == ["source", "sink"]
     assert all(
-        f"over DataZone's {LINEAGE_EVENT_LIMIT} bytes: columns split over" in hop
+        f"over DataZone's {MAX_EVENT_BYTES} bytes: columns split over" in hop
         for hop in outcome.oversized_hops
     )
     metadata = lineage_metadata(outcome)
@@ -162,7 +161,7 @@ def test_a_column_too_long_for_one_event_drops_the_sink_hop_s_facets_and_keeps_i
     # the table's schema and both ends of its column lineage) past the limit, though the
     # source hop (three mentions) still fits: only the sink hop loses its facets.
     topic = "wide.public.long_column"
-    name_length = LINEAGE_EVENT_LIMIT * 2 // 7
+    name_length = MAX_EVENT_BYTES * 2 // 7
     wide_pipeline(platform)
     platform.create_table_topic(topic, [Column("c" * name_length, "text", nullable=True)])
     _, outcomes = sync(platform, [topic])
@@ -172,7 +171,7 @@ def test_a_column_too_long_for_one_event_drops_the_sink_hop_s_facets_and_keeps_i
     source_events, sink_events = by_job[f"wide-source/{topic}"], by_job[f"wide-sink/{topic}"]
     assert len(source_events) == 1 and len(sink_events) == 1
     for size, event in source_events + sink_events:
-        assert size <= LINEAGE_EVENT_LIMIT
+        assert size <= MAX_EVENT_BYTES
         validate_openlineage_event(json.dumps(event))
     assert column_lineage_fields(source_events) == {"after." + "c" * name_length}
     ((_, sink_event),) = sink_events

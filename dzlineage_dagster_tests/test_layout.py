@@ -121,27 +121,24 @@ def forbidden(target: str, allowed: set[str]) -> bool:
     return target.split(".")[2] not in allowed
 
 
-@pytest.mark.parametrize("package", core_packages(), ids=lambda path: path.name)
-def test_a_core_package_imports_only_what_its_docstring_allows(package: Path):
-    allowed = allowed_imports(package) | {package.name}
-    wrong = sorted(
+def forbidden_imports(paths: list[Path], allowed: set[str]) -> list[str]:
+    return sorted(
         f"{path.relative_to(CORE)} imports {target}"
-        for path in package.rglob("*.py")
+        for path in paths
         for target in imported_modules(path)
         if forbidden(target, allowed)
     )
-    assert wrong == []
+
+
+@pytest.mark.parametrize("package", core_packages(), ids=lambda path: path.name)
+def test_a_core_package_imports_only_what_its_docstring_allows(package: Path):
+    allowed = allowed_imports(package) | {package.name}
+    assert forbidden_imports(list(package.rglob("*.py")), allowed) == []
 
 
 def test_core_modules_beside_the_packages_import_only_core():
     every_package = {package.name for package in core_packages()}
-    wrong = sorted(
-        f"{path.name} imports {target}"
-        for path in CORE.glob("*.py")
-        for target in imported_modules(path)
-        if forbidden(target, every_package)
-    )
-    assert wrong == []
+    assert forbidden_imports(list(CORE.glob("*.py")), every_package) == []
 
 
 def test_no_folder_of_core_is_a_crowded_flat_room():

@@ -46,6 +46,8 @@ from openlineage.client.serde import Serde
 from dzlineage_dagster.core.connectors.debezium import DebeziumSource, SourceEngine, SourceTable
 from dzlineage_dagster.core.schemas.avro import Column
 
+#: PostLineageEvent's largest event (the botocore model's ``LineageEvent`` max): what the sync
+#: splits its events under and what the relay refuses above.
 MAX_EVENT_BYTES = 300_000
 #: Names the project's deterministic run ids, so they never equal another producer's uuid5.
 RUN_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:dzlineage-dagster:lineage-run")

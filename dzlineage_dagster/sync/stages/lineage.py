@@ -43,6 +43,7 @@ from dzlineage_dagster.core.connectors.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.connectors.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
 from dzlineage_dagster.core.lineage.openlineage import (
     CONNECTOR_JOB_NAMESPACE,
+    MAX_EVENT_BYTES,
     DatasetSpec,
     build_fitted_run_events,
     deterministic_run_id,
@@ -71,7 +72,6 @@ from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster"
-LINEAGE_EVENT_LIMIT = 300_000
 #: See the module doc: DataZone builds the same graph from the COMPLETE event alone.
 EVENT_TYPES = (RunState.COMPLETE,)
 #: Prefix of the field names of a topic whose records keep Debezium's change-event envelope.
@@ -354,7 +354,6 @@ def _post_runs(
                 run_id=hop_run_id(base, hop.side, hop.job),
                 event_time=now,
                 producer=PRODUCER,
-                limit=LINEAGE_EVENT_LIMIT,
                 event_types=EVENT_TYPES,
             )
         except ValueError as error:
@@ -366,8 +365,7 @@ def _post_runs(
                 else f"columns split over {fitted.parts} events of its run"
             )
             oversized_hops.append(
-                f"{hop.side} hop [{hop.job_label}] over DataZone's {LINEAGE_EVENT_LIMIT} "
-                f"bytes: {done}"
+                f"{hop.side} hop [{hop.job_label}] over DataZone's {MAX_EVENT_BYTES} bytes: {done}"
             )
             run.log.warning(f"{topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
