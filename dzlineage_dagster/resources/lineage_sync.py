@@ -16,6 +16,26 @@ from dzlineage_dagster.resources.msk import MskResource
 from dzlineage_dagster.resources.ssm_mapping import SsmMappingResource
 from dzlineage_dagster.settings import LineageSettings
 
+#: Each AWS resource's attribute, class and side (settings.AWS_SIDES), the data side's first:
+#: the one place that decides which side's credentials reach a service (doctor's rows follow
+#: this order). The data side reads the registry, the Glue catalog, MSK and MSK Connect; the
+#: governance side writes DataZone and the SSM mapping.
+AWS_RESOURCES: dict[str, tuple[type[AwsClientResource], str]] = {
+    "schema_registry": (GlueSchemaRegistryResource, "data"),
+    "data_catalog": (GlueDataCatalogResource, "data"),
+    "msk": (MskResource, "data"),
+    "datazone": (DataZoneResource, "governance"),
+    "mapping_parameters": (SsmMappingResource, "governance"),
+}
+
+
+def side_attributes() -> dict[str, tuple[str, ...]]:
+    """Each side's AWS resources by attribute name, data side first."""
+    sides: dict[str, list[str]] = {}
+    for name, (_, side) in AWS_RESOURCES.items():
+        sides.setdefault(side, []).append(name)
+    return {side: tuple(names) for side, names in sides.items()}
+
 
 class LineageSyncResource(ConfigurableResource):
     """Where the CDC platform and DataZone are, and a resource per AWS service to reach them."""
@@ -31,33 +51,15 @@ class LineageSyncResource(ConfigurableResource):
     def with_settings(
         cls, settings: LineageSettings, side_options: Mapping[str, dict[str, Any]] | None = None
     ) -> LineageSyncResource:
-        """Every AWS resource, each with its side's options (`settings.aws_side_options`): the
-        one place that decides which side's credentials a service is reached with."""
-        data = {"side": "data", **(side_options or {}).get("data", {})}
-        governance = {"side": "governance", **(side_options or {}).get("governance", {})}
+        """Every AWS resource, each with its side's options (`settings.aws_side_options`)."""
         return cls(
             settings=settings,
-            schema_registry=GlueSchemaRegistryResource(**data),
-            data_catalog=GlueDataCatalogResource(**data),
-            msk=MskResource(**data),
-            mapping_parameters=SsmMappingResource(**governance),
-            datazone=DataZoneResource(**governance),
+            **{
+                name: resource_class(**{"side": side, **(side_options or {}).get(side, {})})
+                for name, (resource_class, side) in AWS_RESOURCES.items()
+            },
         )
 
     @property
-    def side_resources(self) -> dict[str, list[AwsClientResource]]:
-        """The AWS resources of each side (:data:`~dzlineage_dagster.settings.AWS_SIDES`)."""
-        sides: dict[str, list[AwsClientResource]] = {}
-        for resource in self.aws_resources:
-            sides.setdefault(resource.side or "", []).append(resource)
-        return sides
-
-    @property
     def aws_resources(self) -> list[AwsClientResource]:
-        return [
-            self.schema_registry,
-            self.data_catalog,
-            self.mapping_parameters,
-            self.datazone,
-            self.msk,
-        ]
+        return [getattr(self, name) for name in AWS_RESOURCES]

@@ -38,6 +38,7 @@ from dzlineage_dagster.core.doctor import (
 )
 from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.resources.base import AwsClientResource
+from dzlineage_dagster.resources.lineage_sync import AWS_RESOURCES, side_attributes
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster.sync.authorization import authorization_problems
 from dzlineage_dagster.sync.custom_types import inspect_custom_types, plan_custom_types
@@ -45,13 +46,6 @@ from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.lineage_readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
-#: The resources of each side, by their attribute on the sync resource: the data side reads
-#: the registry, the Glue catalog, MSK and MSK Connect; the governance side DataZone and the
-#: SSM mapping.
-SIDES: dict[str, tuple[str, ...]] = {
-    "data": ("schema_registry", "data_catalog", "msk"),
-    "governance": ("datazone", "mapping_parameters"),
-}
 #: Whose Service Quotas answer for a service's quotas: the side that calls the service.
 QUOTA_SIDES = {"datazone": "datazone", "glue": "schema_registry", "ssm": "mapping_parameters"}
 #: How many schemas the UpdatedTime check reads (GetSchema each) to find one with two versions.
@@ -59,10 +53,6 @@ UPDATED_TIME_SAMPLE = 20
 #: SSM's DescribeParameters page, its largest.
 DESCRIBE_PARAMETERS_PAGE = 50
 PARAMETER_TIER_SETTING = "/ssm/parameter-store/default-parameter-tier"
-
-
-def side_of(attribute: str) -> str:
-    return next(side for side, members in SIDES.items() if attribute in members)
 
 
 @dataclass
@@ -78,6 +68,9 @@ class Doctor:
 
     def resource(self, attribute: str) -> AwsClientResource:
         return getattr(self.run.resource, attribute)
+
+    def side_of(self, attribute: str) -> str:
+        return AWS_RESOURCES[attribute][1]
 
 
 @dataclass(frozen=True)
@@ -120,7 +113,7 @@ def run_doctor(run: SyncRun) -> list[CheckResult]:
 
 def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
     """The check's rows, and one FAIL row for what stopped it."""
-    side = side_of(check.resource)
+    side = doctor.side_of(check.resource)
     try:
         yield from check.rows(doctor)
     except ClientError as error:
@@ -158,7 +151,7 @@ def _failed_row(
 
 def identity(doctor: Doctor) -> Iterator[CheckResult]:
     """STS GetCallerIdentity through each resource's own client, one row per side."""
-    for side, attributes in SIDES.items():
+    for side, attributes in side_attributes().items():
         seen: dict[str, list[str]] = {}
         try:
             for attribute in attributes:
