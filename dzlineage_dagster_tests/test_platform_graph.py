@@ -25,7 +25,7 @@ from dagster.components.utils.project_paths import get_local_state_path
 import dzlineage_dagster
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.components import PlatformGraphComponent
-from dzlineage_dagster.components.platform_graph import DEFAULT_STATE_KEY
+from dzlineage_dagster.components.platform_graph import DEFAULT_STATE_KEY, SETTING_VARIABLES
 from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
 from dzlineage_dagster.settings import InvalidSettings, MissingSettings
@@ -206,6 +206,9 @@ def test_the_project_s_defs_yaml_reads_the_sync_s_settings_from_the_environment(
     assert given == {k: v for k, v in os.environ.items() if k in component.settings and v}
     assert given["DZLINEAGE_DOMAIN_ID"] == platform.settings.domain_id
     assert component.sync_run().settings == platform.settings
+    # Every setting the sync reads, both sides' roles included: a deployment configures the
+    # graph exactly as it configures the sync.
+    assert set(component.settings) == SETTING_VARIABLES
 
 
 def test_a_setting_the_sync_does_not_know_or_one_missing_is_named():

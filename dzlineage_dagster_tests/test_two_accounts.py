@@ -197,3 +197,18 @@ def test_the_relay_reads_the_cluster_as_the_data_side_and_posts_as_the_governanc
     by_service = accounts_by_service(platform.control.calls())
     assert by_service["kafka"] == {SIDE_ACCOUNTS["data"]}
     assert by_service["datazone"] == {SIDE_ACCOUNTS["governance"]}
+
+
+def test_the_platform_graph_reads_the_data_account_through_the_data_side_s_role(two_accounts):
+    """The component takes both sides' roles from defs.yaml's settings, as the sync does."""
+    from dzlineage_dagster.components import PlatformGraphComponent
+    from dzlineage_dagster.components.platform_graph import SETTING_VARIABLES
+    from dzlineage_dagster.sync.platform_graph import read_platform_graph
+
+    platform = two_accounts
+    settings = {k: v for k, v in platform.environment.items() if k in SETTING_VARIABLES}
+    component = PlatformGraphComponent(settings=settings)
+    state = read_platform_graph(component.sync_run())
+    assert any(node.key[0] == "kafka" for node in state.nodes)
+    by_service = accounts_by_service(platform.control.calls())
+    assert by_service["glue"] == {SIDE_ACCOUNTS["data"]}

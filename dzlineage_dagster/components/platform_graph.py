@@ -42,10 +42,12 @@ from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState, Pl
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
+    AWS_SIDES,
     InvalidSettings,
     LineageSettings,
-    aws_resource_options,
+    aws_side_options,
     env_name,
+    side_role_variables,
 )
 from dzlineage_dagster.sync.platform_graph import live_digest, read_platform_graph
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -55,7 +57,11 @@ DEFAULT_STATE_KEY = "dzlineage_platform_graph"
 #: What the state says nothing about yet, or no more: the check tells how to refresh it.
 REFRESH_HINT = "run `dg utils refresh-defs-state` (under `dagster dev`, reload the code location)"
 SETTING_VARIABLES = frozenset(
-    {*(env_name(name) for name in LineageSettings.model_fields), *AWS_OPTION_VARIABLES.values()}
+    {
+        *(env_name(name) for name in LineageSettings.model_fields),
+        *AWS_OPTION_VARIABLES.values(),
+        *(variable for side in AWS_SIDES for variable in side_role_variables(side).values()),
+    }
 )
 
 
@@ -91,7 +97,7 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
             )
         environ = {name: value for name, value in self.settings.items() if value}
         settings = LineageSettings.from_env(environ)
-        resource = LineageSyncResource.with_settings(settings, aws_resource_options(environ))
+        resource = LineageSyncResource.with_settings(settings, aws_side_options(environ))
         return SyncRun(resource, log or logging.getLogger("dzlineage.platform_graph"))
 
     def write_state_to_path(self, state_path: Path) -> None:
