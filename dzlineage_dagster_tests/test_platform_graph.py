@@ -211,6 +211,27 @@ def test_the_project_s_defs_yaml_reads_the_sync_s_settings_from_the_environment(
     assert set(component.settings) == SETTING_VARIABLES
 
 
+def test_yaml_s_translation_changes_every_node_s_spec_with_the_node_at_hand(synced, tmp_path):
+    component = PlatformGraphComponent.resolve_from_yaml(
+        """
+settings: {}
+translation:
+  group_name: "cdc_{{ data.kind }}"
+  tags:
+    platform: cdc
+"""
+    )
+    component.settings = component_for(synced.environment).settings
+    defs = graph_defs(component, tmp_path / "state")
+    specs = {spec.key: spec for spec in defs.resolve_all_asset_specs()}
+    table = specs[AssetKey(["iceberg", "lakehouse", "sales_orders"])]
+    topic = specs[AssetKey(["kafka", "shop.sales.orders"])]
+    assert (table.group_name, topic.group_name) == ("cdc_iceberg_table", "cdc_topic")
+    assert table.tags["platform"] == topic.tags["platform"] == "cdc"
+    # What the translation leaves alone is the default spec's: the graph's edges stay.
+    assert graph_edges(defs) == posted_edges(synced)
+
+
 def test_a_setting_the_sync_does_not_know_or_one_missing_is_named():
     with pytest.raises(InvalidSettings, match="DZLINEAGE_DOMAIN: not a dzlineage setting"):
         PlatformGraphComponent(settings={"DZLINEAGE_DOMAIN": "dzd_x"}).sync_run()

@@ -37,6 +37,10 @@ from dagster.components import (
     StateBackedComponent,
 )
 
+# Where dagster-fivetran, dagster-airbyte and dagster-dbt take it from: YAML's `translation`
+# block, resolved into a function of (the default spec, the node).
+from dagster.components.utils.translation import ResolvedTranslationFn
+
 from dzlineage_dagster.assets.common import table_schema
 from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState, PlatformNode
 from dzlineage_dagster.resources import LineageSyncResource
@@ -80,6 +84,9 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     defs_state: ResolvedDefsStateConfig = field(
         default_factory=DefsStateConfigArgs.local_filesystem
     )
+    #: Asset attributes to change on every node's spec (group_name, owners, tags, ...), with
+    #: the node as ``{{ data.... }}`` (docs/dagster-graph.md: "Changing the specs").
+    translation: ResolvedTranslationFn[PlatformNode] = None
 
     @property
     def defs_state_config(self) -> DefsStateConfig:
@@ -114,9 +121,15 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
         state = None
         if state_path is not None:
             state = PlatformGraphState.from_json(state_path.read_text(encoding="utf-8"))
-        specs = [node_asset_spec(node) for node in state.nodes] if state else []
+        specs = [self.get_asset_spec(node) for node in state.nodes] if state else []
         checks = [self._staleness_check(state)] if self.staleness_check_asset else []
         return Definitions(assets=specs, asset_checks=checks)
+
+    def get_asset_spec(self, node: PlatformNode) -> AssetSpec:
+        """A node's spec: the default, changed by ``translation``; a subclass may override it
+        (the translator of dagster-fivetran and dagster-dbt, in one method)."""
+        spec = node_asset_spec(node)
+        return self.translation(spec, node) if self.translation else spec
 
     def _staleness_check(self, state: PlatformGraphState | None):
         @asset_check(
