@@ -106,7 +106,7 @@ def downstream_lineage_sensor(
         context.update_cursor(advanced.encode())
         return SkipReason(
             f"posted the lineage of {len(posted)} materialization runs; API calls "
-            f"{dict(run.api_calls())}"
+            f"{dict(sorted(run.api_calls().items()))}"
         )
 
     return _downstream_lineage
