@@ -5,7 +5,8 @@
 finds events DataZone failed after accepting them; :mod:`.readback` compares where lineage
 landed with where it should; :mod:`.graph` walks DataZone's lineage for ``trace``/``orphans``;
 :mod:`.relay_events` is what the relay does to others' events; :mod:`.platform_graph` is the
-same lineage as nodes of Dagster's asset graph.
+same lineage as nodes of Dagster's asset graph, and :mod:`.downstream` names a team's Dagster
+assets below the platform's tables.
 
 Imports: :mod:`..schemas`, :mod:`..connectors`.
 """

@@ -339,19 +339,19 @@ def _post_runs(
     delivery: str,
 ) -> _Posted:
     """One run per hop under ``base``: PostLineageEvent for each of its events."""
-    datazone = run.resource.datazone.client()
     events, refused, split, trimmed = 0, 0, False, False
     oversized_hops: list[str] = []
     event_ids: list[str] = []
     now = datetime.now(timezone.utc)
     for hop in posts:
+        run_id = hop_run_id(base, hop.side, hop.job)
         try:
             fitted = build_fitted_run_events(
                 job_namespace=hop.job[0],
                 job_name=hop.job[1],
                 inputs=hop.inputs,
                 outputs=hop.outputs,
-                run_id=hop_run_id(base, hop.side, hop.job),
+                run_id=run_id,
                 event_time=now,
                 producer=PRODUCER,
                 event_types=EVENT_TYPES,
@@ -369,32 +369,71 @@ def _post_runs(
             )
             run.log.warning(f"{topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
-        for part, event in enumerate(fitted.events, start=1):
-            # The parts of a split run share its id (and maybe its state): each its own token.
-            label = f" part {part} of {fitted.parts}" if fitted.split else ""
-            request = {
-                "domainIdentifier": run.settings.domain_id,
-                "event": event_json(event).encode(),
-                "clientToken": lineage_client_token(
-                    str(event.run.runId),
-                    f"{event.eventType.value}{label}{delivery}",
-                    run.lineage_health.retry_of(str(event.run.runId)),
-                ),
-            }
-            try:
-                event_ids.append(datazone.post_lineage_event(**request)["id"])
-            except ClientError as error:
-                if error_code(error) != "ConflictException":
-                    raise
-                # The how-many-th event of its type in the run: a split run's parts share both.
-                nth = [e.eventType for e in fitted.events[:part]].count(event.eventType)
-                reposted = _resolve_conflict(run, topic, hop, event, nth, request)
-                if reposted is None:
-                    refused += 1
-                else:
-                    event_ids.append(reposted)
-            events += 1
+        delivered = post_run_events(
+            run,
+            topic,
+            hop.job_label,
+            fitted.events,
+            split=fitted.split,
+            delivery=delivery,
+            retry_of=run.lineage_health.retry_of(run_id),
+        )
+        event_ids.extend(delivered.event_ids)
+        refused += delivered.refused
+        events += len(fitted.events)
     return _Posted(events, refused, split, trimmed, tuple(oversized_hops), tuple(event_ids))
+
+
+@dataclass(frozen=True)
+class DeliveredEvents:
+    """What PostLineageEvent made of one run's events."""
+
+    #: The ids DataZone gave the events it accepted.
+    event_ids: tuple[str, ...]
+    #: Events DataZone held already (their client token was used for them): nothing new.
+    refused: int
+
+
+def post_run_events(
+    run: SyncRun,
+    subject: str,
+    job_label: str,
+    events: Sequence[RunEvent],
+    *,
+    split: bool = False,
+    delivery: str = "",
+    retry_of: str | None = None,
+) -> DeliveredEvents:
+    """PostLineageEvent for each event of one run, each with a client token derived from the
+    run id and event type (``split``: the events are the parts of one run, each its own token;
+    ``delivery``/``retry_of``: a new delivery of the same run gets new tokens), a 409 resolved
+    by :func:`resolve_post_conflict`. ``subject`` (a topic, a Dagster asset) names what failed."""
+    datazone = run.resource.datazone.client()
+    event_ids: list[str] = []
+    refused = 0
+    for part, event in enumerate(events, start=1):
+        # The parts of a split run share its id (and maybe its state): each its own token.
+        label = f" part {part} of {len(events)}" if split else ""
+        request = {
+            "domainIdentifier": run.settings.domain_id,
+            "event": event_json(event).encode(),
+            "clientToken": lineage_client_token(
+                str(event.run.runId), f"{event.eventType.value}{label}{delivery}", retry_of
+            ),
+        }
+        try:
+            event_ids.append(datazone.post_lineage_event(**request)["id"])
+        except ClientError as error:
+            if error_code(error) != "ConflictException":
+                raise
+            # The how-many-th event of its type in the run: a split run's parts share both.
+            nth = [e.eventType for e in events[:part]].count(event.eventType)
+            reposted = resolve_post_conflict(run, subject, job_label, event, nth, request)
+            if reposted is None:
+                refused += 1
+            else:
+                event_ids.append(reposted)
+    return DeliveredEvents(tuple(event_ids), refused)
 
 
 def topic_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> tuple[Hop, ...]:
@@ -403,8 +442,8 @@ def topic_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) ->
     return (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
 
 
-def _resolve_conflict(
-    run: SyncRun, topic: str, hop: Hop | ClosingHop, event: RunEvent, nth: int, request: dict
+def resolve_post_conflict(
+    run: SyncRun, subject: str, job_label: str, event: RunEvent, nth: int, request: dict
 ) -> str | None:
     """After a 409 from PostLineageEvent: None when DataZone holds the event already, the
     accepted event's id when a post of it, made again, was accepted; SyncError when neither.
@@ -440,7 +479,7 @@ def _resolve_conflict(
             raise
         refusal = describe_error(error)
     raise SyncError(
-        f"{topic}: lineage not posted: PostLineageEvent for [{hop.job_label}] answered 409 "
+        f"{subject}: lineage not posted: PostLineageEvent for [{job_label}] answered 409 "
         f"ConflictException to every post and DataZone holds no such event of run "
         f"{event.run.runId} ({refusal}); the next sync posts it again"
     )

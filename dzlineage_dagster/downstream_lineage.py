@@ -1,0 +1,199 @@
+"""The sensor a team puts in its own code location to post its assets' lineage to DataZone.
+
+``downstream_lineage_sensor(groups=[...], code_location=...)`` watches the materializations of
+the assets of the opted-in asset groups (the event log, from a per-asset cursor of storage ids)
+and posts one OpenLineage run per Dagster run and asset: the asset's dependencies on the
+platform's keys (``iceberg/<db>/<table>``, ``kafka/<topic>``) and on other opted-in assets as
+inputs, the asset as output (:mod:`dzlineage_dagster.core.lineage.downstream` names them). It
+lives in the team's code location because only there is the team's asset graph (groups, deps)
+known; it reaches DataZone through the same ``lineage_sync`` resource and ``DZLINEAGE_*``
+settings as the sync (docs/dagster-graph.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime, timezone
+
+from dagster import (
+    AssetKey,
+    AssetRecordsFilter,
+    DefaultSensorStatus,
+    EventLogRecord,
+    SensorDefinition,
+    SensorEvaluationContext,
+    SkipReason,
+    sensor,
+)
+from dagster._core.definitions.assets.graph.base_asset_graph import BaseAssetNode
+from dagster._core.storage.tags import KIND_PREFIX
+
+from dzlineage_dagster.core.lineage.downstream import (
+    TABLE_NAME_METADATA,
+    DownstreamCursor,
+    asset_glue_table,
+    dagster_dataset,
+    materialization_run_id,
+    platform_ref,
+)
+from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.downstream_lineage import AssetRun, DatasetRef, post_asset_runs
+from dzlineage_dagster.sync.run_state import SyncRun
+
+#: Materializations read per asset and tick: bounds a tick's work (the sensor's 60 s limit);
+#: the cursor takes the rest on the next tick.
+MATERIALIZATIONS_PER_TICK = 100
+
+
+def downstream_lineage_sensor(
+    *,
+    groups: Sequence[str],
+    code_location: str,
+    name: str = "downstream_lineage",
+    minimum_interval_seconds: int = 60,
+    default_status: DefaultSensorStatus = DefaultSensorStatus.STOPPED,
+) -> SensorDefinition:
+    """A sensor posting the lineage of the assets in ``groups`` to DataZone.
+
+    ``code_location`` is the location's name (as ``workspace.yaml`` gives it): it names the
+    assets' DataZone nodes (``dagster://<code_location>/<key/path>``), so keep it stable. The
+    location's Definitions must provide the ``lineage_sync`` resource
+    (``dzlineage_dagster.definitions.build_resources()``).
+    """
+    opted_in = frozenset(groups)
+    if not opted_in:
+        raise ValueError("downstream_lineage_sensor needs at least one asset group to post")
+    # Checked now: a bad name would otherwise fail only when the first materialization posts.
+    dagster_dataset(code_location, ("-",))
+
+    @sensor(
+        name=name,
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=default_status,
+        description=(
+            f"Posts the lineage of each materialization of the assets in the groups "
+            f"{', '.join(sorted(opted_in))} to DataZone (PostLineageEvent): the platform's "
+            "Iceberg tables and topics they depend on -> the asset. One OpenLineage run per "
+            "Dagster run and asset; re-posts replay. See docs/dagster-graph.md."
+        ),
+    )
+    def _downstream_lineage(
+        context: SensorEvaluationContext, lineage_sync: LineageSyncResource
+    ) -> SkipReason:
+        nodes = _opted_in_nodes(context, name, opted_in)
+        cursor = DownstreamCursor.decode(context.cursor)
+        asset_runs, advanced = [], cursor
+        for node in nodes.values():
+            label = node.key.to_user_string()
+            records = _new_materializations(context, node.key, cursor.after(label))
+            if not records:
+                continue
+            asset_runs.extend(_asset_runs(node, records, nodes))
+            advanced = advanced.advanced(label, max(r.storage_id for r in records))
+        if not asset_runs:
+            context.update_cursor(advanced.encode())
+            return SkipReason(f"no new materialization of the {len(nodes)} opted-in assets")
+        run = SyncRun(lineage_sync, context.log)
+        # Raises on the first failure, the cursor unchanged: the next tick posts the same runs
+        # again with the same events and client tokens, which DataZone replays.
+        posted = post_asset_runs(run, code_location, asset_runs)
+        for done in posted:
+            state = "already held" if done.refused else "posted"
+            context.log.info(
+                f"{done.run.label}: {', '.join(done.inputs) or 'no platform input'} -> "
+                f"{done.output} ({state}, run {done.run.run_id})"
+            )
+        context.update_cursor(advanced.encode())
+        return SkipReason(
+            f"posted the lineage of {len(posted)} materialization runs; API calls "
+            f"{dict(sorted(run.api_calls().items()))}"
+        )
+
+    return _downstream_lineage
+
+
+def _opted_in_nodes(
+    context: SensorEvaluationContext, sensor_name: str, groups: frozenset[str]
+) -> dict[AssetKey, BaseAssetNode]:
+    """The location's assets in ``groups``, but not the platform's (whose keys a location that
+    depends on them holds as stubs of its default group)."""
+    graph = context.repository_def.asset_graph
+    nodes = {
+        node.key: node
+        for node in graph.asset_nodes
+        if node.group_name in groups and platform_ref(node.key.path) is None
+    }
+    missing = groups - {node.group_name for node in nodes.values()}
+    if missing:
+        known = sorted({node.group_name for node in graph.asset_nodes})
+        raise ValueError(
+            f"sensor {sensor_name}: no asset of this code location is "
+            f"in the group(s) {', '.join(sorted(missing))} (its groups: {', '.join(known)}); "
+            "fix the sensor's groups"
+        )
+    return nodes
+
+
+def _new_materializations(
+    context: SensorEvaluationContext, key: AssetKey, after: int | None
+) -> list[EventLogRecord]:
+    """The materializations after the cursor, oldest first; an asset seen for the first time
+    starts at its latest one (its current lineage), not its whole history."""
+    if after is None:
+        latest = context.instance.fetch_materializations(key, limit=1).records
+        return list(latest)
+    records_filter = AssetRecordsFilter(asset_key=key, after_storage_id=after)
+    found = context.instance.fetch_materializations(
+        records_filter, limit=MATERIALIZATIONS_PER_TICK, ascending=True
+    )
+    return list(found.records)
+
+
+def _asset_runs(
+    node: BaseAssetNode, records: Sequence[EventLogRecord], opted_in: dict[AssetKey, BaseAssetNode]
+) -> list[AssetRun]:
+    """One run per Dagster run among ``records`` (its partitions are one lineage run), or per
+    record for materializations reported without a run; its time is its latest record's."""
+    inputs = tuple(
+        ref
+        for parent in sorted(node.parent_keys, key=lambda k: k.path)
+        if (ref := _dataset_ref(parent, opted_in)) is not None
+    )
+    by_run: dict[str, EventLogRecord] = {}
+    for record in records:
+        run_id = materialization_run_id(record.run_id, node.key.path, record.storage_id)
+        by_run[run_id] = record  # ascending: the last one is the latest
+    output = _dataset_ref(node.key, opted_in)
+    return [
+        AssetRun(
+            tuple(node.key.path),
+            run_id,
+            datetime.fromtimestamp(record.timestamp, timezone.utc),
+            inputs,
+            output,
+        )
+        for run_id, record in by_run.items()
+    ]
+
+
+def _dataset_ref(key: AssetKey, opted_in: dict[AssetKey, BaseAssetNode]) -> DatasetRef | None:
+    """A dependency's dataset: the platform's by its key, an opted-in asset's (its Glue table,
+    or itself), or None for any other asset (not the team's to post)."""
+    platform = platform_ref(key.path)
+    if platform is not None:
+        return platform
+    node = opted_in.get(key)
+    if node is None:
+        return None
+    kinds = {tag.removeprefix(KIND_PREFIX) for tag in node.tags if tag.startswith(KIND_PREFIX)}
+    table_name = node.metadata.get(TABLE_NAME_METADATA)
+    # Dagster may keep the value wrapped (a TextMetadataValue): the plain text is its `value`.
+    metadata = (
+        {}
+        if table_name is None
+        else {TABLE_NAME_METADATA: getattr(table_name, "value", table_name)}
+    )
+    try:
+        return asset_glue_table(kinds, metadata) or tuple(key.path)
+    except ValueError as error:
+        raise ValueError(f"{key.to_user_string()}: {error}") from None

@@ -1,0 +1,183 @@
+"""A team's Dagster assets downstream of the platform, posted to DataZone by the downstream
+lineage sensor on the seeded demo: a materialization of the demo's ``daily_revenue`` shows in
+DataZone's lineage as topic -> ``lakehouse.sales_orders`` -> ``lakehouse.daily_revenue``; a
+second tick, or one with its cursor lost, posts nothing new; a group not opted in posts
+nothing."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from dagster import (
+    AssetKey,
+    Definitions,
+    SkipReason,
+    asset,
+    build_sensor_context,
+    materialize,
+)
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.definitions import build_resources
+from dzlineage_dagster.downstream_lineage import downstream_lineage_sensor
+from dzlineage_dagster.sandbox.demo import downstream
+from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
+from dzlineage_dagster_tests.test_connector_lineage import glue_arn, posted_events
+from dzlineage_dagster_tests.test_lineage_truth import demo_topic
+
+TOPIC = "shop.sales.orders"
+
+
+@pytest.fixture
+def synced(platform, capsys):
+    """The demo platform with the sync's lineage in DataZone (topic -> Iceberg tables)."""
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    return platform
+
+
+def tick(platform, defs: Definitions, cursor: str | None = None):
+    """One evaluation of the location's downstream lineage sensor: its result and cursor."""
+    (sensor,) = defs.sensors
+    with build_sensor_context(
+        instance=platform.instance, cursor=cursor, definitions=defs, resources=defs.resources
+    ) as context:
+        result = sensor(context)
+        return result, context.cursor
+
+
+def team_events(platform) -> list[dict]:
+    """The lineage events DataZone holds that a Dagster location posted."""
+    return [e for e in posted_events(platform) if e["job"]["namespace"].startswith("dagster://")]
+
+
+def neighbours(platform, identifier: str, direction: str, depth: int) -> set[str]:
+    """sourceIdentifiers of the lineage nodes up to ``depth`` hops from the node, one way."""
+    datazone = platform.client("datazone")
+    domain = platform.settings.domain_id
+    found: set[str] = set()
+    frontier = [datazone.get_lineage_node(domainIdentifier=domain, identifier=identifier)]
+    for _ in range(depth):
+        following = []
+        for node in frontier:
+            for reference in node.get(f"{direction}Nodes", []):
+                nearby = datazone.get_lineage_node(
+                    domainIdentifier=domain, identifier=reference["id"]
+                )
+                found.add(nearby.get("sourceIdentifier", ""))
+                following.append(nearby)
+        frontier = following
+    return found
+
+
+def test_daily_revenue_s_materialization_shows_in_datazone_below_its_topic_s_table(synced):
+    platform = synced
+    sales_orders = glue_arn(platform, "lakehouse", "sales_orders")
+    daily_revenue = glue_arn(platform, "lakehouse", "daily_revenue")
+    assert materialize([downstream.daily_revenue], instance=platform.instance).success
+
+    result, cursor = tick(platform, downstream.defs)
+    assert isinstance(result, SkipReason)
+    # The Glue tables' region and account as the sync takes them (the registry's), one post.
+    calls = {"datazone.PostLineageEvent": 1, "glue.GetRegistry": 1}
+    assert result.skip_message == f"posted the lineage of 1 materialization runs; API calls {calls}"
+
+    (event,) = team_events(platform)
+    validate_openlineage_event(json.dumps(event))
+    assert event["eventType"] == "COMPLETE"
+    assert (event["job"]["namespace"], event["job"]["name"]) == (
+        "dagster://shop_analytics",
+        "daily_revenue",
+    )
+    # The platform's table named as the sync names it, so the two join in one node.
+    assert [f"{d['namespace']}/{d['name']}" for d in event["inputs"]] == [sales_orders]
+    assert [f"{d['namespace']}/{d['name']}" for d in event["outputs"]] == [daily_revenue]
+
+    # DataZone: sales_orders' node -> the run -> daily_revenue's node, the topic above the table.
+    assert daily_revenue in neighbours(platform, sales_orders, "downstream", 2)
+    upstream = neighbours(platform, daily_revenue, "upstream", 4)
+    assert sales_orders in upstream
+    assert "/".join(demo_topic(platform, TOPIC)) in upstream
+
+    # A second tick has nothing new; one that lost its cursor posts the same run again, which
+    # DataZone replays (same event, same client token): nothing is stored twice.
+    result, cursor_again = tick(platform, downstream.defs, cursor)
+    assert isinstance(result, SkipReason) and "no new materialization" in result.skip_message
+    assert cursor_again == cursor
+    tick(platform, downstream.defs, None)
+    assert len(team_events(platform)) == 1
+
+    # A new Dagster run is a new lineage run.
+    assert materialize([downstream.daily_revenue], instance=platform.instance).success
+    tick(platform, downstream.defs, cursor)
+    runs = {e["run"]["runId"] for e in team_events(platform)}
+    assert len(runs) == 2
+
+
+def test_a_lineage_409_is_resolved_as_the_sync_resolves_it(synced):
+    """Under the reading where PostLineageEvent's 409 stored nothing, the sensor posts again
+    (the sync's own conflict handling): the event is in DataZone once."""
+    platform = synced
+    platform.control.set_ambiguities(lineage_conflict="other")
+    assert materialize([downstream.daily_revenue], instance=platform.instance).success
+    tick(platform, downstream.defs)
+    (event,) = team_events(platform)
+    assert event["job"]["name"] == "daily_revenue"
+
+
+@asset(key="refund_rate", deps=[AssetKey(["kafka", TOPIC])], group_name="finance")
+def refund_rate() -> None:
+    """Not opted in: the sensor posts nothing of it."""
+
+
+@asset(
+    key=["kpi", "orders_per_day"],
+    deps=[downstream.daily_revenue.key, AssetKey(["kafka", TOPIC]), refund_rate.key],
+    group_name="kpis",
+)
+def orders_per_day() -> None:
+    """No Glue table: posted as a Dagster dataset, with the topic and daily_revenue as inputs
+    (refund_rate is in a group not opted in, so it is left out)."""
+
+
+def team_defs(groups: list[str]) -> Definitions:
+    return Definitions(
+        assets=[downstream.daily_revenue, refund_rate, orders_per_day],
+        sensors=[downstream_lineage_sensor(groups=groups, code_location="team")],
+        resources=build_resources(),
+    )
+
+
+def test_only_opted_in_groups_post_and_a_dagster_asset_is_its_own_node(synced):
+    platform = synced
+    defs = team_defs(["kpis", "shop_analytics"])
+    assert materialize([refund_rate], instance=platform.instance).success
+    tick(platform, defs)
+    assert team_events(platform) == []
+
+    assert materialize(
+        [downstream.daily_revenue, orders_per_day], instance=platform.instance
+    ).success
+    result, _ = tick(platform, defs)
+    assert "'datazone.PostLineageEvent': 2" in result.skip_message
+    events = {e["job"]["name"]: e for e in team_events(platform)}
+    assert set(events) == {"daily_revenue", "kpi/orders_per_day"}
+    kpi = events["kpi/orders_per_day"]
+    validate_openlineage_event(json.dumps(kpi))
+    assert [(d["namespace"], d["name"]) for d in kpi["outputs"]] == [
+        ("dagster://team", "kpi/orders_per_day")
+    ]
+    topic = "/".join(demo_topic(platform, TOPIC))
+    assert {f"{d['namespace']}/{d['name']}" for d in kpi["inputs"]} == {
+        glue_arn(platform, "lakehouse", "daily_revenue"),
+        topic,
+    }
+    # One Dagster run materialized both: each asset its own lineage run.
+    assert events["daily_revenue"]["run"]["runId"] != kpi["run"]["runId"]
+    assert topic in neighbours(platform, "dagster://team/kpi/orders_per_day", "upstream", 2)
+
+
+def test_a_group_the_location_does_not_have_is_named(platform):
+    with pytest.raises(ValueError, match=r"group\(s\) finance_typo .*its groups: .*kpis"):
+        tick(platform, team_defs(["finance_typo", "kpis"]))
