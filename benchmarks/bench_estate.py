@@ -24,16 +24,19 @@ import io
 import sys
 import time
 from collections import Counter
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 from benchmarks.measure import CatalogCheck, check_catalog, is_write
 from benchmarks.quota_bound import peak_rss_mb
 from benchmarks.sandbox_process import SandboxProcess
+from benchmarks.scenarios import Endpoint
 from benchmarks.synthetic_platform import SeededPlatform, boto3_client, seed_synthetic_platform
 from benchmarks.systems import environment, pointed_at
 from dzlineage_dagster.core.mapping_pack import parameters_needed
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sandbox.moto_patches import GLUE_SCHEMA_QUOTA
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -111,7 +114,7 @@ def standard_parameters(platform: SeededPlatform) -> int:
     )
 
 
-def headless_run(sandbox: SandboxProcess) -> EstateRun:
+def headless_run(sandbox: Endpoint) -> EstateRun:
     sandbox.control.clear_calls()
     out = io.StringIO()
     started = time.perf_counter()
@@ -128,15 +131,28 @@ def stored_mapping() -> dict:
 
 
 def bench_estate(
-    sandbox: SandboxProcess, topics: int, foreign: int, cap: int, layout: str, progress
+    sandbox: Endpoint,
+    topics: int,
+    foreign: int,
+    cap: int,
+    layout: str | None = None,
+    progress: Callable[[str], None] = lambda message: None,
 ) -> EstateResult:
+    """Seed the estate on ``sandbox`` (emptied first), sync it, check it, sync it again, in
+    the mapping ``layout`` (None: the product's default)."""
+    sandbox.control.reset()
+    # AWS's default is 10,000 schemas per account and Region, adjustable: an estate of more
+    # topics has had its quota raised.
+    sandbox.control.set_glue_limits(schemas=max(topics, GLUE_SCHEMA_QUOTA))
     started = time.perf_counter()
     platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
     put_foreign_parameters(platform, foreign)
     sandbox.control.set_ssm_limits(standard_parameters=cap)
     seed_seconds = time.perf_counter() - started
     progress(f"seeded {topics:,} topics and {foreign:,} foreign parameters in {seed_seconds:.0f} s")
-    with pointed_at(platform), environment({"DZLINEAGE_SSM_MAPPING_LAYOUT": layout}):
+    chosen = {"DZLINEAGE_SSM_MAPPING_LAYOUT": layout} if layout else {}
+    with pointed_at(platform), environment(chosen):
+        layout = LineageSettings.from_env().ssm_mapping_layout
         first = headless_run(sandbox)
         progress(f"first sync: exit {first.exit_code} in {first.seconds:.0f} s: {first.summary}")
         catalog = check_catalog(platform)
@@ -196,7 +212,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--topics", type=int, default=20_000)
     parser.add_argument("--foreign", type=int, default=2_000)
     parser.add_argument("--cap", type=int, default=10_000, help="standard parameters allowed")
-    parser.add_argument("--layout", choices=["packed", "per-topic"], default="packed")
+    parser.add_argument(
+        "--layout",
+        choices=["packed", "per-topic"],
+        help="the mapping layout (default: the product's)",
+    )
     args = parser.parse_args(argv)
     started = time.perf_counter()
 

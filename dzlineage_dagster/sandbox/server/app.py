@@ -44,7 +44,11 @@ from werkzeug.wrappers import Request, Response
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
 from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
-from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
+from dzlineage_dagster.sandbox.moto_patches import (
+    GLUE_SCHEMA_QUOTA,
+    apply_moto_patches,
+    set_glue_schema_quota,
+)
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sandbox.protocol.aws import (
@@ -165,6 +169,7 @@ class SandboxApp:
         self.client_tokens = ClientTokenPolicy()
         self.ambiguities = Ambiguities()
         self.ssm_limits = SsmLimits()
+        set_glue_schema_quota(GLUE_SCHEMA_QUOTA)
         self.calls.clear()
         self.faults.replace([])
 
@@ -322,6 +327,12 @@ class SandboxApp:
             except (TypeError, ValueError, AttributeError) as error:
                 return _json({"error": f"invalid SSM limits: {error}"}, status=400)
             return _json(asdict(self.ssm_limits))
+        if route == ("PUT", "glue-limits"):
+            try:
+                set_glue_schema_quota(**json.loads(request.get_data() or b"{}"))
+            except (TypeError, ValueError) as error:
+                return _json({"error": f"invalid Glue limits: {error}"}, status=400)
+            return _json({"status": "set"})
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):
