@@ -50,6 +50,7 @@ from dzlineage_dagster.sandbox.moto_patches import (
     set_glue_schema_quota,
 )
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
+from dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy import cross_account_denial
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sandbox.protocol.aws import (
     ClientTokenPolicy,
@@ -108,7 +109,7 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
 
     Glue: "If none is provided, the Amazon Web Services account ID is used by default"; another
     account's id reads that account's catalog, which AWS allows when the catalog's resource
-    policy grants the caller (the sandbox models no resource policy: it always does).
+    policy grants the caller (:mod:`~dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy`).
     """
     if service != "glue" or b'"CatalogId"' not in body:
         return None
@@ -198,6 +199,13 @@ class SandboxApp:
             environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": catalog}
         model_name = _BOTOCORE_NAMES.get(service, service)
         operation = resolve_operation_name(model_name, fresh_request())
+        if catalog not in (None, account):
+            denial = cross_account_denial(region, account, catalog, operation or "", body)
+            if denial is not None:
+                self.calls.record(service, operation, 400, False, account=account)
+                return aws_error_response(model_name, "AccessDeniedException", denial, 400)(
+                    environ, start_response
+                )
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)
