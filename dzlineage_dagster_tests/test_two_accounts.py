@@ -156,12 +156,7 @@ CATALOG_ACCOUNT = "333333333333"
 
 def catalog_owner_glue(platform):
     """Glue as the central lake account's administrator (a role of that account)."""
-    base = boto3.session.Session(
-        aws_access_key_id=platform.environment["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=platform.environment["AWS_SECRET_ACCESS_KEY"],
-        aws_session_token=platform.environment.get("AWS_SESSION_TOKEN"),
-        region_name=platform.environment["AWS_REGION"],
-    )
+    base = platform.base_session()
     endpoint = platform.environment["AWS_ENDPOINT_URL"]
     credentials = base.client("sts", endpoint_url=endpoint).assume_role(
         RoleArn=f"arn:aws:iam::{CATALOG_ACCOUNT}:role/lake-admin", RoleSessionName="lake-admin"
