@@ -139,12 +139,14 @@ class LineageSettings(ConfigurableResource):
         description="SSM Parameter Store path under which the schema -> asset mapping lives.",
     )
     ssm_mapping_layout: Literal["packed", "per-topic"] = Field(
-        default="per-topic",
+        default="packed",
         description=(
-            "How the mapping uses SSM parameters: `per-topic` (one parameter a topic; SSM's "
-            "standard tier caps an account and Region at 10,000, shared) or `packed` (many "
-            "topics a parameter: about 3,100 for 20,000 topics). `packed` moves the one-per-topic "
-            "records into its buckets on first sight. See docs/mapping-store.md."
+            "How the mapping uses SSM parameters: `packed` (the default: many topics a "
+            "parameter, about 3,100 for 20,000 topics; it moves one-per-topic records into its "
+            "buckets on first sight, without loss) or `per-topic` (one parameter a topic, the "
+            "earlier layout: SSM's standard tier caps an account and Region at 10,000 "
+            "parameters shared with every other application there, so it fails somewhere below "
+            "10,000 topics on a real account). See docs/mapping-store.md."
         ),
     )
     ssm_tier: Literal["Standard", "Advanced"] = Field(

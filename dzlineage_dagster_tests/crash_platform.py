@@ -15,12 +15,11 @@ from typing import Any
 
 import yaml
 
-from dzlineage_dagster.resources import SsmMappingResource
 from dzlineage_dagster.sandbox.demo.seed import DEMO_PLATFORM, seed_platform
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
-from dzlineage_dagster.sync.mapping_store import MappingStore
 from dzlineage_dagster_tests.clients import sandbox_client
+from dzlineage_dagster_tests.stored_mapping import stored_mappings
 
 KEPT_TABLES = ("inventory.customers",)
 
@@ -96,16 +95,7 @@ def catalog_state(environment: dict[str, str]) -> CatalogState:
                 )["revision"]
                 latest_revisions[asset["identifier"]] = (asset["externalIdentifier"], revision)
     mappings = {}
-    # Through the store, read-only, so the state reads the same in either SSM layout.
-    store = MappingStore(
-        SsmMappingResource(),
-        settings.ssm_prefix,
-        domain_id=settings.domain_id,
-        project_id=settings.project_id,
-        layout=settings.ssm_mapping_layout,
-    )
-    store.read_only = True
-    for record in store.all().values():
+    for record in stored_mappings(settings).values():
         mappings[record.schema_arn] = (
             record.topic,
             record.asset_id in asset_ids,

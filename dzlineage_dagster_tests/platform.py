@@ -60,17 +60,20 @@ class DemoPlatform:
             self._clients[service] = self.sandbox.client(service)
         return self._clients[service]
 
+    def base_session(self) -> boto3.session.Session:
+        """A session with the environment's own credentials (before any role is assumed)."""
+        return boto3.session.Session(
+            aws_access_key_id=self.environment["AWS_ACCESS_KEY_ID"],
+            aws_secret_access_key=self.environment["AWS_SECRET_ACCESS_KEY"],
+            aws_session_token=self.environment.get("AWS_SESSION_TOKEN"),
+            region_name=self.environment["AWS_REGION"],
+        )
+
     def side_client(self, side: str, service: str):
         """A boto3 client with ``side``'s role, in its account (a two-account platform)."""
         if (side, service) not in self._clients:
-            base = boto3.session.Session(
-                aws_access_key_id=self.environment["AWS_ACCESS_KEY_ID"],
-                aws_secret_access_key=self.environment["AWS_SECRET_ACCESS_KEY"],
-                aws_session_token=self.environment.get("AWS_SESSION_TOKEN"),
-                region_name=self.environment["AWS_REGION"],
-            )
             endpoint = self.environment["AWS_ENDPOINT_URL"]
-            session = side_session(base, side, endpoint)
+            session = side_session(self.base_session(), side, endpoint)
             self._clients[side, service] = session.client(service, endpoint_url=endpoint)
         return self._clients[side, service]
 

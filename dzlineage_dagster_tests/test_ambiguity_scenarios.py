@@ -19,6 +19,7 @@ import json
 import pytest
 
 from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
+from dzlineage_dagster_tests.stored_mapping import drop_mapping, stored_mappings
 from dzlineage_dagster_tests.test_aws_ambiguities import (
     TOPIC,
     held_events,
@@ -27,11 +28,9 @@ from dzlineage_dagster_tests.test_aws_ambiguities import (
     sweep_pass_runs,
     synced_until,
 )
-from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
 from dzlineage_dagster_tests.test_catalog_operators import (
     action_of,
     definition_of,
-    mapped_records,
     sync_output,
 )
 from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
@@ -117,16 +116,14 @@ def test_reconcile_after_a_lost_mapping(ambiguous, capsys):
     sync_output(capsys)
     arn = platform.schema_arn(TOPIC)
     [asset_id] = lag_free(platform, topic_assets)[arn]
-    for name, value in mapping_parameters(platform).items():
-        if json.loads(value)["schema_arn"] == arn:
-            platform.client("ssm").delete_parameter(Name=name)
+    drop_mapping(platform.settings, arn)
     platform.register_new_version(TOPIC, "coupon")  # no client-token replay of the creation
 
     out = sync_output(capsys, "--reconcile")
     # The sync row: the reconcile's repair adopted it (Search listed it), or the asset stage
     # did (CreateAsset refused the schema's second asset, and Search found the first).
     assert action_of(out, TOPIC) in ("adopted", "revised"), out
-    assert mapped_records(platform)[arn].asset_id == asset_id
+    assert stored_mappings(platform.settings)[arn].asset_id == asset_id
     assert_one_asset_per_table_topic(platform)
     out = sync_output(capsys, "--reconcile")
     assert "reconcile: nothing to repair" in out, out

@@ -10,6 +10,7 @@ import json
 import subprocess
 import time
 from collections import Counter
+from dataclasses import replace
 from datetime import datetime, timezone
 
 import pytest
@@ -20,7 +21,7 @@ from dzlineage_dagster.core.catalog.discovery import VERSION_SWEEP_TICKS, swept_
 from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.sandbox.server.control import SandboxControl
 from dzlineage_dagster.sandbox.server.faults import FaultRule
-from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
+from dzlineage_dagster_tests.stored_mapping import drop_mapping, put_mapping, stored_mappings
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
 from dzlineage_dagster_tests.test_catalog_types_extended import Team, with_team_field
@@ -324,9 +325,7 @@ def test_a_lost_mapping_is_adopted_not_duplicated_while_search_lags(platform):
     assert platform.sync([TOPIC]).success
     arn = platform.schema_arn(TOPIC)
     (asset_id,) = topic_assets(platform)[arn]
-    for name, value in mapping_parameters(platform).items():
-        if json.loads(value)["schema_arn"] == arn:
-            platform.client("ssm").delete_parameter(Name=name)
+    drop_mapping(platform.settings, arn)
     # A new version: CreateAsset differs from the first one, so DataZone refuses the schema's
     # second asset (ConflictException) instead of replaying the first; Search must find it.
     platform.register_new_version(TOPIC, "coupon")
@@ -375,14 +374,8 @@ def held_events(platform) -> Counter:
 
 def forget_posted_lineage(platform, topic: str) -> None:
     """The topic's mapping as a run that crashed after posting and before writing it left it."""
-    arn = platform.schema_arn(topic)
-    for name, value in mapping_parameters(platform).items():
-        record = json.loads(value)
-        if record["schema_arn"] == arn:
-            record["lineage_fingerprint"] = ""
-            platform.client("ssm").put_parameter(
-                Name=name, Value=json.dumps(record), Type="String", Overwrite=True
-            )
+    record = stored_mappings(platform.settings)[platform.schema_arn(topic)]
+    put_mapping(platform.settings, replace(record, lineage_fingerprint=""))
 
 
 @pytest.mark.parametrize("lineage_conflict", ["duplicate", "other"])

@@ -13,12 +13,12 @@ from dzlineage_dagster.checks import (
     ssm_mappings_point_at_existing_assets,
 )
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.mapping.ssm_names import is_digest_parameter
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.jobs import RETIRE_TOPICS_JOB
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.platform import writes
+from dzlineage_dagster_tests.stored_mapping import drop_mapping, stored_mappings
 from dzlineage_dagster_tests.test_catalog_sync import (
     latest_metadata,
     table_topics,
@@ -26,18 +26,6 @@ from dzlineage_dagster_tests.test_catalog_sync import (
 )
 
 GONE = "shop.sales.payments"
-
-
-def mapping_parameters(platform) -> dict[str, str]:
-    """The schema mappings under the prefix (not the registry digest `dzlineage sync` keeps)."""
-    prefix = platform.settings.ssm_prefix
-    pages = platform.client("ssm").get_paginator("get_parameters_by_path")
-    return {
-        p["Name"]: p["Value"]
-        for page in pages.paginate(Path=prefix, Recursive=True)
-        for p in page["Parameters"]
-        if not is_digest_parameter(prefix, p["Name"])
-    }
 
 
 def test_a_deleted_schema_loses_its_partition_and_its_asset_is_kept_as_deprecated(platform):
@@ -63,9 +51,7 @@ def test_a_deleted_schema_loses_its_partition_and_its_asset_is_kept_as_deprecate
     assert asset["description"] == (
         f"DEPRECATED: schema {arn} was deleted from the registry. {described}"
     )
-    assert not any(
-        json.loads(v)["schema_arn"] == arn for v in mapping_parameters(platform).values()
-    )
+    assert arn not in stored_mappings(platform.settings)
 
 
 def test_a_retire_run_retires_only_the_topics_it_names(platform):
@@ -88,7 +74,7 @@ def test_a_retire_run_retires_only_the_topics_it_names(platform):
     assert not datazone.get_asset(**domain, identifier=other_id)["description"].startswith(
         "DEPRECATED"
     )
-    mapped = {json.loads(v)["schema_arn"] for v in mapping_parameters(platform).values()}
+    mapped = stored_mappings(platform.settings)
     assert arns[other] in mapped and arns[GONE] not in mapped
 
 
@@ -112,12 +98,12 @@ def test_a_refused_retirement_fails_the_sync_by_topic_and_keeps_the_mapping(
         r"\(access-denied\) for datazone\.DeleteAsset\s+schema left the registry",
         row,
     ), row
-    assert any(json.loads(v)["schema_arn"] == arn for v in mapping_parameters(platform).values())
+    assert arn in stored_mappings(platform.settings)
 
     platform.control.clear_faults()
     assert dzlineage(["sync"]) == 0
     assert re.search(rf"^{re.escape(GONE)}\s+deleted\s", capsys.readouterr().out, re.M)
-    assert len(mapping_parameters(platform)) == len(table_topics(platform))
+    assert len(stored_mappings(platform.settings)) == len(table_topics(platform))
 
 
 def test_the_delete_policy_deletes_the_asset_and_the_mapping(platform, monkeypatch, capsys):
@@ -133,7 +119,7 @@ def test_the_delete_policy_deletes_the_asset_and_the_mapping(platform, monkeypat
     datazone = platform.client("datazone")
     with pytest.raises(datazone.exceptions.ResourceNotFoundException):
         datazone.get_asset(domainIdentifier=platform.settings.domain_id, identifier=asset_id)
-    assert len(mapping_parameters(platform)) == len(table_topics(platform))
+    assert len(stored_mappings(platform.settings)) == len(table_topics(platform))
 
 
 def test_a_lost_mapping_is_repaired_from_datazone_instead_of_duplicating(platform):
@@ -141,11 +127,7 @@ def test_a_lost_mapping_is_repaired_from_datazone_instead_of_duplicating(platfor
     topic = table_topics(platform)[0]
     arn = platform.schema_arn(topic)
     [asset_id] = topic_assets(platform)[arn]
-    ssm = platform.client("ssm")
-    lost = next(
-        n for n, v in mapping_parameters(platform).items() if json.loads(v)["schema_arn"] == arn
-    )
-    ssm.delete_parameter(Name=lost)
+    drop_mapping(platform.settings, arn)
     # A new version too, so the create call differs from the first one (no client-token replay):
     # DataZone refuses the duplicate externalIdentifier and the sync adopts the existing asset.
     platform.register_new_version(topic, "repair_marker")
@@ -154,7 +136,7 @@ def test_a_lost_mapping_is_repaired_from_datazone_instead_of_duplicating(platfor
     assert platform.sync([topic]).success
     assert latest_metadata(platform, "datazone_topic_asset", topic)["action"] == "adopted"
     assert topic_assets(platform)[arn] == [asset_id]
-    assert json.loads(mapping_parameters(platform)[lost])["asset_id"] == asset_id
+    assert stored_mappings(platform.settings)[arn].asset_id == asset_id
     counts = platform.control.call_counts()
     assert counts[("datazone", "CreateAssetRevision")] == 1
 

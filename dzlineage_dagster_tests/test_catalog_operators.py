@@ -9,18 +9,19 @@ from __future__ import annotations
 import json
 import re
 import time
+from dataclasses import replace
 
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, parameter_name
+from dzlineage_dagster.core.mapping.ssm_names import parameter_name
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sync.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
-from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
+from dzlineage_dagster_tests.stored_mapping import drop_mapping, put_mapping, stored_mappings
 from dzlineage_dagster_tests.test_catalog_sync import table_topics, topic_assets
 
 TOPIC = "shop.sales.payments"
@@ -34,7 +35,8 @@ def sync_output(capsys, *args: str) -> str:
 
 
 def scoped_parameters(platform) -> dict[str, str]:
-    """Every parameter under the prefix: the mappings and the registry digest."""
+    """Every parameter under the prefix, as SSM holds it: the mapping in any layout and scope,
+    and the registry digests."""
     pages = platform.client("ssm").get_paginator("get_parameters_by_path")
     return {
         p["Name"]: p["Value"]
@@ -65,15 +67,6 @@ def another_projects_asset(schema_arn: str, project_id: str) -> str:
         f"externalIdentifier exists), but Search finds no asset of project {project_id} with "
         "it: is it owned by another project?"
     )
-
-
-def mapped_records(platform) -> dict[str, MappingRecord]:
-    """Schema ARN -> record, of every mapping parameter under the prefix (every scope)."""
-    return {
-        record.schema_arn: record
-        for record in map(MappingRecord.from_parameter_value, mapping_parameters(platform).values())
-        if record.domain_id == platform.settings.domain_id
-    }
 
 
 def asset(platform, asset_id: str, domain_id: str | None = None) -> dict:
@@ -138,15 +131,12 @@ def test_a_new_domain_gets_its_own_assets_and_mappings(platform, monkeypatch, ca
     out = sync_output(capsys)
     topics = table_topics(platform)
     assert all(action_of(out, topic) == "created" for topic in topics)
-    records = [
-        MappingRecord.from_parameter_value(value) for value in mapping_parameters(platform).values()
-    ]
-    in_new = [r for r in records if r.domain_id == domain_id]
+    in_new = stored_mappings(platform.settings, domain_id=domain_id, project_id=project_id)
     assert len(in_new) == len(topics)
-    for record in in_new:
+    for record in in_new.values():
         assert asset(platform, record.asset_id, domain_id)["owningProjectId"] == project_id
     # The first domain's assets and mappings are untouched.
-    assert len([r for r in records if r.domain_id == platform.settings.domain_id]) == len(topics)
+    assert len(stored_mappings(platform.settings)) == len(topics)
     assert topic_assets(platform) == first
     # The new domain holds the lineage too: the first domain's tokens (derived from the events,
     # not the domain) answered 409 there, which is not "already posted".
@@ -185,8 +175,8 @@ def test_a_second_project_never_gets_the_first_projects_assets_back_by_client_to
             another_projects_asset(platform.schema_arn(topic), second["id"]),
         )
     assert topic_assets(platform) == first
-    records = map(MappingRecord.from_parameter_value, mapping_parameters(platform).values())
-    assert [r.topic for r in records if r.project_id == second["id"]] == [new_topic]
+    records = stored_mappings(platform.settings, project_id=second["id"]).values()
+    assert [r.topic for r in records] == [new_topic]
 
 
 def recreate_schema(platform, topic: str, definition: str) -> None:
@@ -217,7 +207,7 @@ def test_a_recreated_schema_ends_with_a_current_undeprecated_asset(platform, cap
     assert action_of(out, TOPIC) == "adopted"
     current = asset(platform, asset_id)
     assert not current["description"].startswith("DEPRECATED")
-    assert mapped_records(platform)[arn].asset_id == asset_id
+    assert stored_mappings(platform.settings)[arn].asset_id == asset_id
     assert topic_assets(platform)[arn] == [asset_id]
 
 
@@ -282,7 +272,7 @@ def test_a_hand_deleted_asset_is_recreated_and_remapped_by_reconcile(platform, c
         TOPIC, "recreate", f"mapped asset {asset_id} is gone: create a new asset -> created"
     ] in rows_of(out, TOPIC)  # fmt: skip
     assert new_id != asset_id
-    assert mapped_records(platform)[arn].asset_id == new_id
+    assert stored_mappings(platform.settings)[arn].asset_id == new_id
     assert "reconcile: nothing to repair" in sync_output(capsys, "--reconcile")
 
 
@@ -291,20 +281,13 @@ def test_a_swapped_mapping_is_repaired_by_reconcile(platform, capsys):
     first, second = table_topics(platform)[:2]
     arns = {topic: platform.schema_arn(topic) for topic in (first, second)}
     assets = topic_assets(platform)
-    records = mapped_records(platform)
-    ssm = platform.client("ssm")
-    name = next(
-        n
-        for n, v in mapping_parameters(platform).items()
-        if json.loads(v)["schema_arn"] == arns[first]
-    )
-    swapped = json.loads(ssm.get_parameter(Name=name)["Parameter"]["Value"])
-    swapped["asset_id"] = records[arns[second]].asset_id
-    ssm.put_parameter(Name=name, Value=json.dumps(swapped), Type="String", Overwrite=True)
+    records = stored_mappings(platform.settings)
+    swapped = replace(records[arns[first]], asset_id=records[arns[second]].asset_id)
+    put_mapping(platform.settings, swapped)
 
     out = sync_output(capsys, "--reconcile")
     assert re.search(rf"^{re.escape(first)}\s+remap\s+mapped asset \S+ belongs to", out, re.M), out
-    repaired = mapped_records(platform)
+    repaired = stored_mappings(platform.settings)
     assert repaired[arns[first]].asset_id == assets[arns[first]][0]
     assert repaired[arns[second]].asset_id == assets[arns[second]][0]
     assert topic_assets(platform) == assets  # nothing created
@@ -335,9 +318,7 @@ def test_a_renamed_asset_whose_mapping_was_lost_is_adopted_by_external_identifie
             for f in current["formsOutput"]
         ],
     )  # fmt: skip
-    for name, value in mapping_parameters(platform).items():
-        if json.loads(value)["schema_arn"] == arn:
-            platform.client("ssm").delete_parameter(Name=name)
+    drop_mapping(platform.settings, arn)
 
     assert "adopt" in sync_output(capsys, "--dry-run", "--reconcile")
     # An idle sync whose registry digest matches reads no mapping (the accepted trade-off):
@@ -347,35 +328,33 @@ def test_a_renamed_asset_whose_mapping_was_lost_is_adopted_by_external_identifie
     # The reconcile's repair adopts the asset; the stage then revises the portal's name.
     actions = re.findall(rf"^{re.escape(TOPIC)}\s+(\S+)", out, re.M)
     assert "adopt" in actions and actions[0] in ("adopted", "revised"), out
-    assert mapped_records(platform)[arn].asset_id == asset_id
+    assert stored_mappings(platform.settings)[arn].asset_id == asset_id
     assert topic_assets(platform)[arn] == [asset_id]
 
 
 def to_first_layout(platform) -> dict[str, str]:
-    """Rewrite every mapping as the first SSM layout stored it; schema ARN -> parameter name."""
+    """Rewrite every mapping as the first SSM layout stored it (one parameter a topic, no scope
+    in its path or record); schema ARN -> parameter name."""
     ssm = platform.client("ssm")
     prefix = platform.settings.ssm_prefix
-    # Before the scoped layout there was no registry digest under the scoped path either.
-    for name in set(scoped_parameters(platform)) - set(mapping_parameters(platform)):
+    records = stored_mappings(platform.settings)
+    # Before the scoped layouts nothing lived under the scoped path, not even a registry digest.
+    for name in scoped_parameters(platform):
         ssm.delete_parameter(Name=name)
     first_layout = {}
-    for name, value in mapping_parameters(platform).items():
-        record = json.loads(value)
+    for arn, record in records.items():
+        value = json.loads(record.to_parameter_value())
         for key in ("domain_id", "project_id", "registry_arn"):
-            del record[key]
-        ssm.delete_parameter(Name=name)
-        first_layout[record["schema_arn"]] = parameter_name(prefix, record["schema_arn"])
-        ssm.put_parameter(
-            Name=first_layout[record["schema_arn"]], Value=json.dumps(record), Type="String"
-        )
+            del value[key]
+        first_layout[arn] = parameter_name(prefix, arn)
+        ssm.put_parameter(Name=first_layout[arn], Value=json.dumps(value), Type="String")
     return first_layout
 
 
 def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys):
     sync_output(capsys)
     before = topic_assets(platform)
-    prefix = platform.settings.ssm_prefix
-    to_first_layout(platform)
+    first_layout = to_first_layout(platform)
     platform.control.clear_calls()
 
     out = sync_output(capsys)
@@ -385,9 +364,8 @@ def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys
     assert counts[("datazone", "CreateAsset")] == 0
     assert counts[("datazone", "CreateAssetRevision")] == 0
     assert topic_assets(platform) == before
-    names = list(mapping_parameters(platform))
-    scoped = f"{prefix}/{platform.settings.domain_id}/{platform.settings.project_id}/s/"
-    assert len(names) == len(before) and all(n.startswith(scoped) for n in names)
+    assert {arn: [r.asset_id] for arn, r in stored_mappings(platform.settings).items()} == before
+    assert not set(scoped_parameters(platform)) & set(first_layout.values())
 
 
 def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(platform, capsys):
@@ -413,14 +391,14 @@ def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(pl
         platform.schema_arn(kept): first_layout[platform.schema_arn(kept)]
     }
     assert (
-        mapped_records(platform)[platform.schema_arn(kept)].asset_id
+        stored_mappings(platform.settings)[platform.schema_arn(kept)].asset_id
         == before[platform.schema_arn(kept)][0]
     )
     # Its asset is gone (GetAsset: ResourceNotFoundException): not this run's to move; the topic
     # gets a new asset and its own scoped mapping.
     assert outcomes[gone].asset.action == "created"
-    assert mapped_records(platform)[platform.schema_arn(gone)].asset_id != gone_asset
-    left = set(mapping_parameters(platform)) & set(first_layout.values())
+    assert stored_mappings(platform.settings)[platform.schema_arn(gone)].asset_id != gone_asset
+    left = set(scoped_parameters(platform)) & set(first_layout.values())
     assert left == set(first_layout.values()) - {first_layout[platform.schema_arn(kept)]}
 
 
@@ -530,7 +508,7 @@ def test_the_reconcile_job_lists_its_repairs_in_the_runs_metadata(platform, caps
     assert done["repairs"][0]["detail"].endswith("-> created")
     assert done["search_pages"] == 1
     [new_id] = topic_assets(platform)[arn]
-    assert mapped_records(platform)[arn].asset_id == new_id
+    assert stored_mappings(platform.settings)[arn].asset_id == new_id
 
 
 def test_a_schema_another_project_cataloged_fails_by_name_and_maps_nothing(platform, capsys):
@@ -556,6 +534,6 @@ def test_a_schema_another_project_cataloged_fails_by_name_and_maps_nothing(platf
     assert rows_of(out, TOPIC) == [
         [TOPIC, "FAILED", another_projects_asset(arn, platform.settings.project_id)]
     ]
-    assert arn not in mapped_records(platform)
+    assert arn not in stored_mappings(platform.settings)
     assert all(action_of(out, t) == "created" for t in table_topics(platform) if t != TOPIC), out
     assert asset(platform, theirs["id"])["owningProjectId"] == analytics["id"]

@@ -4,11 +4,11 @@ make starts from theirs, keeps it, and warns; no asset is revised for a type rev
 
 from __future__ import annotations
 
-import json
+from dataclasses import replace
 
 from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM, KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
-from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
+from dzlineage_dagster_tests.stored_mapping import put_mapping, stored_mappings
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
 TEAM_FORM_MODEL = "structure TeamFormType {\n    @required\n    team: String\n}\n"
@@ -150,12 +150,10 @@ def test_a_record_whose_fingerprint_names_the_type_revision_costs_one_read_and_n
     assert platform.sync().success
     topic = table_topics(platform)[0]
     arn = platform.schema_arn(topic)
-    ssm = platform.client("ssm")
-    for name, value in mapping_parameters(platform).items():
-        record = json.loads(value)
-        if record["schema_arn"] == arn:
-            record["content_fingerprint"] += "@1"
-            ssm.put_parameter(Name=name, Value=json.dumps(record), Overwrite=True, Type="String")
+    record = stored_mappings(platform.settings)[arn]
+    put_mapping(
+        platform.settings, replace(record, content_fingerprint=f"{record.content_fingerprint}@1")
+    )
     platform.control.clear_calls()
 
     assert platform.sync([topic]).success

@@ -23,10 +23,9 @@ import pytest
 from dagster import DagsterInstance
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, is_digest_parameter
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.crash_platform import (
     catalog_state,
     headless_sync,
@@ -34,6 +33,7 @@ from dzlineage_dagster_tests.crash_platform import (
     write_small_platform,
 )
 from dzlineage_dagster_tests.platform import READ_PREFIXES, DemoPlatform
+from dzlineage_dagster_tests.stored_mapping import stored_mappings
 
 WRITE_SERVICES = ("datazone", "ssm")
 
@@ -306,17 +306,4 @@ def test_a_dagster_run_with_an_older_view_writing_after_the_cli_does_not_leave_i
 
 
 def _mapping_record(environment: dict[str, str], schema_arn: str) -> MappingRecord:
-    settings = LineageSettings.from_env(environment)
-    pages = (
-        sandbox_client(environment, "ssm")
-        .get_paginator("get_parameters_by_path")
-        .paginate(Path=settings.ssm_prefix, Recursive=True)
-    )
-    records = [
-        MappingRecord.from_parameter_value(parameter["Value"])
-        for page in pages
-        for parameter in page["Parameters"]
-        if not is_digest_parameter(settings.ssm_prefix, parameter["Name"])
-    ]
-    [record] = [r for r in records if r.schema_arn == schema_arn]
-    return record
+    return stored_mappings(LineageSettings.from_env(environment))[schema_arn]

@@ -18,6 +18,7 @@ from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset, topic_forms_input
 from dzlineage_dagster.sync.stages.schema import read_schema
+from dzlineage_dagster_tests.stored_mapping import stored_mappings
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 
 TOPIC = "shop.sales.orders"
@@ -33,12 +34,7 @@ def crash_after_create_asset(platform) -> str:
     platform.control.clear_faults()
     assert not crashed.success
     [asset_id] = topic_assets(platform)[platform.schema_arn(TOPIC)]
-    assert (
-        platform.client("ssm").get_parameters_by_path(
-            Path=platform.settings.ssm_prefix, Recursive=True
-        )["Parameters"]
-        == []
-    )
+    assert stored_mappings(platform.settings) == {}
     return asset_id
 
 

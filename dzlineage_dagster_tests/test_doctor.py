@@ -120,7 +120,8 @@ def test_parameter_store_near_its_cap_fails_the_capacity_row(platform, capsys):
     """Another application's parameters fill the account's standard tier: the mapping of the
     demo's topics no longer fits."""
     topics = len(platform.registry_topics())
-    foreign = PARAMETER_CAPS["Standard"] - mapping_parameters_needed(topics) + 1
+    needed = mapping_parameters_needed(topics, layout=platform.settings.ssm_mapping_layout)
+    foreign = PARAMETER_CAPS["Standard"] - needed + 1
     backend = ssm_backends[SANDBOX_ACCOUNT_ID][SANDBOX_REGION]
     for number in range(foreign):
         backend.put_parameter(

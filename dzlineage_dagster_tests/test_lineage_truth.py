@@ -21,11 +21,10 @@ from dzlineage_dagster.core.lineage.openlineage import (
     glue_dataset,
     glue_source_identifier,
 )
-from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
-from dzlineage_dagster_tests.test_catalog_lifecycle import mapping_parameters
+from dzlineage_dagster_tests.stored_mapping import put_mapping, stored_mappings
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
 from dzlineage_dagster_tests.test_lineage_cli import trace
 
@@ -192,12 +191,8 @@ def test_an_earlier_version_s_per_connector_job_is_closed_when_its_topic_is_re_p
     demo.client("datazone").post_lineage_event(
         domainIdentifier=demo.settings.domain_id, event=event_json(event).encode()
     )
-    ssm = demo.client("ssm")
-    for name, value in mapping_parameters(demo).items():
-        record = MappingRecord.from_parameter_value(value)
-        if record.topic == TOPIC:
-            earlier = replace(record, lineage_fingerprint=legacy_run, registry_token="")
-            ssm.put_parameter(Name=name, Value=earlier.to_parameter_value(), Overwrite=True)
+    [record] = [r for r in stored_mappings(demo.settings).values() if r.topic == TOPIC]
+    put_mapping(demo.settings, replace(record, lineage_fingerprint=legacy_run, registry_token=""))
     topic_id = "/".join(demo_topic(demo))
     assert table_id(demo, "orders_legacy") in timestamp_view_neighbours(
         demo, topic_id, "downstream"

@@ -9,15 +9,14 @@ import time
 from dataclasses import replace
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.mapping.ssm_names import scoped_prefix
 from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID, Sandbox
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.platform import writes
+from dzlineage_dagster_tests.stored_mapping import stored_mappings
 from dzlineage_dagster_tests.test_catalog_operators import rows_of, sync_output
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics, topic_assets
-from dzlineage_dagster_tests.test_name_limits import mapping_parameters
 
 
 def administration_project(platform) -> dict:
@@ -104,9 +103,7 @@ def test_assets_moved_through_the_administration_project_are_adopted_by_the_new_
     }
     assert {c.status for c in platform.control.calls() if c.operation == "CreateAsset"} == {409}
     # The new project's mappings are written, one per asset, under its own path.
-    mappings = mapping_parameters(
-        platform, scoped_prefix(settings.ssm_prefix, settings.domain_id, new)
-    )
+    mappings = stored_mappings(settings, project_id=new)
     assert {record.asset_id for record in mappings.values()} == {
         asset_id for [asset_id] in assets.values()
     }
@@ -153,8 +150,7 @@ def test_settings_naming_another_domain_use_none_of_the_first_domains_mappings(
     sync_output(capsys)
     settings = platform.settings
     datazone = platform.client("datazone")
-    first_scope = scoped_prefix(settings.ssm_prefix, settings.domain_id, settings.project_id)
-    first_mappings = mapping_parameters(platform, first_scope)
+    first_mappings = stored_mappings(settings)
     first_assets = topic_assets(platform)
     domain = datazone.create_domain(
         name="shop-data-eu",
@@ -189,11 +185,9 @@ def test_settings_naming_another_domain_use_none_of_the_first_domains_mappings(
     assert {c.status for c in calls if c.operation == "CreateAsset"} == {201}
     assert not [c for c in calls if c.operation in ("CreateAssetRevision", "GetAsset")]
     # The second domain's mappings live under its own path; the first domain's are untouched.
-    second_scope = scoped_prefix(settings.ssm_prefix, domain, project)
-    assert {r.asset_id for r in mapping_parameters(platform, second_scope).values()} == {
-        a for [a] in second_assets.values()
-    }
-    assert mapping_parameters(platform, first_scope) == first_mappings
+    second = stored_mappings(settings, domain_id=domain, project_id=project)
+    assert {r.asset_id for r in second.values()} == {a for [a] in second_assets.values()}
+    assert stored_mappings(settings) == first_mappings
     assert topic_assets(platform) == first_assets
 
 

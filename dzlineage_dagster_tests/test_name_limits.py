@@ -100,7 +100,7 @@ def headless(settings, *, dry_run: bool = False) -> tuple[int, str]:
 
 
 def mapping_parameters(platform, prefix: str) -> dict[str, MappingRecord]:
-    """Every mapping parameter under ``prefix`` (digests left out), parsed."""
+    """Every one-per-topic mapping parameter under ``prefix`` (digests left out), parsed."""
     pages = platform.client("ssm").get_paginator("get_parameters_by_path")
     return {
         parameter["Name"]: MappingRecord.from_parameter_value(parameter["Value"])
@@ -152,7 +152,11 @@ def test_names_at_each_limit_sync_and_one_past_fail_by_name_or_shorten(platform)
     last = prefix_length - len("/" + "/".join(levels)) - len("/")
     ssm_prefix = "/" + "/".join([*levels, "p" * last])
     assert len(ssm_prefix) == prefix_length
-    settings = settings.model_copy(update={"ssm_prefix": ssm_prefix})
+    # One parameter a topic, named after its schema: the layout whose names SSM's limits bind
+    # (the packed layout's bucket names are short whatever the schema's name).
+    settings = settings.model_copy(
+        update={"ssm_prefix": ssm_prefix, "ssm_mapping_layout": "per-topic"}
+    )
     scoped = f"{ssm_prefix}/{settings.domain_id}/{settings.project_id}"
 
     # The dry run plans what the sync will do: the same two topics cannot be synced.

@@ -8,6 +8,7 @@ import math
 
 import pytest
 
+from benchmarks.bench_estate import bench_estate, report
 from benchmarks.measure import check_catalog
 from benchmarks.synthetic_platform import seed_synthetic_platform
 from benchmarks.systems import pointed_at
@@ -69,19 +70,22 @@ def test_an_idle_headless_sync_lists_the_registry_and_reads_one_digest(sandbox, 
     idle = sandbox.control.call_counts()
     assert "unchanged since the last complete sync" in summary
     assert idle[("glue", "ListSchemas")] == math.ceil(topics / 100)
-    # The version sweep's slice: its GetSchema, its records by name (with their first-layout
-    # names, 10 a call), its position read and written.
+    # The version sweep's slice: its GetSchema, its records by name, its position read and
+    # written. The packed layout (the default) reads a topic's record by its chain of 8 buckets
+    # and its two one-per-topic names (for the migration): one GetParameters a topic, where
+    # one parameter a topic took ceil(2 * sweep / 10).
     sweep = math.ceil(topics / VERSION_SWEEP_TICKS)
     assert idle[("glue", "GetSchema")] == sweep
     assert idle[("glue", "GetSchemaVersion")] == 0
     assert idle[("ssm", "GetParametersByPath")] == 0
-    assert idle[("ssm", "GetParameters")] == 2 + math.ceil(2 * sweep / 10)  # digest, position
+    assert idle[("ssm", "GetParameters")] == 2 + sweep  # + digest, position
     assert _datazone_and_ssm_writes(idle) == {("ssm", "PutParameter"): 1}
     # The start-up checks (domain, project, cluster), the custom types' reads, the digest and
-    # the sweep: a few calls each, none of them per topic.
-    constant = sum(idle.values()) - math.ceil(topics / 100) - sweep
+    # the sweep (two calls a swept topic, above): a few calls each, none of them per topic.
+    constant = sum(idle.values()) - math.ceil(topics / 100) - 2 * sweep
     assert constant <= 17, idle
-    assert max(n for key, n in idle.items() if key != ("glue", "ListSchemas")) <= 4, idle
+    sweep_reads = [("glue", "ListSchemas"), ("ssm", "GetParameters")]
+    assert max(n for key, n in idle.items() if key not in sweep_reads) <= 4, idle
 
 
 def test_a_changed_schema_is_the_only_one_read_after_the_digest_moves(sandbox, monkeypatch):
@@ -145,34 +149,25 @@ def test_a_bad_rate_limit_setting_stops_the_sync_in_one_line(platform, monkeypat
 
 
 def test_more_topics_than_ssm_s_cap_sync_packed_beside_other_applications(sandbox, monkeypatch):
-    """A standard-tier account that other applications already use: the one-per-topic layout
-    stops at the cap naming the setting that helps; the packed one moves what it wrote into
-    buckets and syncs every topic, without a duplicate asset."""
+    """Issue 18's 20,000 topics beside 2,000 foreign parameters, scaled down (the benchmark's own
+    run, :mod:`benchmarks.bench_estate`): the one-per-topic layout stops at the cap naming the
+    setting that helps; the default (packed) syncs every topic without a duplicate asset, maps
+    each, and an idle rerun finds nothing to do."""
     from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 
     topics, cap, foreign = 120, 60, 30
-    sandbox.control.reset()
-    platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
-    ssm = sandbox.client("ssm")
-    for index in range(foreign):
-        ssm.put_parameter(Name=f"/other-application/p{index}", Value="x", Type="String")
-    sandbox.control.set_ssm_limits(standard_parameters=cap)
+    monkeypatch.delenv("DZLINEAGE_SSM_MAPPING_LAYOUT", raising=False)
     try:
-        monkeypatch.setenv("DZLINEAGE_SSM_MAPPING_LAYOUT", "per-topic")
-        out = io.StringIO()
-        with pointed_at(platform):
-            code = run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out)
-        assert code == 1
-        assert out.getvalue().count("DZLINEAGE_SSM_MAPPING_LAYOUT=packed") > 1, out.getvalue()
+        per_topic = bench_estate(sandbox, topics, foreign, cap, layout="per-topic")
+        assert per_topic.first.exit_code == 1 and not per_topic.ok
+        assert per_topic.first.output.count("DZLINEAGE_SSM_MAPPING_LAYOUT=packed") > 1
+        assert per_topic.mapped == cap - foreign
 
-        monkeypatch.setenv("DZLINEAGE_SSM_MAPPING_LAYOUT", "packed")
-        summary = headless_sync(platform, monkeypatch, concurrency=8)
-        assert "0 failed" in summary
-        catalog = check_catalog(platform)
-        assert catalog.schemas_with_one_asset == topics, catalog
-        assert catalog.duplicated_schemas == 0
-        pages = ssm.get_paginator("describe_parameters").paginate()
-        assert sum(len(page["Parameters"]) for page in pages) <= cap
-        assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 8)
+        packed = bench_estate(sandbox, topics, foreign, cap)  # the default layout
+        assert packed.layout == "packed"
+        assert packed.ok, report(packed)
+        assert packed.catalog.duplicated_schemas == 0 and packed.mapped == topics
+        assert packed.parameters_used + foreign <= cap
+        assert packed.idle.datazone_writes == 0
     finally:
         sandbox.control.set_ssm_limits(**SsmLimits().__dict__)

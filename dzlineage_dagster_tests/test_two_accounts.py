@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import boto3
 import pytest
 from dagster import Definitions
 
@@ -153,17 +154,69 @@ def test_a_wrong_external_id_fails_naming_the_sides_external_id_setting(two_acco
 CATALOG_ACCOUNT = "333333333333"
 
 
+def catalog_owner_glue(platform):
+    """Glue as the central lake account's administrator (a role of that account)."""
+    base = platform.base_session()
+    endpoint = platform.environment["AWS_ENDPOINT_URL"]
+    credentials = base.client("sts", endpoint_url=endpoint).assume_role(
+        RoleArn=f"arn:aws:iam::{CATALOG_ACCOUNT}:role/lake-admin", RoleSessionName="lake-admin"
+    )["Credentials"]
+    return boto3.client(
+        "glue",
+        endpoint_url=endpoint,
+        region_name=base.region_name,
+        aws_access_key_id=credentials["AccessKeyId"],
+        aws_secret_access_key=credentials["SecretAccessKey"],
+        aws_session_token=credentials["SessionToken"],
+    )
+
+
+def grant_catalog_reads(glue, region: str, grantee: str, database: str) -> None:
+    """The lake account's Glue resource policy granting ``grantee``'s account the reads
+    (AWS Glue developer guide, "Granting cross-account access")."""
+    base = f"arn:aws:glue:{region}:{CATALOG_ACCOUNT}"
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:aws:iam::{grantee}:root"},
+                "Action": ["glue:GetDatabase", "glue:GetTables", "glue:GetTable"],
+                "Resource": [
+                    f"{base}:catalog",
+                    f"{base}:database/{database}",
+                    f"{base}:table/{database}/*",
+                ],
+            }
+        ],
+    }
+    glue.put_resource_policy(PolicyInJson=json.dumps(policy))
+
+
 def test_the_glue_catalog_id_is_read_and_named_in_the_lineage(two_accounts):
     platform = two_accounts
-    glue = platform.side_client("data", "glue")
+    owner = catalog_owner_glue(platform)
     lakehouse = platform.settings.glue_database
-    glue.create_database(CatalogId=CATALOG_ACCOUNT, DatabaseInput={"Name": lakehouse})
-    glue.create_table(
-        CatalogId=CATALOG_ACCOUNT,
+    owner.create_database(DatabaseInput={"Name": lakehouse})
+    owner.create_table(
         DatabaseName=lakehouse,
         TableInput={"Name": "central_only", "Parameters": {"table_type": "ICEBERG"}},
     )
     central = {**platform.environment, "DZLINEAGE_GLUE_CATALOG_ID": CATALOG_ACCOUNT}
+    # Without the lake account's grant, AWS refuses the data role's reads: doctor names it.
+    doctor = dzlineage(central, "doctor")
+    assert doctor.returncode == 1, doctor.stdout
+    rows = [line for line in doctor.stdout.splitlines() if "glue-catalog" in line]
+    assert len(rows) == 1, doctor.stdout
+    [row] = rows
+    assert "AccessDeniedException" in row and "glue:PutResourcePolicy" in row, row
+    assert f"in account {CATALOG_ACCOUNT}" in row, row
+
+    grant_catalog_reads(owner, platform.environment["AWS_REGION"], SIDE_ACCOUNTS["data"], lakehouse)
+    doctor = dzlineage(central, "doctor")
+    assert not [
+        line for line in doctor.stdout.splitlines() if "glue-catalog" in line and "FAIL" in line
+    ], doctor.stdout
     assert dzlineage(central, "sync").returncode == 0
 
     traced = dzlineage(central, "trace", "shop.sales.orders", "--downstream", "--format", "json")

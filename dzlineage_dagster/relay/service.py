@@ -8,6 +8,7 @@ turns its request into :meth:`Relay.route` and the :class:`RelayResponse` back i
 from __future__ import annotations
 
 import hmac
+import json
 import logging
 import threading
 import time
@@ -15,10 +16,12 @@ import zlib
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.lineage.health import FAILED, LineageEventStatus
 from dzlineage_dagster.core.lineage.relay_events import (
     EventTooLarge,
     InvalidEvent,
@@ -31,13 +34,18 @@ from dzlineage_dagster.core.lineage.relay_events import (
     parse_event,
 )
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
+from dzlineage_dagster.sync.lineage_conflict import is_conflict, post_after_conflict
+from dzlineage_dagster.sync.lineage_health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
 
 LINEAGE_PATH = "/api/v1/lineage"
 log = logging.getLogger("dzlineage.relay")
 
 #: DataZone error codes that a retry can never fix: the event goes to the spool's rejected
-#: table (server) or back to the producer as 422 (Lambda). Anything else is worth retrying.
-PERMANENT_ERROR_CODES = frozenset({"ValidationException", "ConflictException"})
+#: table (server) or back to the producer as 422 (Lambda). Anything else is worth retrying,
+#: a 409 too: it counts as delivered only when DataZone holds the event (:meth:`Relay.post`).
+PERMANENT_ERROR_CODES = frozenset({"ValidationException"})
+#: An event DataZone holds has this eventTime, give or take DataZone's precision.
+EVENT_TIME_TOLERANCE = timedelta(milliseconds=1)
 
 
 @dataclass(frozen=True)
@@ -190,7 +198,8 @@ class Relay:
                 )
             return self._enqueue(token, event_json, answer, str(error))
         self.count("forwarded")
-        return RelayResponse(200, {**answer, "status": "forwarded", "id": event_id})
+        held = {"id": event_id} if event_id is not None else {"heldAlready": True}
+        return RelayResponse(200, {**answer, "status": "forwarded", **held})
 
     def _enqueue(self, token: str, event_json: str, answer: dict, reason: str) -> RelayResponse:
         assert self.spool is not None
@@ -212,14 +221,16 @@ class Relay:
 
     # --- DataZone ------------------------------------------------------------------------------
 
-    def post(self, token: str, event_json: str) -> str:
-        """PostLineageEvent; the event's id, or :class:`DeliveryFailed`."""
+    def post(self, token: str, event_json: str) -> str | None:
+        """PostLineageEvent; the event's id (None: DataZone held it already), or
+        :class:`DeliveryFailed`."""
         try:
-            response = self.datazone.post_lineage_event(
-                domainIdentifier=self.domain_id,
-                event=event_json.encode("utf-8"),
-                clientToken=token,
-            )
+            try:
+                return self._post_event(token, event_json)
+            except ClientError as error:
+                if not is_conflict(error):
+                    raise
+                return self._after_conflict(token, event_json)
         except ClientError as error:
             code = error.response.get("Error", {}).get("Code", "")
             message = f"{code}: {error.response.get('Error', {}).get('Message', error)}"
@@ -228,7 +239,71 @@ class Relay:
         except BotoCoreError as error:  # unreachable, timed out, ...
             self._note_error(str(error))
             raise DeliveryFailed(str(error), permanent=False) from None
+
+    def _post_event(self, token: str, event_json: str) -> str:
+        response = self.datazone.post_lineage_event(
+            domainIdentifier=self.domain_id, event=event_json.encode("utf-8"), clientToken=token
+        )
         return response.get("id", "")
+
+    def _after_conflict(self, token: str, event_json: str) -> str | None:
+        """A 409 counts as delivered only when DataZone holds the event; otherwise it is posted
+        again, as the sync does (:mod:`~dzlineage_dagster.sync.lineage_conflict`)."""
+        document = json.loads(event_json)
+        which = f"event {token[:12]} (run {document['run']['runId']}, {document['eventType']})"
+        try:
+            event_id = post_after_conflict(
+                lambda retry_token: self._post_event(retry_token, event_json),
+                token,
+                lambda fresh: self._held(document),
+            )
+        except ClientError as error:
+            if is_conflict(error):
+                self.count("conflict_not_held")
+                log.warning(
+                    "PostLineageEvent answered 409 to each of 3 posts of %s and DataZone does "
+                    "not hold it: not delivered, tried again later",
+                    which,
+                )
+            raise
+        if event_id is None:
+            self.count("conflict_already_held")
+            log.warning("PostLineageEvent answered 409 for %s: DataZone holds it, delivered", which)
+        else:
+            self.count("conflict_reposted")
+            log.warning(
+                "PostLineageEvent answered 409 for %s and DataZone did not hold it: posted "
+                "again, accepted as %s",
+                which,
+                event_id,
+            )
+        return event_id
+
+    def _held(self, document: dict[str, Any]) -> bool:
+        """Whether DataZone holds the event (its run, type and eventTime), not failed.
+
+        ListLineageEvents from a client token's window ago, or from the event's own time when
+        that is earlier (AWS does not say which time ``timestampAfter`` filters on)."""
+        event_time = datetime.fromisoformat(document["eventTime"])
+        if event_time.tzinfo is None:
+            event_time = event_time.replace(tzinfo=timezone.utc)
+        window_start = datetime.now(timezone.utc) - CLIENT_TOKEN_WINDOW
+        since = min(event_time, window_start) - CLOCK_SKEW_MARGIN
+        wanted = (document["run"]["runId"], document["eventType"])
+        pages = self.datazone.get_paginator("list_lineage_events").paginate(
+            domainIdentifier=self.domain_id, timestampAfter=since
+        )
+        for page in pages:
+            for item in page["items"]:
+                status = LineageEventStatus.from_item(item)
+                if (
+                    status is not None
+                    and (status.run_id, status.event_type) == wanted
+                    and status.processing_status != FAILED
+                    and abs(item["eventTime"] - event_time) <= EVENT_TIME_TOLERANCE
+                ):
+                    return True
+        return False
 
     # --- the spool's worker ---------------------------------------------------------------------
 

@@ -25,6 +25,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS, parse_rate_limits
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.doctor import (
+    DENIED_CODES,
     AccountQuota,
     CheckResult,
     Status,
@@ -42,7 +43,7 @@ from dzlineage_dagster.resources.lineage_sync import AWS_RESOURCES, side_attribu
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster.sync.authorization import authorization_problems
 from dzlineage_dagster.sync.custom_types import inspect_custom_types, plan_custom_types
-from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.lineage_readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -195,9 +196,11 @@ def glue_catalog(doctor: Doctor) -> Iterator[CheckResult]:
                 named.setdefault(table.database, set()).add(table.table)
     catalog = doctor.run.resource.data_catalog
     glue = catalog.client()
+    catalog_id = doctor.settings.glue_catalog_id
     for database, tables in sorted(named.items()):
         try:
-            glue.get_database(Name=database)
+            glue.get_database(Name=database, **({"CatalogId": catalog_id} if catalog_id else {}))
+            present = set(catalog.table_names(database, catalog_id))
         except glue.exceptions.EntityNotFoundException:
             yield CheckResult(
                 "glue-catalog",
@@ -208,7 +211,11 @@ def glue_catalog(doctor: Doctor) -> Iterator[CheckResult]:
                 "database of the data account's Glue catalog",
             )
             continue
-        present = set(catalog.table_names(database))
+        except ClientError as error:
+            if not catalog_id or error_code(error) not in DENIED_CODES:
+                raise
+            yield _foreign_catalog_denied(doctor, database, catalog_id, error)
+            continue
         absent = sorted(tables - present)
         detail = f"{len(present)} tables; the topology names {len(tables)} of them here"
         if absent:
@@ -223,6 +230,24 @@ def glue_catalog(doctor: Doctor) -> Iterator[CheckResult]:
             )
         else:
             yield CheckResult("glue-catalog", database, Status.OK, detail)
+
+
+def _foreign_catalog_denied(
+    doctor: Doctor, database: str, catalog_id: str, error: ClientError
+) -> CheckResult:
+    """A read of another account's Glue Data Catalog needs that account's grant too: its
+    catalog's resource policy (docs.aws.amazon.com/glue/latest/dg/cross-account-access.html)."""
+    who = doctor.resource("data_catalog").credentials_label()
+    return CheckResult(
+        "glue-catalog",
+        database,
+        Status.FAIL,
+        f"reading Glue database {database} of account {catalog_id}'s catalog was denied: "
+        f"{describe_error(error)}",
+        f"in account {catalog_id}, allow glue:GetDatabase, glue:GetTables and glue:GetTable on "
+        f"its catalog, database {database} and its tables to {who} with a Glue resource policy "
+        f"(glue:PutResourcePolicy; docs/real-aws.md), and allow them to {who} in IAM (iam/)",
+    )
 
 
 def connectors(doctor: Doctor) -> Iterator[CheckResult]:

@@ -123,7 +123,7 @@ class MappingStore:
         domain_id: str,
         project_id: str,
         legacy_owner: LegacyOwner | None = None,
-        layout: str = PER_TOPIC,
+        layout: str = PACKED,
         tier: str = "Standard",
     ) -> None:
         try:

@@ -37,9 +37,14 @@ class MotoPatch:
 # schema's versions up to 100,000), and platforms with thousands of topics are what this project
 # is for. moto reads these module globals at call time.
 _GSR_QUOTAS = "moto.glue.glue_schema_registry_utils"
+#: Schemas per account and Region by default; the quota is adjustable (an account with more
+#: topics asks for more), which ``set_glue_schema_quota`` models.
+GLUE_SCHEMA_QUOTA = 10_000
 MOTO_PATCHES: tuple[MotoPatch, ...] = (
     MotoPatch(_GSR_QUOTAS, "MAX_REGISTRIES_ALLOWED", 100, "AWS: 100 registries per account"),
-    MotoPatch(_GSR_QUOTAS, "MAX_SCHEMAS_ALLOWED", 10_000, "AWS: 10,000 schemas per account"),
+    MotoPatch(
+        _GSR_QUOTAS, "MAX_SCHEMAS_ALLOWED", GLUE_SCHEMA_QUOTA, "AWS: 10,000 schemas per account"
+    ),
     MotoPatch(
         _GSR_QUOTAS, "MAX_SCHEMA_VERSIONS_ALLOWED", 100_000, "AWS numbers versions to 100,000"
     ),
@@ -63,3 +68,11 @@ def apply_moto_patches() -> None:
             for name in path:
                 owner = getattr(owner, name)
             setattr(owner, attribute, patch.value)
+
+
+def set_glue_schema_quota(schemas: int) -> None:
+    """The account's schemas per Region after a quota increase (``/_sandbox/glue-limits``); a
+    reset restores AWS's default."""
+    if type(schemas) is not int or schemas < 0:
+        raise ValueError(f"schemas is a count of schemas, not {schemas!r}")
+    importlib.import_module(_GSR_QUOTAS).MAX_SCHEMAS_ALLOWED = schemas

@@ -44,8 +44,13 @@ from werkzeug.wrappers import Request, Response
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
 from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
-from dzlineage_dagster.sandbox.moto_patches import apply_moto_patches
+from dzlineage_dagster.sandbox.moto_patches import (
+    GLUE_SCHEMA_QUOTA,
+    apply_moto_patches,
+    set_glue_schema_quota,
+)
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
+from dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy import cross_account_denial
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sandbox.protocol.aws import (
     ClientTokenPolicy,
@@ -104,7 +109,7 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
 
     Glue: "If none is provided, the Amazon Web Services account ID is used by default"; another
     account's id reads that account's catalog, which AWS allows when the catalog's resource
-    policy grants the caller (the sandbox models no resource policy: it always does).
+    policy grants the caller (:mod:`~dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy`).
     """
     if service != "glue" or b'"CatalogId"' not in body:
         return None
@@ -165,6 +170,7 @@ class SandboxApp:
         self.client_tokens = ClientTokenPolicy()
         self.ambiguities = Ambiguities()
         self.ssm_limits = SsmLimits()
+        set_glue_schema_quota(GLUE_SCHEMA_QUOTA)
         self.calls.clear()
         self.faults.replace([])
 
@@ -193,6 +199,13 @@ class SandboxApp:
             environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": catalog}
         model_name = _BOTOCORE_NAMES.get(service, service)
         operation = resolve_operation_name(model_name, fresh_request())
+        if catalog not in (None, account):
+            denial = cross_account_denial(region, account, catalog, operation or "", body)
+            if denial is not None:
+                self.calls.record(service, operation, 400, False, account=account)
+                return aws_error_response(model_name, "AccessDeniedException", denial, 400)(
+                    environ, start_response
+                )
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)
@@ -322,6 +335,12 @@ class SandboxApp:
             except (TypeError, ValueError, AttributeError) as error:
                 return _json({"error": f"invalid SSM limits: {error}"}, status=400)
             return _json(asdict(self.ssm_limits))
+        if route == ("PUT", "glue-limits"):
+            try:
+                set_glue_schema_quota(**json.loads(request.get_data() or b"{}"))
+            except (TypeError, ValueError) as error:
+                return _json({"error": f"invalid Glue limits: {error}"}, status=400)
+            return _json({"status": "set"})
         if route == ("GET", "operations"):
             return self._operations(request.args.get("service"))
         if route == ("POST", "reset"):

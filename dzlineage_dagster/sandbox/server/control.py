@@ -109,5 +109,10 @@ class SandboxControl:
         ``advanced_parameters`` (AWS: 100,000); reset restores AWS's."""
         return self._call("PUT", "ssm-limits", caps)
 
+    def set_glue_limits(self, schemas: int) -> None:
+        """Schemas the account may hold per Region, as after a quota increase (AWS's default:
+        10,000; adjustable); reset restores AWS's."""
+        self._call("PUT", "glue-limits", {"schemas": schemas})
+
     def reset(self) -> None:
         self._call("POST", "reset")

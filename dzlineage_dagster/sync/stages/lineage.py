@@ -30,7 +30,6 @@ events.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -66,7 +65,8 @@ from dzlineage_dagster.core.lineage.state import (
     next_base,
 )
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
-from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
+from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.lineage_conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage_health import events_held_before
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
@@ -424,7 +424,7 @@ def post_run_events(
         try:
             event_ids.append(datazone.post_lineage_event(**request)["id"])
         except ClientError as error:
-            if error_code(error) != "ConflictException":
+            if not is_conflict(error):
                 raise
             # The how-many-th event of its type in the run: a split run's parts share both.
             nth = [e.eventType for e in events[:part]].count(event.eventType)
@@ -446,36 +446,27 @@ def resolve_post_conflict(
     run: SyncRun, subject: str, job_label: str, event: RunEvent, nth: int, request: dict
 ) -> str | None:
     """After a 409 from PostLineageEvent: None when DataZone holds the event already, the
-    accepted event's id when a post of it, made again, was accepted; SyncError when neither.
+    accepted event's id when a post of it, made again, was accepted; SyncError when neither
+    (:func:`~dzlineage_dagster.sync.lineage_conflict.post_after_conflict` decides, as for the
+    relay).
 
-    The API reference says only "There is a conflict while performing this action". The token
-    may have posted this run's event before (a rerun after a crash, within the token window:
-    only the eventTime differs, so DataZone refuses the reuse instead of replaying), or the
-    conflict may have stored nothing (a concurrent post). Which one is read from DataZone's
-    lineage events (one listing per run, made at the first 409). An event it does not hold is
-    posted again, and counted as posted only when accepted: with the same token (the conflict
-    stored nothing, so the token is free; a rerun then finds the event held), then, refused
-    again, with a token derived from it (the first is spent: used for an event this domain
-    does not hold, another domain's, say, as the tokens derive from the event alone).
+    Whether DataZone holds it is read from its lineage events: the listing made once per run at
+    the first 409, then a new one when a re-post is refused too. The event is held when
+    DataZone has at least ``nth`` events of its run and type (a split run's parts share both).
     """
     key = (str(event.run.runId), event.eventType.value)
-    if run.lineage_events_held[key] >= nth:
-        return None
     datazone = run.resource.datazone.client()
+
+    def held(fresh: bool) -> bool:
+        return (events_held_before(run) if fresh else run.lineage_events_held)[key] >= nth
+
+    def post(token: str) -> str:
+        return datazone.post_lineage_event(**{**request, "clientToken": token})["id"]
+
     try:
-        return datazone.post_lineage_event(**request)["id"]
+        return post_after_conflict(post, request["clientToken"], held)
     except ClientError as error:
-        if error_code(error) != "ConflictException":
-            raise
-    # Refused again: a sync running beside this one may have posted the event since this run
-    # read DataZone's events, so read them again before spending a new token on it.
-    if events_held_before(run)[key] >= nth:
-        return None
-    retry_token = hashlib.sha256(f"{request['clientToken']} after a 409".encode()).hexdigest()
-    try:
-        return datazone.post_lineage_event(**{**request, "clientToken": retry_token})["id"]
-    except ClientError as error:
-        if error_code(error) != "ConflictException":
+        if not is_conflict(error):
             raise
         refusal = describe_error(error)
     raise SyncError(
