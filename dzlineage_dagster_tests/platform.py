@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
-import boto3
 from dagster import DagsterInstance, Definitions, ExecuteInProcessResult, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.boto3_sessions import new_session
 from dzlineage_dagster.core.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.sandbox.demo.accounts import side_session
@@ -63,7 +63,7 @@ class DemoPlatform:
     def side_client(self, side: str, service: str):
         """A boto3 client with ``side``'s role, in its account (a two-account platform)."""
         if (side, service) not in self._clients:
-            base = boto3.session.Session(
+            base = new_session(
                 aws_access_key_id=self.environment["AWS_ACCESS_KEY_ID"],
                 aws_secret_access_key=self.environment["AWS_SECRET_ACCESS_KEY"],
                 aws_session_token=self.environment.get("AWS_SESSION_TOKEN"),
