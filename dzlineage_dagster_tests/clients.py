@@ -11,11 +11,13 @@ from typing import Any
 import boto3
 from botocore.config import Config
 
+from dzlineage_dagster.boto3_sessions import new_session
+
 
 @cache
 def _session(key: str, secret: str, token: str | None, region: str) -> boto3.session.Session:
     # One session per identity: it caches the service models its clients load.
-    return boto3.session.Session(
+    return new_session(
         aws_access_key_id=key,
         aws_secret_access_key=secret,
         aws_session_token=token,

@@ -13,6 +13,7 @@ import boto3
 from dagster import DagsterInstance, Definitions, ExecuteInProcessResult, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.boto3_sessions import new_session
 from dzlineage_dagster.core.catalog.discovery import RegistryTopic, registry_topics
 from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.sandbox.demo.accounts import side_session
@@ -62,7 +63,7 @@ class DemoPlatform:
 
     def base_session(self) -> boto3.session.Session:
         """A session with the environment's own credentials (before any role is assumed)."""
-        return boto3.session.Session(
+        return new_session(
             aws_access_key_id=self.environment["AWS_ACCESS_KEY_ID"],
             aws_secret_access_key=self.environment["AWS_SECRET_ACCESS_KEY"],
             aws_session_token=self.environment.get("AWS_SESSION_TOKEN"),

@@ -116,16 +116,20 @@ def test_types_a_sync_made_are_compatible(platform, capsys):
     assert all("holds the product's" in row["detail"] for row in rows_of(rows, "types"))
 
 
-def test_parameter_store_near_its_cap_fails_the_capacity_row(platform, capsys):
+def test_parameter_store_near_its_cap_fails_the_capacity_row(platform, capsys, request):
     """Another application's parameters fill the account's standard tier: the mapping of the
     demo's topics no longer fits."""
     topics = len(platform.registry_topics())
     needed = mapping_parameters_needed(topics, layout=platform.settings.ssm_mapping_layout)
     foreign = PARAMETER_CAPS["Standard"] - needed + 1
     backend = ssm_backends[SANDBOX_ACCOUNT_ID][SANDBOX_REGION]
-    for number in range(foreign):
+    names = [f"/other-application/setting-{number}" for number in range(foreign)]
+    # Gone after the test: the session's sandbox is reset by the next `platform` only, and each
+    # parameter PutParameter creates counts the account's parameters (the tier caps).
+    request.addfinalizer(lambda: backend.delete_parameters(names))
+    for name in names:
         backend.put_parameter(
-            name=f"/other-application/setting-{number}",
+            name=name,
             description=None,
             value="x",
             parameter_type="String",

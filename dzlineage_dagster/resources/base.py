@@ -21,12 +21,12 @@ from collections import Counter
 from typing import Any, ClassVar, Literal
 
 import boto3
-import botocore.session
 from botocore.config import Config
 from botocore.credentials import AssumeRoleCredentialFetcher, DeferredRefreshableCredentials
 from dagster_aws.utils import ResourceWithBoto3Configuration
 from pydantic import Field, PrivateAttr
 
+from dzlineage_dagster.boto3_sessions import new_botocore_session, new_session
 from dzlineage_dagster.core.aws.quotas import Quota, parse_rate_limits
 from dzlineage_dagster.core.aws.rate_limit import TokenBucket
 from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, role_setting, side_role_variables
@@ -97,7 +97,7 @@ class AwsClientResource(ResourceWithBoto3Configuration):
     _limits: dict[str, Quota] | None = PrivateAttr(default=None)
 
     def _session(self) -> boto3.session.Session:
-        base = boto3.session.Session(
+        base = new_session(
             profile_name=self.profile_name,
             region_name=self.region_name,
             aws_access_key_id=self.aws_access_key_id,
@@ -115,7 +115,7 @@ class AwsClientResource(ResourceWithBoto3Configuration):
             role_arn=self.role_arn,
             extra_args=extra_args,
         )
-        assumed = botocore.session.Session()
+        assumed = new_botocore_session()
         assumed._credentials = DeferredRefreshableCredentials(
             refresh_using=fetcher.fetch_credentials, method="assume-role"
         )

@@ -19,6 +19,8 @@ import json
 
 import boto3
 
+from dzlineage_dagster.boto3_sessions import new_session
+
 #: The account of each side.
 SIDE_ACCOUNTS = {"data": "111111111111", "governance": "222222222222"}
 #: The session name the seeding assumes each side's role with (the project uses its own).
@@ -84,7 +86,7 @@ def _assumed(
     credentials = base.client("sts", endpoint_url=endpoint_url).assume_role(
         RoleArn=role_arn, RoleSessionName=SEED_SESSION_NAME, **extra
     )["Credentials"]
-    return boto3.session.Session(
+    return new_session(
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
         aws_session_token=credentials["SessionToken"],

@@ -19,9 +19,9 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-import boto3
 import yaml
 
+from dzlineage_dagster.boto3_sessions import new_session
 from dzlineage_dagster.core.connectors.debezium import DebeziumSource, parse_debezium_source
 from dzlineage_dagster.sandbox.demo.accounts import (
     create_side_roles,
@@ -672,7 +672,7 @@ def seed_platform(
     ``DZLINEAGE_*`` variables that point the project at it (both roles too, then).
     """
     spec = load_platform_spec(spec_path or DEMO_PLATFORM)
-    session = boto3.session.Session(
+    session = new_session(
         aws_access_key_id=SANDBOX_CREDENTIALS["AWS_ACCESS_KEY_ID"],
         aws_secret_access_key=SANDBOX_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
         aws_session_token=SANDBOX_CREDENTIALS["AWS_SESSION_TOKEN"],
