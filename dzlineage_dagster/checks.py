@@ -3,15 +3,34 @@
 import json
 from collections import defaultdict
 
-from dagster import AssetCheckResult, AssetCheckSeverity, MetadataValue, asset_check
+from dagster import (
+    AssetCheckExecutionContext,
+    AssetCheckResult,
+    AssetCheckSeverity,
+    MetadataValue,
+    asset_check,
+)
 
-from dzlineage_dagster.assets.topics import CONNECTOR_TOPOLOGY, DATAZONE_TOPIC_ASSET, TOPIC_LINEAGE
+from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.assets.schema_change import (
+    SCHEMA_CHANGE_CHECK,
+    SCHEMA_CHANGE_DESCRIPTION,
+    schema_change_result,
+)
+from dzlineage_dagster.assets.topics import (
+    CONNECTOR_TOPOLOGY,
+    DATAZONE_TOPIC_ASSET,
+    REGISTRY_SCHEMA,
+    TOPIC_LINEAGE,
+)
 from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.core.connectors import report as topology_report
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.lineage_readback import last_sync_readback
+from dzlineage_dagster.sync.owners import datazone_owners
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.schema_impact import topic_impact
 
 
 def _problems_result(
@@ -218,6 +237,22 @@ def every_connector_is_understood(lineage_sync: LineageSyncResource) -> AssetChe
     return _problems_result(problems, len(topology.connectors), "connectors")
 
 
+@asset_check(
+    asset=REGISTRY_SCHEMA,
+    name=SCHEMA_CHANGE_CHECK,
+    partitions_def=kafka_topics,
+    description=SCHEMA_CHANGE_DESCRIPTION,
+)
+def schema_change_is_compatible(
+    context: AssetCheckExecutionContext, lineage_sync: LineageSyncResource
+) -> AssetCheckResult:
+    """One topic's partition, on demand (the catalog sync reports it for each new version)."""
+    run = SyncRun(lineage_sync, context.log)
+    return schema_change_result(topic_impact(run, context.partition_key, datazone_owners(run)))
+
+
+#: The checks of the whole catalog (the `catalog_checks` job); the per-topic
+#: `schema_change_is_compatible` is partitioned and runs per topic, not in that job.
 ALL_CHECKS = [
     ssm_mappings_point_at_existing_assets,
     no_two_assets_share_a_schema,

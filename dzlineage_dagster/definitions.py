@@ -16,7 +16,7 @@ from dagster import Definitions, definitions, load_from_defs_folder
 from dzlineage_dagster.assets.connectors import connector_topology
 from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
-from dzlineage_dagster.checks import ALL_CHECKS
+from dzlineage_dagster.checks import ALL_CHECKS, schema_change_is_compatible
 from dzlineage_dagster.jobs import (
     CATALOG_CHECKS_JOB,
     CATALOG_RECONCILE_JOB,
@@ -44,7 +44,7 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
 
 defs = Definitions(
     assets=[datazone_custom_types, connector_topology, kafka_topic_catalog],
-    asset_checks=ALL_CHECKS,
+    asset_checks=[*ALL_CHECKS, schema_change_is_compatible],
     jobs=[
         CATALOG_SYNC_JOB,
         CATALOG_CHECKS_JOB,

@@ -52,7 +52,8 @@ def test_a_breaking_version_names_each_change_and_the_iceberg_columns_it_reaches
     project = platform.client("datazone").get_project(
         domainIdentifier=platform.settings.domain_id, identifier=platform.settings.project_id
     )
-    assert report["owners"] == [f"team:{project['name']}"]
+    assert report["owners"][0] == {"name": f"team:{project['name']}", "source": "datazone-project"}
+    assert {d["name"] for d in report["downstream"]} == {"iceberg/lakehouse/sales_orders"}
     # Asked about one column of the table: only what reaches it.
     code, out, err = impact(capsys, "lakehouse.sales_orders.total", "--format", "json")
     assert code == 0, err

@@ -10,6 +10,7 @@ from collections.abc import Iterator
 
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
+    AssetCheckEvaluation,
     AssetExecutionContext,
     AssetKey,
     AssetMaterialization,
@@ -24,14 +25,18 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics, table_schema
+from dzlineage_dagster.assets.schema_change import SCHEMA_CHANGE_CHECK, schema_change_evaluation
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import Topology
+from dzlineage_dagster.core.ownership.owners import InvalidOwner, Owner
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.authorization import check_authorization
 from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.owners import datazone_owners
 from dzlineage_dagster.sync.preflight import check_cluster, check_ownership
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
+from dzlineage_dagster.sync.schema_impact import topic_impact
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
 from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, LineageOutcome, LineagePlan
 from dzlineage_dagster.sync.stages.publish import Publication
@@ -96,7 +101,7 @@ TOPIC_ASSET_SPECS = [
 )
 def kafka_topic_catalog(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
-) -> Iterator[AssetMaterialization | AssetObservation]:
+) -> Iterator[AssetMaterialization | AssetObservation | AssetCheckEvaluation]:
     run = SyncRun(lineage_sync, context.log)
     stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     topics = list(context.partition_keys)
@@ -113,8 +118,10 @@ def kafka_topic_catalog(
             # A wrong cluster or project fails every topic the same way: say it once, try none.
             raise Failure(description=str(error)) from None
     failed: list[TopicOutcome] = []
+    impact = SchemaChangeReporter(run)
     for outcome in sync_topics(run, topics, stages):
         yield from materializations(outcome, stages, run.topology)
+        yield from impact.evaluations(outcome)
         if not outcome.ok:
             failed.append(outcome)
     if run.mappings.committed:
@@ -147,6 +154,37 @@ def kafka_topic_catalog(
                 **cost,
             },
         )
+
+
+class SchemaChangeReporter:
+    """The `schema_change_is_compatible` evaluation of each topic whose new schema version the
+    run read: a version after the first, and not one the mapping already held (the asset stage
+    found it unchanged, or the registry token said so). DataZone's owners are read once."""
+
+    def __init__(self, run: SyncRun) -> None:
+        self._run = run
+        self._project_owners: tuple[Owner, ...] | None = None
+
+    def evaluations(self, outcome: TopicOutcome) -> Iterator[AssetCheckEvaluation]:
+        snapshot = outcome.schema
+        if Stage.SCHEMA not in outcome.completed or snapshot is None or snapshot.version < 2:
+            return
+        if outcome.unchanged_by_token or (outcome.asset and outcome.asset.action == "unchanged"):
+            return
+        try:
+            if self._project_owners is None:
+                self._project_owners = datazone_owners(self._run)
+            report = topic_impact(
+                self._run, outcome.topic, self._project_owners, version=snapshot.version
+            )
+        except (SyncError, ClientError, BotoCoreError, InvalidOwner) as error:
+            # The sync itself succeeded: the check waits for the next version or a manual run.
+            self._run.log.warning(
+                f"{outcome.topic}: {SCHEMA_CHANGE_CHECK} not evaluated: {describe_error(error)}"
+            )
+            return
+        self._run.log.info(report.summary())
+        yield schema_change_evaluation(report, REGISTRY_SCHEMA)
 
 
 def forget_registry_digest(run: SyncRun) -> None:

@@ -23,6 +23,8 @@ from typing import Any
 from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.core.connectors.topics import TopicKind, classify_topic
 from dzlineage_dagster.core.lineage.graph import (
+    DATASET_NODE_TYPE,
+    JOB_RUN_NODE_TYPE,
     GraphEdge,
     GraphNode,
     LineageGraph,
@@ -40,8 +42,6 @@ from dzlineage_dagster.core.lineage.openlineage import (
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.errors import describe_error
 
-DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
-JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"
 #: Topics that carry table data; the others (heartbeats, schema changes, ...) feed no table.
 DATA_TOPIC_KINDS = (TopicKind.TABLE, TopicKind.OTHER)
 KINDS = ("glue_table", "topic", "source_table")

@@ -3,7 +3,7 @@
 The assets are the settings' registry's (their ``externalIdentifier`` is one of its schema
 ARNs) of the product's asset type, owned by the settings' project or, after a move that was
 interrupted between its two transfers, by the domain's administration project. Each goes the
-route of :func:`~dzlineage_dagster.core.catalog.ownership_moves.transfer_route`; one round per hop
+route of :func:`~dzlineage_dagster.core.ownership.moves.transfer_route`; one round per hop
 (at most two: to the administration project, then to the target) starts every asset's
 transfer, then follows each with GetAsset until it is no longer ``IN_PROGRESS`` (transfers are
 asynchronous, so a round waits for its slowest one, not for each in turn). The calls go through the resource's client, paced by ``DZLINEAGE_CLIENT_RATE_LIMITS``
@@ -25,8 +25,8 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.core.catalog.ownership_moves import transfer_route
 from dzlineage_dagster.core.mapping.ssm_names import registry_arn_of_schema
+from dzlineage_dagster.core.ownership.moves import transfer_route
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.preflight import administration_project
 from dzlineage_dagster.sync.run_state import SyncRun

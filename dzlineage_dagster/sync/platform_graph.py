@@ -6,7 +6,8 @@ the topology (the same lookups the sync makes); per topic with an edge, its late
 (GetSchema + GetSchemaVersion, :func:`read_schema`) and the hops the sync would post
 (:func:`topic_hops`) give the columns and the column lineage; one GetTables per Glue database
 the sinks write gives the Iceberg tables' columns; the mapping records give each topic's
-DataZone asset page, and GetProject the owning project, the topics' owner.
+DataZone asset page; owners (sync/owners.py): the topic's configured owners (its schema's
+`owner` tag, its connectors' `dzlineage.owners`) and the owning DataZone project.
 """
 
 from __future__ import annotations
@@ -28,7 +29,9 @@ from dzlineage_dagster.core.lineage.platform_graph import (
     topic_key,
     topology_digest,
 )
+from dzlineage_dagster.core.ownership.owners import Owner, dagster_owners
 from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, topic_hops
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot, read_schema
@@ -43,7 +46,7 @@ def live_digest(run: SyncRun) -> str:
 
 def read_platform_graph(run: SyncRun) -> PlatformGraphState:
     digest = live_digest(run)
-    owners = project_owners(run)
+    owners = datazone_owners(run)
     graphs = []
     for lineage in run.topology.lineages():
         if lineage.sources or lineage.sinks:
@@ -62,8 +65,11 @@ def read_platform_graph(run: SyncRun) -> PlatformGraphState:
     return PlatformGraphState(digest, datetime.now(timezone.utc).isoformat(), nodes)
 
 
-def _topic_graph(run: SyncRun, lineage: TopicLineage, owners: tuple[str, ...]) -> TopicGraph:
+def _topic_graph(
+    run: SyncRun, lineage: TopicLineage, project_owners: tuple[Owner, ...]
+) -> TopicGraph:
     topic = lineage.topic
+    owners = dagster_owners(topic_owners(run, topic, project_owners))
     if topic not in run.registry_topics:
         # An override names it, the registry has no schema: its edges, no columns.
         return TopicGraph(lineage, owners=owners)
@@ -127,12 +133,3 @@ def _column_deps(
         )
         for column, refs in column_lineage.items()
     }
-
-
-def project_owners(run: SyncRun) -> tuple[str, ...]:
-    """The DataZone project that owns the topics' assets, as a Dagster team owner."""
-    datazone = run.resource.datazone.client()
-    project = datazone.get_project(
-        domainIdentifier=run.settings.domain_id, identifier=run.settings.project_id
-    )
-    return (f"team:{project['name']}",)

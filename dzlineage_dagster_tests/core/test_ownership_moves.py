@@ -1,5 +1,5 @@
 """The transfers that move an asset between projects, through the domain's administration
-project (core/catalog/ownership_moves.py)."""
+project (core/ownership/moves.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from dzlineage_dagster.core.catalog.ownership_moves import MoveError, transfer_route
+from dzlineage_dagster.core.ownership.moves import MoveError, transfer_route
 
 ids = st.text("abcdef0123456789", min_size=1, max_size=4)
 

@@ -88,3 +88,23 @@ def test_a_change_reaches_the_downstream_columns_written_from_it():
     assert affected_columns([removed], topic, lineage) == [
         AffectedColumn(("iceberg", "lakehouse", "orders"), "status", removed)
     ]
+
+
+def test_a_field_aliasing_a_removed_one_is_a_breaking_rename_not_a_removal_and_an_addition():
+    before = [Column("status", "string", True, None)]
+    after = [Column("state", "string", True, None, aliases=("status",))]
+    (change,) = compare_columns(before, after)
+    assert (change.column, change.kind, change.breaking) == ("status", "renamed", True)
+    assert "renamed to state" in change.detail
+
+
+def test_removed_enum_symbols_break_and_added_ones_do_not():
+    before = [Column("status", "enum", False, None, symbols=("NEW", "PAID", "SHIPPED"))]
+    removed = [Column("status", "enum", False, None, symbols=("NEW", "PAID"))]
+    added = [Column("status", "enum", False, None, symbols=("NEW", "PAID", "SHIPPED", "LOST"))]
+    assert [(c.kind, c.breaking) for c in compare_columns(before, removed)] == [
+        ("symbols_removed", True)
+    ]
+    assert [(c.kind, c.breaking) for c in compare_columns(before, added)] == [
+        ("symbols_added", False)
+    ]

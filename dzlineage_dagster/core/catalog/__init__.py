@@ -4,8 +4,7 @@
 others' extensions by :mod:`.type_extension`); :mod:`.discovery` turns a registry listing into
 topics and changes; :mod:`.planning` decides an asset's name and content; :mod:`.curation`
 keeps people's edits; :mod:`.reconcile` compares registry, mapping and DataZone;
-:mod:`.ownership_moves` plans transfers; :mod:`.partition_ranges` batches changed topics into
-runs.
+:mod:`.partition_ranges` batches changed topics into runs.
 
 Imports: :mod:`..schemas`, :mod:`..connectors`, :mod:`..mapping`, :mod:`..lineage`.
 """

@@ -21,6 +21,9 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 Direction = Literal["upstream", "downstream"]
+#: DataZone's lineage node types (GetLineageNode's ``typeName``) of a dataset and of a job run.
+DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
+JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"
 _GLUE_TABLE = re.compile(r"arn:aws:glue:[^:]*:[^:]*:table/(?P<db>[^/]+)/(?P<table>.+)")
 _GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
 _DATASET = re.compile(r"(?P<namespace>[a-z][a-z0-9+.\-]*://[^/]+)/(?P<name>.+)")

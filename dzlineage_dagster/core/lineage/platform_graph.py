@@ -123,6 +123,7 @@ def _column_from_json(column: dict[str, Any]) -> Column:
             **column,
             "fields": tuple(_column_from_json(nested) for nested in column.get("fields", ())),
             "symbols": tuple(column.get("symbols", ())),
+            "aliases": tuple(column.get("aliases", ())),
         }
     )
 
@@ -282,6 +283,8 @@ class _TableNode:
             column_lineage={
                 column: tuple(deps) for column, deps in sorted(self.column_lineage.items())
             },
+            # Whoever owns a topic feeding the table is told when it changes.
+            owners=tuple(dict.fromkeys(o for t in self.topics.values() for o in t.owners)),
             facts={
                 "dagster/table_name": name,
                 "catalog": self.table.catalog,

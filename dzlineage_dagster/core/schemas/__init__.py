@@ -3,5 +3,5 @@
 :mod:`.avro` (also the column model the others produce), :mod:`.json_schema`,
 :mod:`.protobuf`, and :mod:`.impact` (a version compared with the previous one).
 
-Imports: nothing outside this package.
+Imports: :mod:`..ownership` (an impact report names the owners to notify).
 """

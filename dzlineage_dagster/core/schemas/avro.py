@@ -98,7 +98,8 @@ class Column:
     it (an Iceberg struct column, shown by Glue as ``struct<name:type,...>``): its type spells the
     struct out and ``fields`` holds its fields, also for a struct inside an array or a map.
     ``symbols`` are an enum's symbols (of its elements or values, inside an array or a map).
-    See docs/columns.md.
+    ``aliases`` are the field's Avro ``aliases``: the names it had before (the specification's
+    schema resolution reads a writer's field of an alias's name into it). See docs/columns.md.
     """
 
     name: str
@@ -107,6 +108,7 @@ class Column:
     description: str | None
     fields: tuple[Column, ...] = ()
     symbols: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
 
     def full_description(self) -> str | None:
         """The description, then one line per nested field (by dotted path) that has a
@@ -344,9 +346,17 @@ def _record_columns(
                 description=field.get("doc") if isinstance(field.get("doc"), str) else None,
                 fields=fields,
                 symbols=symbols,
+                aliases=_field_aliases(field),
             )
         )
     return columns
+
+
+def _field_aliases(field: dict[str, Any]) -> tuple[str, ...]:
+    aliases = field.get("aliases")
+    if not isinstance(aliases, list):
+        return ()
+    return tuple(alias for alias in aliases if isinstance(alias, str))
 
 
 def _shape(

@@ -1,0 +1,71 @@
+"""A topic's owners, from DataZone and from where teams configure them (core/ownership/owners.py).
+
+- DataZone: the project owning the topics' assets (GetProject), as ``team:<project name>``,
+  and its members designated ``PROJECT_OWNER`` (ListProjectMemberships), by DataZone user id.
+  DataZone's entity owners (ListEntityOwners) exist for domain units only: the botocore model's
+  ``DataZoneEntityType`` has the single value ``DOMAIN_UNIT``, so an asset's owners are its
+  owning project's. Read once per run.
+- The Glue Schema Registry: the schema's ``owner`` tag (GetTags on the schema ARN).
+- The connectors: the ``dzlineage.owners`` key of the configuration of the Debezium connector
+  writing the topic and of the sink connectors reading it.
+"""
+
+from __future__ import annotations
+
+from dzlineage_dagster.core.ownership.owners import (
+    CONNECTOR_OWNERS_KEY,
+    OWNER_TAG,
+    Owner,
+    merge_owners,
+    parse_owners,
+)
+from dzlineage_dagster.sync.run_state import SyncRun
+
+PROJECT_OWNER_DESIGNATION = "PROJECT_OWNER"
+
+
+def datazone_owners(run: SyncRun) -> tuple[Owner, ...]:
+    """The owning project as a team, then its owners: one GetProject and one listing, for
+    every topic of the run (they share the project)."""
+    settings = run.settings
+    datazone = run.resource.datazone.client()
+    project = datazone.get_project(
+        domainIdentifier=settings.domain_id, identifier=settings.project_id
+    )
+    members = run.resource.datazone.paginate(
+        "datazone",
+        "list_project_memberships",
+        "members",
+        domainIdentifier=settings.domain_id,
+        projectIdentifier=settings.project_id,
+    )
+    owners = [
+        Owner(member["memberDetails"]["user"]["userId"], "datazone-project-owner")
+        for member in members
+        if member["designation"] == PROJECT_OWNER_DESIGNATION and "user" in member["memberDetails"]
+    ]
+    return (Owner(f"team:{project['name']}", "datazone-project"), *owners)
+
+
+def configured_owners(run: SyncRun, topic: str) -> tuple[Owner, ...]:
+    """The owners the topic's schema tag and its connectors' configurations name."""
+    found: list[tuple[Owner, ...]] = []
+    listed = run.registry_topics.get(topic)
+    if listed is not None:
+        tags = run.resource.schema_registry.client().get_tags(ResourceArn=listed.schema_arn)
+        value = (tags.get("Tags") or {}).get(OWNER_TAG)
+        if value:
+            found.append(parse_owners(value, f"glue-schema-tag:{OWNER_TAG}"))
+    lineage = run.topology.lineage_for(topic)
+    names = [lineage.source_connector, *lineage.sink_connectors]
+    configs = {connector.name: connector.config for connector in run.topology.connectors}
+    for name in dict.fromkeys(n for n in names if n):
+        value = configs.get(name, {}).get(CONNECTOR_OWNERS_KEY)
+        if value:
+            found.append(parse_owners(value, f"connector:{name}"))
+    return merge_owners(*found)
+
+
+def topic_owners(run: SyncRun, topic: str, project: tuple[Owner, ...]) -> tuple[Owner, ...]:
+    """Everyone to tell about the topic: its configured owners first, then DataZone's."""
+    return merge_owners(configured_owners(run, topic), project)

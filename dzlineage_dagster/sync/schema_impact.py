@@ -1,0 +1,133 @@
+"""What a topic's schema version breaks downstream, read from AWS: the one home of the answer
+`dzlineage impact` prints and the `schema_change_is_compatible` check reports.
+
+The version is compared with the one before it (GetSchemaVersion twice,
+:func:`~dzlineage_dagster.core.schemas.impact.compare_columns`); each change is followed to the
+Iceberg columns written from it: the sink writes a table column from the topic column of its
+name (the sync's sink-hop column lineage), among the columns the table has in the Glue Data
+Catalog (GetTable). Downstream of each table: its Dagster asset key (docs/dagster-graph.md) and
+the nodes DataZone's lineage shows downstream of the table's node (GetLineageNode by the
+table's ARN, then per downstream node). Owners: sync/owners.py.
+"""
+
+from __future__ import annotations
+
+from botocore.exceptions import ClientError
+
+from dzlineage_dagster.core.connectors.topology import SinkEdge
+from dzlineage_dagster.core.lineage.graph import JOB_RUN_NODE_TYPE
+from dzlineage_dagster.core.lineage.openlineage import DatasetSpec, sink_hop_column_lineage
+from dzlineage_dagster.core.lineage.platform_graph import (
+    glue_table_columns,
+    iceberg_table_key,
+    topic_key,
+)
+from dzlineage_dagster.core.lineage.readback import glue_table_arn
+from dzlineage_dagster.core.ownership.owners import Owner
+from dzlineage_dagster.core.schemas.avro import parse_row_schema
+from dzlineage_dagster.core.schemas.impact import (
+    DownstreamAsset,
+    ImpactReport,
+    affected_columns,
+    compare_columns,
+)
+from dzlineage_dagster.core.schemas.json_schema import parse_json_row_schema
+from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.owners import topic_owners
+from dzlineage_dagster.sync.run_state import SyncRun
+
+#: DataZone's node type of one run of a job (the API's `typeName`).
+#: The registry's data formats whose versions are read into columns.
+ROW_PARSERS = {"AVRO": parse_row_schema, "JSON": parse_json_row_schema}
+
+
+def topic_impact(
+    run: SyncRun, topic: str, project_owners: tuple[Owner, ...], version: int | None = None
+) -> ImpactReport:
+    """The changes of the topic's ``version`` (its latest when None) against the one before,
+    the Iceberg columns and downstream assets they reach, and the owners to tell.
+    ``project_owners`` are DataZone's (:func:`~dzlineage_dagster.sync.owners.datazone_owners`,
+    read once for many topics)."""
+    listed = run.registry_topics[topic]
+    registry = run.resource.schema_registry
+    parse = ROW_PARSERS.get(registry.get_schema(listed.schema_arn).get("DataFormat", "AVRO"))
+    if parse is None:
+        raise SyncError(f"{topic}: only AVRO and JSON schemas are read into columns")
+    latest = registry.get_schema_version(listed.schema_arn, version)
+    number = int(latest["VersionNumber"])
+    if number == 1:
+        return ImpactReport(topic, number)
+    previous = registry.get_schema_version(listed.schema_arn, number - 1)
+    old_columns = parse(previous["SchemaDefinition"]).columns
+    changes = compare_columns(old_columns, parse(latest["SchemaDefinition"]).columns)
+    lineage = run.topology.lineage_for(topic)
+    topic_spec = DatasetSpec(*topic_key(topic), old_columns)
+    glue = run.resource.data_catalog.client()
+    column_lineage = {}
+    for edge in lineage.sinks:
+        try:
+            table = glue.get_table(DatabaseName=edge.table.database, Name=edge.table.table)
+        except glue.exceptions.EntityNotFoundException:
+            continue  # no table yet: nothing reads a column of it
+        written = sink_hop_column_lineage(
+            glue_table_columns(table["Table"]), topic_spec, field_prefix=""
+        )
+        column_lineage[iceberg_table_key(edge.table.database, edge.table.table)] = {
+            column: [((ref.namespace, ref.name), ref.field) for ref in refs]
+            for column, refs in written.items()
+        }
+    return ImpactReport(
+        topic,
+        number,
+        previous_version=number - 1,
+        changes=tuple(changes),
+        affected=tuple(affected_columns(changes, topic_key(topic), column_lineage)),
+        tables=tuple(str(table.ref) for table in lineage.tables),
+        downstream=downstream_assets(run, latest["SchemaArn"], lineage.sinks),
+        owners=topic_owners(run, topic, project_owners),
+    )
+
+
+def downstream_assets(
+    run: SyncRun, schema_arn: str, sinks: tuple[SinkEdge, ...]
+) -> tuple[DownstreamAsset, ...]:
+    """Per table the sinks write: its Dagster key, and DataZone's nodes downstream of it."""
+    region, account_id = schema_arn.split(":")[3:5]
+    datazone = run.resource.datazone.client()
+    found: list[DownstreamAsset] = []
+    for edge in sinks:
+        database, table = edge.table.database, edge.table.table
+        name = f"{database}.{table}"
+        found.append(DownstreamAsset(name, "dagster", "/".join(iceberg_table_key(database, table))))
+        arn = glue_table_arn(region, run.settings.glue_table_account(account_id), database, table)
+        for node in _downstream_nodes(run, datazone, arn):
+            found.append(
+                DownstreamAsset(name, "datazone", node["name"], node["id"], node.get("typeName"))
+            )
+    return tuple(found)
+
+
+def _downstream_nodes(run: SyncRun, datazone, identifier: str) -> list[dict]:
+    """The datasets DataZone shows written by the job runs that read the node ``identifier``
+    names (a dataset's downstream nodes are the runs of the jobs reading it, theirs the
+    datasets they wrote). A node downstream of the table that is not a run is DataZone's view of
+    the table itself (its catalog asset's node), not a reader. None when DataZone has no node
+    for it (lineage not posted yet)."""
+    domain = run.settings.domain_id
+    try:
+        table = datazone.get_lineage_node(domainIdentifier=domain, identifier=identifier)
+    except ClientError as error:
+        if error_code(error) != "ResourceNotFoundException":
+            raise
+        return []
+    found: dict[str, dict] = {}
+    for downstream in table.get("downstreamNodes") or ():
+        reader = datazone.get_lineage_node(domainIdentifier=domain, identifier=downstream["id"])
+        if reader.get("typeName") != JOB_RUN_NODE_TYPE:
+            continue
+        for written in reader.get("downstreamNodes") or ():
+            if written["id"] not in found:
+                found[written["id"]] = datazone.get_lineage_node(
+                    domainIdentifier=domain, identifier=written["id"]
+                )
+    return list(found.values())
