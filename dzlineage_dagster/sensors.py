@@ -16,6 +16,7 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
 from dzlineage_dagster.core.catalog.discovery import SensorCursor, changed_topics, swept_to
 from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
@@ -139,6 +140,27 @@ def catalog_sync_requests(
     ]
 
 
+def platform_graph_staleness(context: SensorEvaluationContext, connectors_digest: str) -> str:
+    """What to say when the platform graph in this code location was drawn from other
+    connectors than the ones running now (empty: it was not, or there is no graph)."""
+    repository = context.repository_def
+    checks = repository.asset_checks_defs_by_key if repository else {}
+    for key, checks_def in checks.items():
+        if key.name != STALENESS_CHECK:
+            continue
+        drawn_from = checks_def.get_spec_for_check_key(key).metadata.get("connectors_digest")
+        if drawn_from and drawn_from != connectors_digest:
+            return (
+                "the platform graph in Dagster's asset graph was drawn from other connector "
+                f"configurations than the ones running now: {REFRESH_HINT}"
+            )
+    return ""
+
+
+def _with(note: str, reason: str) -> str:
+    return f"{reason}; {note}" if note else reason
+
+
 def _run_key(start: str, end: str, tokens: Mapping[str, str]) -> str:
     digest = hashlib.sha256(json.dumps(tokens, sort_keys=True).encode()).hexdigest()[:16]
     return f"{start}..{end}@{digest}"
@@ -163,13 +185,20 @@ def connector_config_sensor(
     run = SyncRun(lineage_sync, context.log)
     seen = json.loads(context.cursor) if context.cursor else {}
     digest = run.connectors_digest
+    stale = platform_graph_staleness(context, digest)
+    if stale:
+        context.log.warning(stale)
     if seen.get("digest") == digest:
-        return SensorResult(skip_reason="no connector configuration changed", cursor=context.cursor)
+        return SensorResult(
+            skip_reason=_with(stale, "no connector configuration changed"), cursor=context.cursor
+        )
     signatures = lineage_signatures(run.topology)
     cursor = json.dumps({"digest": digest, "topics": signatures})
     if not seen:
         # The first tick only learns the topology; the registry sensor's first sync posts it.
-        return SensorResult(skip_reason="recorded the connector topology", cursor=cursor)
+        return SensorResult(
+            skip_reason=_with(stale, "recorded the connector topology"), cursor=cursor
+        )
     partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
     changed = set(changed_lineage_topics(seen.get("topics", {}), signatures)) & set(partitions)
     run_requests = [

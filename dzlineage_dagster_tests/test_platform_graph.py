@@ -17,6 +17,7 @@ from dagster import (
     AssetSelection,
     Definitions,
     TableColumnDep,
+    build_sensor_context,
     define_asset_job,
 )
 from dagster.components.core.component_tree import ComponentTree
@@ -28,6 +29,7 @@ from dzlineage_dagster.components import PlatformGraphComponent
 from dzlineage_dagster.components.platform_graph import DEFAULT_STATE_KEY, SETTING_VARIABLES
 from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
+from dzlineage_dagster.sensors import connector_config_sensor
 from dzlineage_dagster.settings import InvalidSettings, MissingSettings
 from dzlineage_dagster.sync.platform_graph import live_digest
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
@@ -48,6 +50,14 @@ def graph_defs(component: PlatformGraphComponent, state_path: Path) -> Definitio
     component.write_state_to_path(state_path)
     built = component.build_defs_from_state(ComponentTree.for_test().load_context, state_path)
     return Definitions.merge(sync_defs, built)
+
+
+def connector_sensor_tick(defs: Definitions, instance):
+    """The connector sensor's first tick in the code location ``defs``."""
+    with build_sensor_context(
+        instance=instance, definitions=defs, resources=defs.resources
+    ) as context:
+        return connector_config_sensor(context)
 
 
 def dataset_name(key: AssetKey) -> str:
@@ -171,11 +181,19 @@ def test_a_re_routed_sink_changes_the_graph_once_refreshed_and_the_check_says_wh
     create_connector(platform, SINK, {**config, "iceberg.tables": "lakehouse.orders_history_v2"})
     assert not check_passed(before, platform.instance)
 
+    # The connector sensor, which reads only the connectors, says so too.
+    assert "platform graph in Dagster's asset graph was drawn from other" in (
+        connector_sensor_tick(before, platform.instance).skip_reason.skip_message
+    )
+
     after = graph_defs(component, state)
     graph = after.resolve_asset_graph()
     assert graph.get(archive).child_keys == {new}
     assert old not in graph.get_all_asset_keys()
     assert check_passed(after, platform.instance)
+    assert connector_sensor_tick(after, platform.instance).skip_reason.skip_message == (
+        "recorded the connector topology"
+    )
 
 
 def test_a_new_schema_version_makes_the_state_stale(platform, tmp_path):

@@ -58,6 +58,7 @@ from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The state's key unless ``defs_state.key`` names another (one per deployment).
 DEFAULT_STATE_KEY = "dzlineage_platform_graph"
+STALENESS_CHECK = "platform_graph_is_current"
 #: What the state says nothing about yet, or no more: the check tells how to refresh it.
 REFRESH_HINT = "run `dg utils refresh-defs-state` (under `dagster dev`, reload the code location)"
 SETTING_VARIABLES = frozenset(
@@ -134,7 +135,10 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     def _staleness_check(self, state: PlatformGraphState | None):
         @asset_check(
             asset=AssetKey.from_user_string(self.staleness_check_asset or ""),
-            name="platform_graph_is_current",
+            name=STALENESS_CHECK,
+            # Read by the connector sensor, which tells from it that a connector change left
+            # the graph behind without listing the registry.
+            metadata={"connectors_digest": state.connectors_digest if state else ""},
             description=(
                 "The asset graph's platform lineage (source table -> topic -> Iceberg table) "
                 "was read from the topology as it is now: compares a digest of the connectors "

@@ -62,7 +62,9 @@ def read_platform_graph(run: SyncRun) -> PlatformGraphState:
         f"platform graph: {len(nodes)} nodes from {len(graphs)} topics with edges; "
         f"API calls {run.api_calls()}"
     )
-    return PlatformGraphState(digest, datetime.now(timezone.utc).isoformat(), nodes)
+    return PlatformGraphState(
+        digest, datetime.now(timezone.utc).isoformat(), nodes, run.connectors_digest
+    )
 
 
 def _topic_graph(

@@ -92,6 +92,9 @@ class PlatformGraphState:
     digest: str
     written_at: str
     nodes: tuple[PlatformNode, ...]
+    #: The connectors' part of ``digest``: what the connector sensor, which reads only the
+    #: connectors, compares (empty in a state written before it was kept).
+    connectors_digest: str = ""
 
     def to_json(self) -> str:
         return json.dumps({"format": STATE_FORMAT, **asdict(self)}, indent=1, sort_keys=True)
@@ -106,6 +109,7 @@ class PlatformGraphState:
             digest=document["digest"],
             written_at=document["written_at"],
             nodes=tuple(_node_from_json(node) for node in document["nodes"]),
+            connectors_digest=document.get("connectors_digest", ""),
         )
 
     def node(self, key: Sequence[str]) -> PlatformNode | None:
