@@ -17,7 +17,7 @@ from dagster import (
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
-from dzlineage_dagster.core.catalog.discovery import SensorCursor, changed_topics, swept_to
+from dzlineage_dagster.core.catalog.discovery import SensorCursor, SweepState, changed_topics
 from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
@@ -49,9 +49,10 @@ MAX_RUNS_PER_TICK = 4
     description=(
         "Lists the Glue Schema Registry each tick, keeps one `kafka_topics` partition per "
         "topic, and requests the catalog sync only for topics whose schema changed since the "
-        "cursor, batched into a few runs over partition ranges. A rotating sixtieth of the "
-        "topics is also checked each tick (GetSchema, and their mapping records), so a new or "
-        "deleted version is found within 60 ticks even where UpdatedTime does not move. Deleted "
+        "cursor, batched into a few runs over partition ranges. A rotating slice of the topics "
+        "is also checked each tick (GetSchema, and their mapping records): a sixtieth where "
+        "UpdatedTime has shown it does not move with new versions (found within 60 ticks), a "
+        "few topics where it moves, twenty until the registry shows which. Deleted "
         "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY."
     ),
 )
@@ -61,12 +62,13 @@ def registry_schema_sensor(
     run = SyncRun(lineage_sync, context.log)
     current = run.registry_topics
     changed = changed_topics(current, context.cursor)
+    state = SweepState.from_text(context.cursor)
     try:
-        sweep = sweep_versions(run, swept_to(context.cursor))
+        sweep = sweep_versions(run, state)
     except (ClientError, BotoCoreError) as error:
         # The listing still finds new, changed and deleted schemas; the slice waits a tick.
         context.log.warning(f"version sweep skipped this tick: {describe_error(error)}")
-        sweep = VersionSweep(swept_to(context.cursor), {})
+        sweep = VersionSweep(state.swept_to, {}, state.updated_time)
 
     existing = context.instance.get_dynamic_partitions(kafka_topics.name)
     existing_set = set(existing)
@@ -99,7 +101,9 @@ def registry_schema_sensor(
         partition_requests.append(kafka_topics.build_add_request(added))
     if removed:
         partition_requests.append(kafka_topics.build_delete_request(removed))
-    cursor = SensorCursor.after(current, datetime.now(timezone.utc), sweep.swept_to).to_json()
+    cursor = SensorCursor.after(
+        current, datetime.now(timezone.utc), sweep.swept_to, sweep.updated_time
+    ).to_json()
     if not run_requests and not partition_requests:
         return SensorResult(
             skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor

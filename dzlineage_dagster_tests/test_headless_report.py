@@ -10,6 +10,7 @@ from __future__ import annotations
 import textwrap
 
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.catalog.registry_cursor import RegistryCursor
 from dzlineage_dagster.core.mapping.ssm_names import digest_parameter_name, scoped_prefix
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.test_catalog_operators import rows_of, scoped_parameters
@@ -30,7 +31,7 @@ def expected(text: str) -> str:
     return textwrap.dedent(text).strip("\n")
 
 
-def stored_digest(platform) -> str:
+def stored_cursor(platform) -> str:
     settings = platform.settings
     registry_arn = platform.client("glue").get_registry(
         RegistryId={"RegistryName": settings.registry_name}
@@ -61,44 +62,40 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         8 topics, 0 failed, 104 AWS API calls
         """
     )
-    digest = stored_digest(platform)
-    assert len(digest) == 64, digest
+    cursor = stored_cursor(platform)
+    assert RegistryCursor.from_text(cursor) is not None, cursor
 
-    # Idle: the registry listing, the custom types' check, the digest parameter and the version
-    # sweep (its position read and written, one topic's mapping record and GetSchema).
+    # Idle: the registry listing, the custom types' check, the cursor and the version sweep's
+    # state (one GetParameters; the state written), the sweep's mapping records and GetSchema:
+    # until the registry shows what UpdatedTime does the sweep checks 20 topics a run (here all
+    # 8, 2 GetParameters of records), and probes one schema of two versions (GetSchemaVersion).
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
-        f"""
-        registry shop-cdc unchanged since the last complete sync (digest {digest[:12]}): nothing to do
+        """
+        registry shop-cdc unchanged since the last complete sync: nothing to do
 
-        8 topics, 0 failed, 17 AWS API calls
+        8 topics, 0 failed, 25 AWS API calls
         """
     )
 
     # One new version: that topic is revised (after one GetAsset of its latest revision) and
-    # re-posted; the others are known unchanged from the registry token in their mapping
-    # records, without a call of their own.
+    # re-posted. Only the topics of the registry cursor's changed bucket are considered (here
+    # that topic alone): the others are not even read. 40 calls, 42 when every mapping was read
+    # (GetParametersByPath and the first layout's folders, against the sweep's wider slice).
     platform.register_new_version("shop.sales.orders", "coupon")
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
-        topic                        asset      catalog       lineage
-        ---------------------------  ---------  ------------  ------------------------------------------------------------------------------------
-        __debezium-heartbeat.shop    -                        no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
-        shop.archive.orders          unchanged                unchanged (registry token)
-        shop.inventory.customers     unchanged                unchanged (registry token)
-        shop.inventory.products      unchanged                unchanged (registry token)
-        shop.inventory.stock_levels  unchanged                unchanged (registry token)
-        shop.sales.order_lines       unchanged                unchanged (registry token)
-        shop.sales.orders            revised    published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
-        shop.sales.payments          unchanged                unchanged (registry token)
+        topic              asset    catalog       lineage
+        -----------------  -------  ------------  ------------------------------------------------------------------------------------
+        shop.sales.orders  revised  published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
 
         lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
 
-        8 topics, 0 failed, 42 AWS API calls
+        8 topics, 0 failed, 40 AWS API calls
         """
     )
-    assert stored_digest(platform) != digest, "the changed registry's digest was not recorded"
+    assert stored_cursor(platform) != cursor, "the changed registry's cursor was not recorded"
 
 
 def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):

@@ -12,7 +12,8 @@ from benchmarks.bench_estate import bench_estate, report
 from benchmarks.measure import check_catalog
 from benchmarks.synthetic_platform import seed_synthetic_platform
 from benchmarks.systems import pointed_at
-from dzlineage_dagster.core.catalog.discovery import VERSION_SWEEP_TICKS
+from dzlineage_dagster.core.catalog.discovery import UNKNOWN_SWEEP_SIZE
+from dzlineage_dagster.core.catalog.registry_cursor import topic_bucket
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 
@@ -45,7 +46,7 @@ def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
     assert catalog.edges_present == topics
     assert catalog.min_events_per_edge == catalog.max_events_per_edge
     assert threaded[("datazone", "CreateAsset")] == topics
-    # One mapping write per topic, the registry digest and the version sweep's position once.
+    # One mapping write per topic, the registry cursor and the version sweep's state once.
     assert threaded[("ssm", "PutParameter")] == topics + 2
     # The once-per-run lookups stay once per run with eight threads asking.
     assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
@@ -62,7 +63,7 @@ def _datazone_and_ssm_writes(counts) -> dict:
     }
 
 
-def test_an_idle_headless_sync_lists_the_registry_and_reads_one_digest(sandbox, monkeypatch):
+def test_an_idle_headless_sync_lists_the_registry_and_reads_one_cursor(sandbox, monkeypatch):
     topics = 210
     platform, _, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=8)
     sandbox.control.clear_calls()
@@ -70,25 +71,25 @@ def test_an_idle_headless_sync_lists_the_registry_and_reads_one_digest(sandbox, 
     idle = sandbox.control.call_counts()
     assert "unchanged since the last complete sync" in summary
     assert idle[("glue", "ListSchemas")] == math.ceil(topics / 100)
-    # The version sweep's slice: its GetSchema, its records by name, its position read and
-    # written. The packed layout (the default) reads a topic's record by its chain of 8 buckets
-    # and its two one-per-topic names (for the migration): one GetParameters a topic, where
-    # one parameter a topic took ceil(2 * sweep / 10).
-    sweep = math.ceil(topics / VERSION_SWEEP_TICKS)
+    # The version sweep's slice, a constant while the registry (every schema at version 1) has
+    # not shown what UpdatedTime does: its GetSchema, its records by name (with their
+    # first-layout names, 10 a call); the cursor and the sweep's state in one GetParameters.
+    sweep = UNKNOWN_SWEEP_SIZE
     assert idle[("glue", "GetSchema")] == sweep
     assert idle[("glue", "GetSchemaVersion")] == 0
     assert idle[("ssm", "GetParametersByPath")] == 0
-    assert idle[("ssm", "GetParameters")] == 2 + sweep  # + digest, position
+    assert idle[("ssm", "GetParameters")] == 1 + math.ceil(2 * sweep / 10)
     assert _datazone_and_ssm_writes(idle) == {("ssm", "PutParameter"): 1}
-    # The start-up checks (domain, project, cluster), the custom types' reads, the digest and
-    # the sweep (two calls a swept topic, above): a few calls each, none of them per topic.
-    constant = sum(idle.values()) - math.ceil(topics / 100) - 2 * sweep
-    assert constant <= 17, idle
-    sweep_reads = [("glue", "ListSchemas"), ("ssm", "GetParameters")]
-    assert max(n for key, n in idle.items() if key not in sweep_reads) <= 4, idle
+    # The start-up checks (domain, project, cluster), the custom types' reads, the cursor and
+    # the sweep's records: a few calls each, none of them per topic (19: the sweep's 20
+    # records take 4 GetParameters where its 4 took 1 when it was a sixtieth of 210 topics).
+    constant = sum(idle.values()) - math.ceil(topics / 100) - sweep
+    assert constant <= 19, idle
+    per_topic = (("glue", "ListSchemas"), ("glue", "GetSchema"))
+    assert max(n for key, n in idle.items() if key not in per_topic) <= 5, idle
 
 
-def test_a_changed_schema_is_the_only_one_read_after_the_digest_moves(sandbox, monkeypatch):
+def test_a_changed_schema_is_the_only_one_read_after_the_cursor_moves(sandbox, monkeypatch):
     from benchmarks.synthetic_platform import register_new_version
 
     topics = 40
@@ -98,13 +99,17 @@ def test_a_changed_schema_is_the_only_one_read_after_the_digest_moves(sandbox, m
     sandbox.control.clear_calls()
     summary = headless_sync(platform, monkeypatch, concurrency=4)
     calls = sandbox.control.call_counts()
-    # The changed topic's read, and the version sweep's one topic (40 / 60 a run).
-    assert calls[("glue", "GetSchema")] == 2
+    # The changed topic's read, and the version sweep's slice (20 topics while the registry has
+    # not shown what UpdatedTime does).
+    assert calls[("glue", "GetSchema")] == 1 + UNKNOWN_SWEEP_SIZE
     assert calls[("glue", "GetSchemaVersion")] == 1
     assert calls[("datazone", "CreateAssetRevision")] == 1
-    # The topic's record (asset, lineage and token at once), the new digest, the sweep's position.
+    # The topic's record (asset, lineage and token at once), the new cursor, the sweep's state.
     assert calls[("ssm", "PutParameter")] == 3
-    assert summary.count("unchanged (registry token)") == topics - 1
+    assert calls[("ssm", "GetParametersByPath")] == 0, "every mapping was read for one change"
+    # Only the topics of the changed topic's cursor bucket are considered.
+    same_bucket = [t for t in platform.topics if topic_bucket(t) == topic_bucket(changed)]
+    assert summary.count("unchanged (registry token)") == len(same_bucket) - 1
     sandbox.control.clear_calls()
     assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 4)
 

@@ -102,9 +102,16 @@ TOPIC_ASSET_SPECS = [
 def kafka_topic_catalog(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
 ) -> Iterator[AssetMaterialization | AssetObservation | AssetCheckEvaluation]:
-    run = SyncRun(lineage_sync, context.log)
-    stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     topics = list(context.partition_keys)
+    # The partitions are the registry's topics as the sensor last listed them: a run over a
+    # few looks those up by name instead of listing the whole registry.
+    run = SyncRun.over_topics(
+        lineage_sync,
+        context.log,
+        topics,
+        context.instance.get_dynamic_partitions(kafka_topics.name),
+    )
+    stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     context.log.info(
         f"syncing {len(topics)} topics: {', '.join(STAGE_ASSET_KEYS[s].to_user_string() for s in Stage if s in stages)}"
     )

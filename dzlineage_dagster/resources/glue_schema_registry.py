@@ -28,6 +28,16 @@ class GlueSchemaRegistryResource(AwsClientResource):
     def get_schema(self, schema_arn: str) -> dict[str, Any]:
         return self.client().get_schema(SchemaId={"SchemaArn": schema_arn})
 
+    def schema_named(self, registry_name: str, schema_name: str) -> dict[str, Any] | None:
+        """GetSchema by name; None when the registry holds no schema of that name."""
+        client = self.client()
+        try:
+            return client.get_schema(
+                SchemaId={"RegistryName": registry_name, "SchemaName": schema_name}
+            )
+        except client.exceptions.EntityNotFoundException:
+            return None
+
     def get_schema_version(self, schema_arn: str, version_number: int | None = None) -> dict:
         """The definition of one version (the latest when `version_number` is None)."""
         version = (

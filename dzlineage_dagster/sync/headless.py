@@ -12,7 +12,8 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.catalog.discovery import registry_digest
+from dzlineage_dagster.core.catalog.discovery import SweepState
+from dzlineage_dagster.core.catalog.registry_cursor import RegistryCursor
 from dzlineage_dagster.core.connectors.report import refused_connectors
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
@@ -148,16 +149,19 @@ def run_headless_sync(
     """Exit code 0 when every topic synced, 1 when any failed or the sync could not start,
     128 + the signal's number when SIGINT or SIGTERM stopped it.
 
-    Idle is nearly free: the registry listing (a call per 100 schemas) is hashed with the
-    sync's settings, the connectors' signature and the code version into a digest; when it
-    equals the digest the last complete sync of this domain and project recorded (one
-    GetParameters), and the version sweep finds no topic behind its latest version (a
-    sixtieth of the topics a run: their GetSchema and mapping records, the sweep's position
-    read and written; see :mod:`~dzlineage_dagster.sync.version_sweep`), nothing changed and
-    nothing more is called. Otherwise every mapping is read
-    once and only the topics whose registry token moved are read and synced; a sync with no
-    failure then records the new digest. A hand-edited mapping parameter is not noticed by an
-    idle sync (nothing reads it): ``reconcile`` reads everything and repairs it.
+    Idle is nearly free, and a change costs what it changes: the registry listing (a call per
+    100 schemas) is folded, with the sync's settings, the connectors' signature and the code
+    version, into the registry cursor (:mod:`~dzlineage_dagster.core.catalog.registry_cursor`) and
+    compared with the one the last complete sync of this domain and project recorded (one
+    GetParameters, with the version sweep's state). Only the topics of the cursor's changed
+    buckets, and those the version sweep finds behind their latest version (a slice of the
+    topics a run, sized by what the registry showed of ``UpdatedTime``; see
+    :mod:`~dzlineage_dagster.sync.version_sweep`), are considered: their mapping records read
+    by name, and those whose registry token moved synced. The whole mapping is read only when
+    there is no cursor, the context changed, or a schema may have left the registry (then
+    retirement needs it). A sync with no failure then records the new cursor. A hand-edited
+    mapping parameter is not noticed (nothing reads it): ``reconcile`` reads everything and
+    repairs it.
 
     ``reconcile`` first compares DataZone with the registry and the mapping and repairs what
     differs (with ``dry_run``: lists the repairs and writes nothing); it never takes the idle
@@ -177,23 +181,27 @@ def run_headless_sync(
             types = ensure_custom_types(run)
             topics = list(run.registry_topics)
             registry_arn = run.registry_arn
-            digest = registry_digest(run.registry_topics, run.sync_context)
+            listing = RegistryCursor.of(run.registry_topics, run.sync_context)
             # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
-            # failure found here is a change the registry digest cannot see.
+            # failure found here is a change the registry cursor cannot see.
             trust_tokens = not reconcile and not run.lineage_health.failed_runs
             # A reconcile reads every topic anyway; otherwise the sweep catches a version that
-            # the listing's UpdatedTime (so the digest) does not show.
-            sweep = (
-                sweep_versions(run, run.mappings.stored_sweep(registry_arn))
-                if trust_tokens
-                else None
+            # the listing's UpdatedTime (so the cursor) does not show.
+            stored, sweep_state = (
+                run.mappings.stored_cursor(registry_arn) if trust_tokens else (None, SweepState())
             )
+            sweep = sweep_versions(run, sweep_state) if trust_tokens else None
             behind = sweep.behind if sweep else {}
-            unchanged = (
-                trust_tokens and not behind and run.mappings.stored_digest(registry_arn) == digest
+            changed = stored.changed_topics(listing, topics) if stored else None
+            to_sync = topics if changed is None else sorted({*changed, *behind})
+            # Without a cursor, or when a schema it knew may have left, every mapping is read
+            # to find what to retire.
+            retiring = (
+                stored is None or changed is None or not stored.nothing_removed(run.registry_topics)
             )
+            unchanged = trust_tokens and not to_sync and not retiring
             if not unchanged:
-                # An idle sync's digest vouches for a complete sync under this project.
+                # An idle sync's cursor vouches for a complete sync under this project.
                 check_ownership(run, topics)
                 check_authorization(run, (), asset_writes=True)
             if reconcile:
@@ -218,20 +226,27 @@ def run_headless_sync(
             _record_sweep(run, registry_arn, sweep, log)
             calls = run.api_calls()
             print(
-                f"registry {settings.registry_name} unchanged since the last complete sync "
-                f"(digest {digest[:12]}): nothing to do\n\n{len(topics)} topics, 0 failed, "
+                f"registry {settings.registry_name} unchanged since the last complete sync: "
+                f"nothing to do\n\n{len(topics)} topics, 0 failed, "
                 f"{sum(calls.values())} AWS API calls",
                 file=out,
             )
             return 0
-        log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
+        if len(to_sync) < len(topics):
+            log.info(
+                f"{len(to_sync)} of {len(topics)} topics of registry {settings.registry_name} "
+                "may have changed since the last complete sync (the registry cursor's changed "
+                "buckets, and the version sweep's finds): syncing those"
+            )
+        else:
+            log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
         rows: list[tuple[str, ...]] = []
         outcomes: list[TopicOutcome] = []
         reposted: list[str] = []
         failed = done = 0
         try:
             for outcome in sync_topics(
-                run, topics, trust_registry_tokens=trust_tokens, stale=behind
+                run, to_sync, trust_registry_tokens=trust_tokens, stale=behind
             ):
                 done += 1
                 outcomes.append(outcome)
@@ -262,13 +277,13 @@ def run_headless_sync(
             # Threads finish topics in any order; the summary lists them in the registry's.
             listing_order = {topic: index for index, topic in enumerate(topics)}
             rows.sort(key=lambda row: listing_order.get(row[0], len(topics)))
-            if not stop:
+            if not stop and retiring:
                 for topic, result in retire_removed_topics(run).items():
                     failed += result.startswith("failed")
                     rows.append((topic, result, "", "schema left the registry"))
             if not stop and not failed:
-                _record_digest(run, registry_arn, digest, log)
-                # Like the digest, only after a complete sync: a failed one sweeps its slice again.
+                _record_cursor(run, registry_arn, listing, log)
+                # Like the cursor, only after a complete sync: a failed one sweeps its slice again.
                 _record_sweep(run, registry_arn, sweep, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
@@ -280,7 +295,7 @@ def run_headless_sync(
                 f"after accepting them: {', '.join(reposted)}",
                 file=out,
             )
-        _print_scope_notes(run, out, report)
+        _print_scope_notes(run, out, report, retiring=retiring)
         # After the loop: DataZone processes the events while the other topics sync.
         readback = None if stop else read_back_sync(run, outcomes)
         if readback is not None:
@@ -312,13 +327,15 @@ def _asset_column(outcome: TopicOutcome) -> str:
     return "-"
 
 
-def _record_digest(run: SyncRun, registry_arn: str, digest: str, log: logging.Logger) -> None:
+def _record_cursor(
+    run: SyncRun, registry_arn: str, cursor: RegistryCursor, log: logging.Logger
+) -> None:
     try:
-        run.mappings.record_digest(registry_arn, digest)
+        run.mappings.record_cursor(registry_arn, cursor)
     except (ClientError, BotoCoreError) as error:
         log.warning(
-            f"registry digest not recorded (the next sync reads every mapping): "
-            f"{describe_error(error)}"
+            f"registry cursor not recorded (the next sync reads the topics changed since the "
+            f"last one recorded, or every mapping): {describe_error(error)}"
         )
 
 
@@ -328,7 +345,7 @@ def _record_sweep(
     if sweep is None or not sweep.swept_to:
         return  # a reconcile reads every topic; an empty registry has nothing to sweep
     try:
-        run.mappings.record_sweep(registry_arn, sweep.swept_to)
+        run.mappings.record_sweep(registry_arn, sweep.state)
     except (ClientError, BotoCoreError) as error:
         log.warning(
             f"version sweep position not recorded (the next sync checks the same topics "
@@ -336,8 +353,11 @@ def _record_sweep(
         )
 
 
-def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None) -> None:
-    """What an operator must know beyond the per-topic rows: repairs, migration, a hold."""
+def _print_scope_notes(
+    run: SyncRun, out: TextIO, report: ReconcileReport | None, *, retiring: bool = True
+) -> None:
+    """What an operator must know beyond the per-topic rows: repairs, migration, a hold
+    (``retiring``: whether this sync looked for schemas that left the registry)."""
     if report is not None:
         print(_reconcile_summary(report), file=out)
     if run.mappings.migrated:
@@ -346,7 +366,7 @@ def _print_scope_notes(run: SyncRun, out: TextIO, report: ReconcileReport | None
             f"{run.mappings.prefix}",
             file=out,
         )
-    hold = retirement_hold(run)
+    hold = retirement_hold(run) if retiring else None
     if hold is not None:
         print(f"\n{hold}", file=out)
     try:

@@ -34,9 +34,9 @@ them (stamped entries merge order-free, so every writer's records survive) and w
 until its write directly follows the last version it merged. Within one run, a lock per
 bucket keeps the threads from racing at all.
 
-The scoped path also holds one registry digest per registry (``<scoped path>/d/<sha256>``, see
-:meth:`MappingStore.stored_digest`): under the scope, so another domain's or project's sync never
-trusts this one's digest, and never read as a mapping.
+The scoped path also holds one registry cursor per registry (``<scoped path>/d/<sha256>``, see
+:meth:`MappingStore.stored_cursor`): under the scope, so another domain's or project's sync never
+trusts this one's cursor, and never read as a mapping.
 
 The run's threads share one store: every method holds its lock, so a topic's read and its
 commit see whole records (the calls they make are per topic, so holding the lock costs little
@@ -59,6 +59,8 @@ from typing import Any
 
 from botocore.exceptions import ClientError
 
+from dzlineage_dagster.core.catalog.discovery import SweepState
+from dzlineage_dagster.core.catalog.registry_cursor import RegistryCursor
 from dzlineage_dagster.core.mapping.pack import (
     VALUE_LIMITS,
     BucketChange,
@@ -304,31 +306,32 @@ class MappingStore:
             self.foreign.pop(schema_arn, None)
             self._stored[schema_arn] = None
 
-    def stored_digest(self, registry_arn: str) -> str | None:
-        """The registry digest the last complete headless sync of this scope recorded (one
-        GetParameters)."""
-        name = digest_parameter_name(self._prefix, registry_arn)
-        return self._parameters.parameters_named([name]).get(name)
+    def stored_cursor(self, registry_arn: str) -> tuple[RegistryCursor | None, SweepState]:
+        """What the last complete headless sync of this scope recorded of the registry: its
+        cursor (:mod:`~dzlineage_dagster.core.catalog.registry_cursor`; None: none, or of an earlier
+        form) and its version sweep's state (see :mod:`~dzlineage_dagster.sync.version_sweep`).
+        One GetParameters for both."""
+        cursor_name = digest_parameter_name(self._prefix, registry_arn)
+        sweep_name = self._sweep_parameter_name(registry_arn)
+        found = self._parameters.parameters_named([cursor_name, sweep_name])
+        return (
+            RegistryCursor.from_text(found.get(cursor_name)),
+            SweepState.from_text(found.get(sweep_name)),
+        )
 
-    def record_digest(self, registry_arn: str, digest: str) -> None:
+    def record_cursor(self, registry_arn: str, cursor: RegistryCursor) -> None:
         self._parameters.put(
             digest_parameter_name(self._prefix, registry_arn),
-            digest,
+            cursor.to_text(),
             description=f"Registry {registry_arn} as of the last complete dzlineage sync"[:1024],
         )
 
-    def stored_sweep(self, registry_arn: str) -> str:
-        """Where the last headless sync's version sweep of the registry stopped ("": never
-        swept; see :mod:`~dzlineage_dagster.sync.version_sweep`). One GetParameters."""
-        name = self._sweep_parameter_name(registry_arn)
-        return self._parameters.parameters_named([name]).get(name, "")
-
-    def record_sweep(self, registry_arn: str, swept_to: str) -> None:
+    def record_sweep(self, registry_arn: str, state: SweepState) -> None:
         self._parameters.put(
             self._sweep_parameter_name(registry_arn),
-            swept_to,
-            description=f"Registry {registry_arn}: the last topic dzlineage sync's version "
-            "sweep checked"[:1024],
+            state.to_json(),
+            description=f"Registry {registry_arn}: where dzlineage sync's version sweep stopped "
+            "and what UpdatedTime showed"[:1024],
         )
 
     def _sweep_parameter_name(self, registry_arn: str) -> str:
@@ -336,7 +339,7 @@ class MappingStore:
         return digest_parameter_name(self._prefix, f"version sweep of {registry_arn}")
 
     def forget_digest(self, registry_arn: str) -> None:
-        """Drop the registry digest, so the next headless sync reads the mapping again.
+        """Drop the registry cursor, so the next headless sync reads the mapping again.
 
         For a run that does not record a digest of its own (a Dagster run covers some topics,
         not the registry): a headless sync that finished while this run was still writing

@@ -17,6 +17,7 @@ import json
 import logging
 import threading
 from collections import Counter
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
@@ -28,6 +29,7 @@ import yaml
 
 from dzlineage_dagster.core.catalog.discovery import (
     RegistryTopic,
+    describing_schema_names,
     registry_topics,
     topic_sync_token,
 )
@@ -86,6 +88,54 @@ def _code_version() -> str:
         return "unknown"
 
 
+class RegistryByName(Mapping[str, RegistryTopic]):
+    """The registry as a run over a few topics sees it, without listing it: every topic's name
+    is known without a call (the Dagster partitions the registry sensor keeps), and a topic's
+    schema is looked up by name (GetSchema: its value schema, a schema named as the topic, its
+    key schema, as :func:`~dzlineage_dagster.core.catalog.discovery.registry_topics` prefers them) the
+    first time the run asks for it. GetSchema's answer is kept for the schema stage, which
+    would make the same call (:meth:`SyncRun.schema_description`), so a run over k topics costs
+    k calls here in place of ``ceil(N / 100)`` ListSchemas pages."""
+
+    def __init__(self, names: Sequence[str], describe: Any) -> None:
+        self._names = dict.fromkeys(sorted(names))
+        self._describe = describe
+        self._described: dict[str, RegistryTopic | None] = {}
+        #: Schema ARN -> GetSchema's answer, until the schema stage takes it.
+        self.answers: dict[str, dict[str, Any]] = {}
+
+    def __getitem__(self, topic: str) -> RegistryTopic:
+        if topic not in self._names:
+            raise KeyError(topic)
+        if topic not in self._described:
+            self._described[topic] = self._look_up(topic)
+        described = self._described[topic]
+        if described is None:
+            raise KeyError(topic)  # its schema left the registry since the sensor's tick
+        return described
+
+    def _look_up(self, topic: str) -> RegistryTopic | None:
+        for name in describing_schema_names(topic):
+            answer = self._describe(name)
+            if answer is not None:
+                self.answers[answer["SchemaArn"]] = answer
+                return registry_topics([answer])[topic]
+        return None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._names)
+
+    def __len__(self) -> int:
+        return len(self._names)
+
+    def __contains__(self, topic: object) -> bool:
+        return topic in self._names
+
+    def any_described(self) -> RegistryTopic | None:
+        """A topic the run has looked up already (no call), if any."""
+        return next((t for t in self._described.values() if t is not None), None)
+
+
 @dataclass(frozen=True)
 class ClusterInfo:
     arn: str
@@ -98,6 +148,10 @@ class ClusterInfo:
 class SyncRun:
     resource: LineageSyncResource
     log: Any = field(default_factory=lambda: logging.getLogger("dzlineage"))
+    #: Every registry topic's name, known without a call (a Dagster run: the partitions the
+    #: registry sensor keeps), for a run over a few of them: the registry is then not listed,
+    #: each topic the run needs is looked up by name (:class:`RegistryByName`).
+    topic_names: Sequence[str] | None = None
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
     _lookup_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
@@ -106,6 +160,21 @@ class SyncRun:
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
     #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
     repost_lineage: set[str] = field(default_factory=set, init=False)
+
+    @classmethod
+    def over_topics(
+        cls,
+        resource: LineageSyncResource,
+        log: Any,
+        topics: Sequence[str],
+        topic_names: Sequence[str],
+    ) -> SyncRun:
+        """A run over ``topics`` of a registry whose topics are ``topic_names``: the topics
+        are looked up by name when that takes no more calls than listing the registry (a
+        page per 100 schemas), so a run over a few topics costs calls for those few."""
+        pages = -(-len(topic_names) // 100)
+        by_name = topic_names if 0 < len(topics) <= pages else None
+        return cls(resource, log, topic_names=by_name)
 
     def __post_init__(self) -> None:
         self.log = self.log or logging.getLogger("dzlineage")
@@ -226,9 +295,19 @@ class SyncRun:
         return dict(sorted(totals.items()))
 
     @run_lookup
-    def registry_topics(self) -> dict[str, RegistryTopic]:
-        listed = self.resource.schema_registry.list_schemas(self.settings.registry_name)
-        return registry_topics(listed)
+    def registry_topics(self) -> Mapping[str, RegistryTopic]:
+        registry, name = self.resource.schema_registry, self.settings.registry_name
+        if self.topic_names is not None:
+            return RegistryByName(
+                self.topic_names, lambda schema: registry.schema_named(name, schema)
+            )
+        return registry_topics(registry.list_schemas(name))
+
+    def schema_description(self, schema_arn: str) -> dict[str, Any]:
+        """GetSchema's answer for the schema: the one the registry lookup kept, else a call."""
+        listed = self.registry_topics
+        kept = listed.answers.pop(schema_arn, None) if isinstance(listed, RegistryByName) else None
+        return kept or self.resource.schema_registry.get_schema(schema_arn)
 
     @run_lookup
     def sync_context(self) -> str:
@@ -271,8 +350,14 @@ class SyncRun:
     @run_lookup
     def registry_arn(self) -> str:
         """The configured registry's ARN: from a listed schema's ARN, else GetRegistry."""
-        for listed in self.registry_topics.values():
-            return registry_arn_of_schema(listed.schema_arn)
+        registry = self.registry_topics
+        if isinstance(registry, RegistryByName):
+            looked_up = registry.any_described()
+            if looked_up is not None:
+                return registry_arn_of_schema(looked_up.schema_arn)
+        else:
+            for listed in registry.values():
+                return registry_arn_of_schema(listed.schema_arn)
         return self.resource.schema_registry.registry_arn(self.settings.registry_name)
 
     def in_registry(self, record: MappingRecord) -> bool:

@@ -6,14 +6,30 @@ tick (a sensor tick, a headless sync) therefore also checks a rotating slice of 
 (:func:`~dzlineage_dagster.core.catalog.discovery.version_sweep`): one GetSchema per topic for its
 ``LatestSchemaVersion``, compared with the version its mapping record says the asset was synced
 with (GetParameters, 10 records a call). A topic that differs is synced whatever its token says.
+
+The slice's size follows what the registry has shown (:class:`UpdatedTimeBehaviour`): a
+sixtieth of the topics where ``UpdatedTime`` is known not to move, a few topics where it is
+known to move, a constant twenty until the registry shows either. The sweep learns it itself:
+the first schema of a slice with two or more versions (one GetSchemaVersion for its latest
+version's ``CreatedTime``, against GetSchema's ``UpdatedTime``), and every topic it finds behind
+a new version, tells which.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from dzlineage_dagster.core.catalog.discovery import behind_registry, version_sweep
+from dzlineage_dagster.core.catalog.discovery import (
+    SweepState,
+    UpdatedTimeBehaviour,
+    behind_registry,
+    updated_time_evidence,
+    version_sweep,
+)
 from dzlineage_dagster.sync.run_state import SyncRun
+
+#: GetSchemaVersion calls a tick may make to learn what ``UpdatedTime`` does.
+PROBES_PER_TICK = 2
 
 
 @dataclass(frozen=True)
@@ -22,13 +38,19 @@ class VersionSweep:
     swept_to: str
     #: Topic -> its latest version, for the topics whose asset shows another one.
     behind: dict[str, int]
+    #: What the registry has shown its ``UpdatedTime`` does, this tick included.
+    updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN
+
+    @property
+    def state(self) -> SweepState:
+        return SweepState(self.swept_to, self.updated_time)
 
 
-def sweep_versions(run: SyncRun, swept_to: str) -> VersionSweep:
+def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
     listed = run.registry_topics
-    batch = version_sweep(list(listed), swept_to)
+    batch = version_sweep(list(listed), state.swept_to, state.updated_time)
     if not batch:
-        return VersionSweep(swept_to, {})
+        return VersionSweep(state.swept_to, {}, state.updated_time)
     run.mappings.read([listed[topic].schema_arn for topic in batch])
     synced = {}
     for topic in batch:
@@ -36,14 +58,35 @@ def sweep_versions(run: SyncRun, swept_to: str) -> VersionSweep:
         if record is not None:
             synced[topic] = record.schema_version
     registry = run.resource.schema_registry
-    latest = {}
+    latest, described = {}, {}
     for topic in synced:
         try:
-            latest[topic] = int(
-                registry.get_schema(listed[topic].schema_arn)["LatestSchemaVersion"]
-            )
+            described[topic] = registry.get_schema(listed[topic].schema_arn)
         except registry.client().exceptions.EntityNotFoundException:
             continue  # deleted since the listing: the next listing retires it
-    return VersionSweep(
-        batch[-1], {topic: latest[topic] for topic in behind_registry(latest, synced)}
-    )
+        latest[topic] = int(described[topic]["LatestSchemaVersion"])
+    behind = {topic: latest[topic] for topic in behind_registry(latest, synced)}
+    behaviour = state.updated_time
+    # A new version the sweep found is the best evidence; while nothing is known, any schema
+    # with two versions. Known frozen: nothing to learn (the sweep is at its widest).
+    probes = [t for t in behind if behind[t] > synced[t]]
+    if behaviour is UpdatedTimeBehaviour.UNKNOWN:
+        probes += [t for t in described if t not in behind and latest[t] >= 2]
+    if behaviour is UpdatedTimeBehaviour.FROZEN:
+        probes = []
+    for topic in probes[:PROBES_PER_TICK]:
+        try:
+            version = registry.get_schema_version(listed[topic].schema_arn)
+        except registry.client().exceptions.EntityNotFoundException:
+            continue
+        shown = updated_time_evidence(
+            described[topic].get("UpdatedTime"), latest[topic], version.get("CreatedTime")
+        )
+        if shown not in (UpdatedTimeBehaviour.UNKNOWN, behaviour):
+            run.log.info(
+                f"version sweep: {topic} shows that this registry's UpdatedTime "
+                f"{'does not move' if shown is UpdatedTimeBehaviour.FROZEN else 'moves'} when "
+                "a version is registered; the sweep's slice is sized for that from now on"
+            )
+            behaviour = shown
+    return VersionSweep(batch[-1], behind, behaviour)

@@ -76,3 +76,54 @@ def test_the_sensor_cursor_keeps_the_sweep_position():
     assert swept_to(cursor) == "shop.sales.orders"
     assert swept_to(None) == ""
     assert swept_to('{"horizon": "2026-01-01T00:00:00+00:00", "recent": {}}') == ""
+
+
+def test_the_slice_is_constant_until_the_registry_shows_updated_time_frozen():
+    from dzlineage_dagster.core.catalog.discovery import (
+        MOVING_SWEEP_SIZE,
+        UNKNOWN_SWEEP_SIZE,
+        UpdatedTimeBehaviour,
+        sweep_size,
+    )
+
+    for topics in (1_000, 10_000, 100_000):
+        assert sweep_size(topics, UpdatedTimeBehaviour.UNKNOWN) == UNKNOWN_SWEEP_SIZE
+        assert sweep_size(topics, UpdatedTimeBehaviour.MOVES) == MOVING_SWEEP_SIZE
+        assert sweep_size(topics, UpdatedTimeBehaviour.FROZEN) == -(-topics // VERSION_SWEEP_TICKS)
+    assert sweep_size(3, UpdatedTimeBehaviour.UNKNOWN) == 3
+
+
+def test_a_schema_of_two_versions_shows_what_updated_time_does():
+    from dzlineage_dagster.core.catalog.discovery import UpdatedTimeBehaviour, updated_time_evidence
+
+    created = datetime(2026, 1, 1, 12, tzinfo=timezone.utc)
+    later = datetime(2026, 1, 2, 12, tzinfo=timezone.utc)
+    assert updated_time_evidence(later, 2, later) is UpdatedTimeBehaviour.MOVES
+    assert updated_time_evidence(created, 2, later) is UpdatedTimeBehaviour.FROZEN
+    assert updated_time_evidence(created, 1, created) is UpdatedTimeBehaviour.UNKNOWN
+
+
+def test_the_registry_cursor_names_only_a_changed_bucket_and_sees_removals():
+    from dataclasses import replace
+
+    from dzlineage_dagster.core.catalog.discovery import RegistryTopic
+    from dzlineage_dagster.core.catalog.registry_cursor import RegistryCursor, topic_bucket
+
+    topics = {
+        f"t{i}": RegistryTopic(f"t{i}", f"t{i}", f"arn:s/t{i}", "2026-01-01", None, "2026-01-01")
+        for i in range(500)
+    }
+    before = RegistryCursor.from_text(RegistryCursor.of(topics, "ctx").to_text())
+    changed = {**topics, "t7": replace(topics["t7"], updated_time="2026-01-02")}
+    dirty = before.changed_topics(RegistryCursor.of(changed, "ctx"), list(changed))
+    assert "t7" in dirty
+    assert {topic_bucket(t) for t in dirty} == {topic_bucket("t7")}
+    assert before.changed_topics(RegistryCursor.of(topics, "other"), list(topics)) is None
+    added = {
+        **topics,
+        "new": RegistryTopic("new", "new", "arn:s/new", "2026-02-01", None, "2026-02-01"),
+    }
+    assert before.nothing_removed(added)
+    removed = dict(topics)
+    del removed["t9"]
+    assert not before.nothing_removed(removed)

@@ -8,9 +8,23 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from enum import Enum
 from typing import Any
 
 from dzlineage_dagster.core.connectors.topics import topic_for_schema_name
+
+
+class UpdatedTimeBehaviour(str, Enum):
+    """What a registry's ``UpdatedTime`` does when a version is registered, as learnt from it.
+
+    No AWS document says; each registry shows it the first time a schema with two or more
+    versions is looked at (:func:`updated_time_evidence`), and a topic found behind its latest
+    version by the sweep while its listing stood still proves ``frozen``.
+    """
+
+    UNKNOWN = "unknown"
+    MOVES = "moves"
+    FROZEN = "frozen"
 
 
 @dataclass(frozen=True)
@@ -22,6 +36,8 @@ class RegistryTopic:
     schema_arn: str
     updated_time: str
     key_schema_arn: str | None = None
+    #: The describing schema's ``CreatedTime`` (ISO text; "" when not listed).
+    created_time: str = ""
 
     @property
     def change_token(self) -> str:
@@ -56,26 +72,20 @@ def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str,
             schema_arn=describing["SchemaArn"],
             updated_time=_timestamp(describing.get("UpdatedTime", "")),
             key_schema_arn=key["SchemaArn"] if key is not None and key is not describing else None,
+            created_time=_timestamp(describing.get("CreatedTime", "")),
         )
     return topics
+
+
+def describing_schema_names(topic: str) -> tuple[str, ...]:
+    """The schema names that may describe ``topic``, in the order :func:`registry_topics`
+    prefers them: its value schema, a schema named as the topic, its key schema."""
+    return (f"{topic}-value", topic, f"{topic}-key")
 
 
 def topic_sync_token(topic: RegistryTopic, sync_context: str) -> str:
     """The topic's registry change token under these settings (a mapping record keeps it)."""
     return hashlib.sha256(f"{topic.change_token}\n{sync_context}".encode()).hexdigest()[:16]
-
-
-def registry_digest(topics: Mapping[str, RegistryTopic], sync_context: str) -> str:
-    """One hash of the whole listing under these settings: equal digests, nothing to sync.
-
-    It covers every topic's schema ARN and ``UpdatedTime`` (a new version, a new schema and a
-    deleted one all change it) and ``sync_context``, which names what else shapes the catalog
-    (the settings, the asset type revision, the code's version).
-    """
-    digest = hashlib.sha256(sync_context.encode())
-    for name in sorted(topics):
-        digest.update(f"\n{name}\t{topics[name].change_token}".encode())
-    return digest.hexdigest()
 
 
 @dataclass(frozen=True)
@@ -128,16 +138,27 @@ class SensorCursor:
     recent: dict[str, str]
     #: The last topic the version sweep checked (see :func:`version_sweep`).
     swept_to: str = ""
+    #: What the registry showed its ``UpdatedTime`` does (see :class:`UpdatedTimeBehaviour`).
+    updated_time: str = "unknown"
 
     def to_json(self) -> str:
         return json.dumps(
-            {"horizon": self.horizon, "recent": self.recent, "swept_to": self.swept_to},
+            {
+                "horizon": self.horizon,
+                "recent": self.recent,
+                "swept_to": self.swept_to,
+                "updated_time": self.updated_time,
+            },
             sort_keys=True,
         )
 
     @classmethod
     def after(
-        cls, current: Mapping[str, RegistryTopic], now: datetime, swept_to: str = ""
+        cls,
+        current: Mapping[str, RegistryTopic],
+        now: datetime,
+        swept_to: str = "",
+        updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN,
     ) -> SensorCursor:
         horizon = now - timedelta(seconds=SETTLING_SECONDS)
         recent = {
@@ -145,13 +166,42 @@ class SensorCursor:
             for topic, info in current.items()
             if not _settled(info, horizon)
         }
-        return cls(horizon.isoformat(), recent, swept_to)
+        return cls(horizon.isoformat(), recent, swept_to, updated_time.value)
+
+
+@dataclass(frozen=True)
+class SweepState:
+    """Where the version sweep stopped and what the registry showed of its ``UpdatedTime``:
+    kept in the sensor's cursor and, for ``dzlineage sync``, in one SSM parameter."""
+
+    swept_to: str = ""
+    updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN
+
+    def to_json(self) -> str:
+        return json.dumps({"swept_to": self.swept_to, "updated_time": self.updated_time.value})
+
+    @classmethod
+    def from_text(cls, text: str | None) -> SweepState:
+        """From a cursor or a stored state; a bare topic name (the first stored form) is a
+        position with nothing learnt yet."""
+        if not text:
+            return cls()
+        try:
+            saved = json.loads(text)
+        except ValueError:
+            return cls(text)
+        if not isinstance(saved, dict):
+            return cls(text)
+        try:
+            behaviour = UpdatedTimeBehaviour(saved.get("updated_time", "unknown"))
+        except ValueError:
+            behaviour = UpdatedTimeBehaviour.UNKNOWN
+        return cls(str(saved.get("swept_to", "")), behaviour)
 
 
 def swept_to(cursor_text: str | None) -> str:
     """Where the cursor's version sweep stopped ("": it has not started)."""
-    saved = json.loads(cursor_text) if cursor_text else {}
-    return str(saved.get("swept_to", ""))
+    return SweepState.from_text(cursor_text).swept_to
 
 
 def _settled(info: RegistryTopic, horizon: datetime | None) -> bool:
@@ -179,24 +229,73 @@ def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None
     )
 
 
-#: Ticks in which the version sweep checks every schema once. No AWS document says that a
-#: schema's ``UpdatedTime`` moves when a version is registered or deleted; where it does not,
-#: the sweep is what finds the new latest version: at most this many ticks after it (an hour
-#: at the registry sensor's 60-second interval), at ``ceil(N / VERSION_SWEEP_TICKS)``
-#: GetSchema calls per tick for N topics (17 at 1,000 topics, 167 at 10,000), beside the
-#: ``ceil(N / 100)`` ListSchemas pages every tick makes anyway.
+#: Ticks in which the version sweep checks every schema once where ``UpdatedTime`` is known
+#: not to move (``frozen``): there the sweep is what finds a new version, at most this many
+#: ticks after it (an hour at the registry sensor's 60-second interval), at
+#: ``ceil(N / VERSION_SWEEP_TICKS)`` GetSchema calls a tick for N topics (167 at 10,000).
 VERSION_SWEEP_TICKS = 60
+#: Topics a tick's sweep checks while the registry has not shown what ``UpdatedTime`` does: a
+#: constant, so an idle tick costs the listing and a fixed amount more at any size. Each look
+#: is also the probe (the first schema with two versions settles it), and a frozen registry's
+#: new version is found within ``ceil(N / UNKNOWN_SWEEP_SIZE)`` ticks even if no schema ever
+#: had two versions before (500 ticks at 10,000 topics).
+UNKNOWN_SWEEP_SIZE = 20
+#: Topics a tick's sweep checks where ``UpdatedTime`` is known to move: the listing shows new
+#: versions at once; this keeps watch for a deleted latest version (which may not move it) and
+#: for a registry that stops moving it, within ``ceil(N / MOVING_SWEEP_SIZE)`` ticks.
+MOVING_SWEEP_SIZE = 5
 
 
-def version_sweep(topics: Sequence[str], swept_to: str) -> list[str]:
-    """The topics a tick's version sweep checks: the next ``ceil(len / VERSION_SWEEP_TICKS)`` of
-    ``topics`` in sorted order after ``swept_to``, wrapping around to the first.
+def sweep_size(topics: int, behaviour: UpdatedTimeBehaviour) -> int:
+    """Topics a tick's version sweep checks among ``topics``, given what the registry showed."""
+    if behaviour is UpdatedTimeBehaviour.FROZEN:
+        return -(-topics // VERSION_SWEEP_TICKS)
+    size = MOVING_SWEEP_SIZE if behaviour is UpdatedTimeBehaviour.MOVES else UNKNOWN_SWEEP_SIZE
+    return min(topics, size)
+
+
+def sweep_pass_ticks(topics: int, behaviour: UpdatedTimeBehaviour) -> int:
+    """Ticks in which the sweep checks every one of ``topics``: the bound on finding a new
+    version the listing does not show."""
+    size = sweep_size(topics, behaviour)
+    return -(-topics // size) if size else 0
+
+
+#: How much later than the schema's ``UpdatedTime`` its latest version must have been created
+#: to prove ``frozen``: a version registered with the schema itself (Glue's CreateSchema with a
+#: definition) is created in the same instant, and tells nothing.
+FROZEN_EVIDENCE_SECONDS = 1.0
+
+
+def updated_time_evidence(
+    updated: Any, latest_version: int, latest_created: Any
+) -> UpdatedTimeBehaviour:
+    """What one schema shows: ``moves`` when its ``UpdatedTime`` is at or after its latest
+    version's ``CreatedTime``, ``frozen`` when it is clearly before it; a schema with one
+    version (or times that cannot be read) shows nothing."""
+    updated_at, created_at = _moment(_timestamp(updated)), _moment(_timestamp(latest_created))
+    if latest_version < 2 or updated_at is None or created_at is None:
+        return UpdatedTimeBehaviour.UNKNOWN
+    if updated_at >= created_at:
+        return UpdatedTimeBehaviour.MOVES
+    if (created_at - updated_at).total_seconds() > FROZEN_EVIDENCE_SECONDS:
+        return UpdatedTimeBehaviour.FROZEN
+    return UpdatedTimeBehaviour.UNKNOWN
+
+
+def version_sweep(
+    topics: Sequence[str],
+    swept_to: str,
+    behaviour: UpdatedTimeBehaviour = UpdatedTimeBehaviour.FROZEN,
+) -> list[str]:
+    """The topics a tick's version sweep checks: the next :func:`sweep_size` of ``topics`` in
+    sorted order after ``swept_to``, wrapping around to the first.
 
     The position is a topic name, not an index: topics added or removed since the last tick
     never make the sweep skip one that stayed (a removed ``swept_to`` still orders the rest).
     """
     ordered = sorted(topics)
-    size = -(-len(ordered) // VERSION_SWEEP_TICKS)
+    size = sweep_size(len(ordered), behaviour)
     start = bisect.bisect_right(ordered, swept_to) if swept_to else 0
     return (ordered[start:] + ordered[:start])[:size]
 

@@ -15,9 +15,9 @@ The whole ARN stays in one hierarchy level.
 
 A third sub-namespace, ``<scoped prefix>/d/<sha256 hex of the registry ARN>`` (the scoped prefix
 of :func:`scoped_prefix`, so one domain's and project's digest is never another's), holds one
-registry digest per registry, never read as a mapping: what the registry looked like at the last complete headless sync (see
-:func:`~dzlineage_dagster.core.catalog.discovery.registry_digest`), so an idle sync needs one
-GetParameter instead of reading every mapping.
+registry cursor per registry, never read as a mapping: what the registry looked like at the last complete headless sync (see
+:mod:`~dzlineage_dagster.core.catalog.registry_cursor`), so a sync needs one GetParameters, not every
+mapping, to know which topics changed.
 
 The two mapping forms live under different sub-namespaces (``s`` and ``h``), so a hash name can never
 equal a readable one. A hash name cannot be decoded; its parameter value (a

@@ -65,7 +65,7 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
     if problem:
         raise SyncError(f"{topic}: {problem}")
     registry = run.resource.schema_registry
-    schema = registry.get_schema(listed.schema_arn)
+    schema = run.schema_description(listed.schema_arn)
     version = registry.get_schema_version(listed.schema_arn)
     data_format = schema.get("DataFormat", "AVRO")
     parse, invalid, must_be = ROW_READERS[data_format]
