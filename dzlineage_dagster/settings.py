@@ -13,7 +13,7 @@ import re
 import string
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal
+from typing import Any, Literal, get_origin
 
 from dagster import ConfigurableResource, EnvVar
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -389,11 +389,12 @@ class LineageSettings(ConfigurableResource):
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {
-            # Dagster's EnvVar has no boolean form: a flag's value is read when the code
-            # location loads (pydantic parses `true`/`false`), the others when a run starts.
+            # Dagster's EnvVar has no boolean form and is no member of a Literal's choices: a
+            # flag's or a choice's value is read when the code location loads (pydantic checks
+            # it then), the others when a run starts.
             name: (
                 environ[env_name(name)]
-                if field.annotation is bool
+                if field.annotation is bool or get_origin(field.annotation) is Literal
                 else (EnvVar.int if field.annotation is int else EnvVar)(env_name(name))
             )
             for name, field in cls.model_fields.items()

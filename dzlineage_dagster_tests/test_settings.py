@@ -39,6 +39,22 @@ def test_definitions_defer_set_and_required_settings_to_env_vars():
     assert settings.glue_database == "lakehouse"
 
 
+def test_definitions_take_a_choice_set_in_the_environment_when_the_code_location_loads():
+    """A Literal setting is no EnvVar (Dagster's EnvVar is not one of its choices): the code
+    location failed to load whenever one was set."""
+    choices = {
+        "DZLINEAGE_SSM_MAPPING_LAYOUT": "per-topic",
+        "DZLINEAGE_SSM_TIER": "Advanced",
+        "DZLINEAGE_TOPIC_NAMESPACE_STYLE": "cluster",
+        "DZLINEAGE_DELETED_SCHEMA_POLICY": "delete",
+        "DZLINEAGE_SQLSERVER_SCHEME": "mssql",
+    }
+    settings = LineageSettings.deferred_to_env(choices)
+    assert settings.ssm_mapping_layout == "per-topic" and settings.ssm_tier == "Advanced"
+    assert settings.topic_namespace_style == "cluster" and settings.sqlserver_scheme == "mssql"
+    assert settings.deleted_schema_policy == "delete"
+
+
 def test_aws_options_only_for_variables_that_are_set():
     assert aws_resource_options({}) == {}
     role = "arn:aws:iam::123456789012:role/r"
