@@ -18,7 +18,9 @@ from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.stored_mapping import stored_mappings
 
 #: What a registry sensor tick may call: the listing and the version sweep's reads.
-SENSOR_READS = {"ListSchemas", "GetSchema", "GetParameters"}
+#: A tick's reads: the listing, the version sweep's GetSchema and mapping records, and (while
+#: the registry has not shown whether UpdatedTime moves) its probe of a two-version schema.
+SENSOR_READS = {"ListSchemas", "GetSchema", "GetSchemaVersion", "GetParameters"}
 
 #: The seeded demo platform's table topics (its other topic is a heartbeat), written out rather
 #: than derived with the classification under test.

@@ -42,7 +42,10 @@ def stored_cursor(platform) -> str:
 
 def test_first_idle_and_changed_sync_reports(platform, capsys):
     # A sync that posted lineage reads it back: one ListLineageEvents, then GetLineageNode of
-    # each posted topic's node, its table's ARN and its asset's node.
+    # each posted topic's node, its table's ARN and its asset's node. The version sweep reads
+    # its topics' records by name: in the packed layout (the default) a topic's chain of buckets
+    # and its two one-per-topic names (for the migration) fill one GetParameters, where the
+    # one-per-topic layout read 10 topics' names a call (104 calls then, 109 now).
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
@@ -59,7 +62,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
 
         lineage read-back: all landed (7 tables, 7 topic assets of 7 topics, 21 GetLineageNode calls)
 
-        8 topics, 0 failed, 104 AWS API calls
+        8 topics, 0 failed, 109 AWS API calls
         """
     )
     cursor = stored_cursor(platform)
@@ -68,19 +71,20 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     # Idle: the registry listing, the custom types' check, the cursor and the version sweep's
     # state (one GetParameters; the state written), the sweep's mapping records and GetSchema:
     # until the registry shows what UpdatedTime does the sweep checks 20 topics a run (here all
-    # 8, 2 GetParameters of records), and probes one schema of two versions (GetSchemaVersion).
+    # 8, 7 GetParameters of records in the packed layout), and probes one schema of two versions (GetSchemaVersion).
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
         registry shop-cdc unchanged since the last complete sync: nothing to do
 
-        8 topics, 0 failed, 25 AWS API calls
+        8 topics, 0 failed, 30 AWS API calls
         """
     )
 
     # One new version: that topic is revised (after one GetAsset of its latest revision) and
     # re-posted. Only the topics of the registry cursor's changed bucket are considered (here
-    # that topic alone): the others are not even read. 40 calls, 42 when every mapping was read
+    # that topic alone): the others are not even read. 43 calls (40 in the one-per-topic layout, the
+    # sweep's records read 10 topics' names a call), 42 when every mapping was read
     # (GetParametersByPath and the first layout's folders, against the sweep's wider slice).
     platform.register_new_version("shop.sales.orders", "coupon")
     assert dzlineage(["sync"]) == 0
@@ -92,7 +96,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
 
         lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
 
-        8 topics, 0 failed, 40 AWS API calls
+        8 topics, 0 failed, 43 AWS API calls
         """
     )
     assert stored_cursor(platform) != cursor, "the changed registry's cursor was not recorded"
@@ -125,7 +129,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert rows_of("\n".join(report), "shop.sales.broken") == [
         ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
     ]
-    assert report[-1] == "9 topics, 1 failed, 104 AWS API calls"
+    assert report[-1] == "9 topics, 1 failed, 110 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):
