@@ -1,6 +1,7 @@
 """The quota-bound scenario: the first sync against a sandbox as slow and as strict as AWS.
 
-The sandbox is seeded at full speed, then paced (``--latency aws --quotas aws``) for the
+The sandbox is seeded at full speed, then paced (``--latency aws`` and, by default, the quota
+figures typed from AWS's pages in ``aws_quotas.json``, not the product's table) for the
 measured syncs: the first sync, then an idle rerun. The floor is what no client can beat: for
 each quota bucket, the calls the sync needed there (refused calls not counted) over the
 bucket's rate; the busiest bucket sets it. ``seconds / floor`` is how close to the quota the
@@ -17,9 +18,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from benchmarks.measure import CallMetrics, CatalogCheck, check_catalog
+from benchmarks.published_quotas import PUBLISHED, sandbox_quota_spec
 from benchmarks.scenarios import Endpoint, fresh_platform
 from benchmarks.systems import make_system, pointed_at
 from dzlineage_dagster.sandbox.server.faults import CallRecord
+from dzlineage_dagster.sandbox.server.pacing import Quotas
 
 
 @dataclass(frozen=True)
@@ -89,8 +92,8 @@ class QuotaCell:
     idle: QuotaRun
     catalog: CatalogCheck
     peak_rss_mb: float
-    #: The quotas the sandbox enforced (its ``--quotas``).
-    sandbox_quotas: str = "aws"
+    #: The quotas the sandbox enforced (``--sandbox-quotas``: ``published``, ``aws`` or rates).
+    sandbox_quotas: str = PUBLISHED
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -104,13 +107,13 @@ class QuotaCell:
         }
 
 
-def _paced_run(endpoint: Endpoint, action: Any) -> QuotaRun:
+def _paced_run(endpoint: Endpoint, action: Any, given: Quotas) -> QuotaRun:
     endpoint.control.clear_calls()
     started = time.perf_counter()
     outcome = action()
     seconds = time.perf_counter() - started
     records = endpoint.control.calls()
-    floor = quota_floor(records, endpoint.control.quotas(), endpoint.control.quota_buckets())
+    floor = quota_floor(records, given.rates, given.buckets_of)
     return QuotaRun(
         seconds,
         CallMetrics.from_records(records),
@@ -121,18 +124,22 @@ def _paced_run(endpoint: Endpoint, action: Any) -> QuotaRun:
 
 
 def bench_quota_bound(
-    endpoint: Endpoint, system_name: str, topics: int, sandbox_quotas: str = "aws"
+    endpoint: Endpoint, system_name: str, topics: int, sandbox_quotas: str = PUBLISHED
 ) -> QuotaCell:
-    """``sandbox_quotas``: what the sandbox enforces (``--quotas``): ``aws`` (the product's
-    own table), or figures of the benchmark's own, so the run can disagree with the code."""
+    """``sandbox_quotas``: what the sandbox enforces (``--quotas``): ``published`` (AWS's
+    figures as typed in ``benchmarks/aws_quotas.json``), ``aws`` (the product's own table), or
+    rates of one's own. The floor is reckoned at the same figures, read here, not at what the
+    product paces at."""
+    spec = sandbox_quota_spec(sandbox_quotas)
+    given = Quotas.parse(spec)
     platform = fresh_platform(endpoint, topics).platform
     with pointed_at(platform, client_rate_limits="aws"):
         system = make_system(system_name, platform)
         system.prepare()
-        endpoint.control.set_pacing(latency="aws", quotas=sandbox_quotas)
+        endpoint.control.set_pacing(latency="aws", quotas=spec)
         try:
-            first = _paced_run(endpoint, system.sync)
-            idle = _paced_run(endpoint, system.sync)
+            first = _paced_run(endpoint, system.sync, given)
+            idle = _paced_run(endpoint, system.sync, given)
         finally:
             endpoint.control.set_pacing()
         catalog = check_catalog(platform)
@@ -141,7 +148,7 @@ def bench_quota_bound(
 
 def quota_table(cells: list[QuotaCell]) -> str:
     """One row per system and size: time against the quota floor, and the idle rerun."""
-    given = sorted({cell.sandbox_quotas for cell in cells}) or ["aws"]
+    given = sorted({cell.sandbox_quotas for cell in cells}) or [PUBLISHED]
     title = f"quota-bound (--latency aws --quotas {' / '.join(given)})"
     header = (
         f"{title:44}{'first sync':>12}{'floor':>9}"

@@ -10,6 +10,7 @@ import json
 import pytest
 
 from benchmarks import bench_sync
+from benchmarks.published_quotas import published_quota_figures, sandbox_quota_spec
 from benchmarks.report import fault_table, size_table, verdicts
 from benchmarks.scenarios import (
     FIRST_SYNC,
@@ -24,6 +25,7 @@ from benchmarks.scenarios import (
 from benchmarks.synthetic_platform import platform_document, synthetic_topics, write_platform_file
 from benchmarks.systems import SYSTEM_NAMES
 from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
+from dzlineage_dagster.sandbox.server.pacing import Quotas
 
 TOPICS = 5
 
@@ -153,9 +155,12 @@ def test_the_command_saves_raw_numbers(tmp_path, capsys):
     assert "calls / reference design's, first sync: sync" in out
     [paced] = raw["quota_bound"]
     first = paced["first_sync"]
-    # The busiest bucket of two topics' first sync: at this N the connectors' reads (a
-    # constant per run, at the assumed 10 TPS of MSK Connect) can outweigh the DataZone writes.
-    rates = {quota.bucket: quota.rate for quota in AWS_QUOTAS.values()}
+    # By default the sandbox enforces AWS's figures as typed in benchmarks/aws_quotas.json, and
+    # the floor is reckoned at them. The busiest bucket of two topics' first sync: at this N
+    # the connectors' reads (a constant per run, at an assumed 10 TPS) can outweigh the
+    # DataZone writes.
+    assert paced["sandbox_quotas"] == "published"
+    rates = {op: figure.tps for figure in published_quota_figures() for op in figure.operations}
     assert first["floor_bucket"].split(".")[0] in ("datazone", "kafkaconnect")
     assert first["floor_seconds"] == first["floor_calls"] / rates[first["floor_bucket"]]
     assert paced["catalog"]["schemas_with_one_asset"] == 2
@@ -177,3 +182,24 @@ def test_the_sandbox_can_be_given_quotas_that_disagree_with_the_code(tmp_path):
     assert AWS_QUOTAS["datazone.CreateAsset"].rate == 20
     assert first["floor_bucket"] == "datazone.CreateAsset"
     assert first["floor_seconds"] == first["floor_calls"] / 1
+
+
+def test_the_published_quota_figures_name_their_page_and_reach_the_sandbox_as_typed():
+    """Each figure of benchmarks/aws_quotas.json cites an AWS page or says ``assumed``; SSM's
+    reads share one bucket there, as AWS publishes them, and the sandbox parses the text."""
+    figures = published_quota_figures()
+    assert all(
+        f.source == "assumed" or f.source.startswith("https://docs.aws.amazon.com/")
+        for f in figures
+    )
+    by_operation = {op: figure for figure in figures for op in figure.operations}
+    assert by_operation["datazone.PostLineageEvent"].source == "assumed"
+    assert "datazone-limits" in by_operation["datazone.CreateAsset"].source
+    enforced = Quotas.parse(sandbox_quota_spec("published"))
+    assert enforced.rates == {op: figure.tps for op, figure in by_operation.items()}
+    reads = {
+        enforced.buckets_of[f"ssm.{op}"]
+        for op in ("GetParameter", "GetParameters", "GetParametersByPath")
+    }
+    assert len(reads) == 1
+    assert enforced.buckets_of["datazone.CreateAsset"] != enforced.buckets_of["datazone.Search"]
