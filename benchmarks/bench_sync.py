@@ -24,6 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from benchmarks.published_quotas import PUBLISHED
 from benchmarks.quota_bound import bench_quota_bound, peak_rss_mb, quota_table
 from benchmarks.report import calls_ratio_lines, delimiter_report, fault_table, size_table, verdicts
 from benchmarks.sandbox_process import SandboxProcess
@@ -63,11 +64,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--sandbox-quotas",
-        default="aws",
-        metavar="aws|RATES|FILE.json",
-        help="the quotas the sandbox enforces in the quota-bound scenario: 'aws' (the product's "
-        "pacing table) or figures independent of it ('datazone.CreateAsset=20,...' or a JSON "
-        "file), e.g. an account's real quotas",
+        default=PUBLISHED,
+        metavar="published|aws|RATES|FILE.json",
+        help="the quotas the sandbox enforces in the quota-bound scenario, and its floor's: "
+        "'published' (default: AWS's figures typed in benchmarks/aws_quotas.json, each with "
+        "its page or 'assumed'), 'aws' (the product's pacing table), or figures of one's own "
+        "('datazone.CreateAsset=20,ssm.GetParameter+ssm.GetParameters=40' or a JSON file), "
+        "e.g. an account's real quotas",
     )
     parser.add_argument("--no-quota", action="store_true", help="skip the quota-bound scenario")
     parser.add_argument("--fault-topics", type=int, default=100, metavar="N")

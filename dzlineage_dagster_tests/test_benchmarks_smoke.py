@@ -10,6 +10,8 @@ import json
 import pytest
 
 from benchmarks import bench_sync
+from benchmarks.published_quotas import published_quota_figures, sandbox_quota_spec
+from benchmarks.quota_bound import quota_floor
 from benchmarks.report import fault_table, size_table, verdicts
 from benchmarks.scenarios import (
     FIRST_SYNC,
@@ -24,6 +26,8 @@ from benchmarks.scenarios import (
 from benchmarks.synthetic_platform import platform_document, synthetic_topics, write_platform_file
 from benchmarks.systems import SYSTEM_NAMES
 from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
+from dzlineage_dagster.sandbox.server.faults import CallRecord
+from dzlineage_dagster.sandbox.server.pacing import Quotas
 
 TOPICS = 5
 
@@ -153,11 +157,21 @@ def test_the_command_saves_raw_numbers(tmp_path, capsys):
     assert "calls / reference design's, first sync: sync" in out
     [paced] = raw["quota_bound"]
     first = paced["first_sync"]
-    # The busiest bucket of two topics' first sync: at this N the connectors' reads (a
-    # constant per run, at the assumed 10 TPS of MSK Connect) can outweigh the DataZone writes.
-    rates = {quota.bucket: quota.rate for quota in AWS_QUOTAS.values()}
+    # By default the sandbox enforces AWS's figures as typed in benchmarks/aws_quotas.json, and
+    # the floor is reckoned at them. The busiest bucket of two topics' first sync: at this N
+    # the connectors' reads (a constant per run, at an assumed 10 TPS) can outweigh the
+    # DataZone writes.
+    assert paced["sandbox_quotas"] == "published"
+    rates = {op: figure.tps for figure in published_quota_figures() for op in figure.operations}
     assert first["floor_bucket"].split(".")[0] in ("datazone", "kafkaconnect")
-    assert first["floor_seconds"] == first["floor_calls"] / rates[first["floor_bucket"]]
+    sync_floor = first["floor_calls"] / rates[first["floor_bucket"]]
+    # The headless sync reads its lineage back after it: 3 GetLineageNode a topic, whose
+    # floor adds to the sync's.
+    assert first["readback_calls"] == 3 * 2
+    assert first["readback_floor_seconds"] == 3 * 2 / rates["datazone.GetLineageNode"]
+    assert first["floor_seconds"] == pytest.approx(
+        sync_floor + first["readback_floor_seconds"], abs=0.01
+    )
     assert paced["catalog"]["schemas_with_one_asset"] == 2
     assert paced["idle_rerun"]["calls"] < first["calls"]
 
@@ -176,4 +190,50 @@ def test_the_sandbox_can_be_given_quotas_that_disagree_with_the_code(tmp_path):
     first = paced["first_sync"]
     assert AWS_QUOTAS["datazone.CreateAsset"].rate == 20
     assert first["floor_bucket"] == "datazone.CreateAsset"
-    assert first["floor_seconds"] == first["floor_calls"] / 1
+    assert first["floor_seconds"] == first["floor_calls"] / 1 + first["readback_floor_seconds"]
+
+
+def test_the_published_quota_figures_name_their_page_and_reach_the_sandbox_as_typed():
+    """Each figure of benchmarks/aws_quotas.json cites an AWS page or says ``assumed``; SSM's
+    reads share one bucket there, as AWS publishes them, and the sandbox parses the text."""
+    figures = published_quota_figures()
+    assert all(
+        f.source == "assumed" or f.source.startswith("https://docs.aws.amazon.com/")
+        for f in figures
+    )
+    by_operation = {op: figure for figure in figures for op in figure.operations}
+    assert by_operation["datazone.PostLineageEvent"].source == "assumed"
+    assert "datazone-limits" in by_operation["datazone.CreateAsset"].source
+    enforced = Quotas.parse(sandbox_quota_spec("published"))
+    assert enforced.rates == {op: figure.tps for op, figure in by_operation.items()}
+    reads = {
+        enforced.buckets_of[f"ssm.{op}"]
+        for op in ("GetParameter", "GetParameters", "GetParametersByPath")
+    }
+    assert len(reads) == 1
+    assert enforced.buckets_of["datazone.CreateAsset"] != enforced.buckets_of["datazone.Search"]
+
+
+def test_the_floor_adds_the_read_back_after_the_sync_and_shares_a_bucket_s_rate():
+    """Reads of one shared bucket count together; the read-back's GetLineageNode comes after
+    the sync's writes, so its floor adds to theirs."""
+    rates = {"ssm.GetParameters": 40, "ssm.GetParametersByPath": 40, "datazone.GetLineageNode": 20}
+    buckets = {
+        "ssm.GetParameters": "ssm-reads",
+        "ssm.GetParametersByPath": "ssm-reads",
+        "datazone.GetLineageNode": "datazone.GetLineageNode",
+    }
+
+    def calls(operation: str, count: int, throttled: bool = False) -> list[CallRecord]:
+        service, name = operation.split(".")
+        return [CallRecord(0, service, name, 200, False, throttled)] * count
+
+    records = [
+        *calls("ssm.GetParameters", 60),
+        *calls("ssm.GetParametersByPath", 20),
+        *calls("ssm.GetParameters", 500, throttled=True),
+        *calls("datazone.GetLineageNode", 30),
+    ]
+    floor = quota_floor(records, rates, buckets)
+    assert (floor.bucket, floor.calls, floor.sync_seconds) == ("ssm-reads", 80, 2.0)
+    assert (floor.readback_calls, floor.readback_seconds, floor.seconds) == (30, 1.5, 3.5)

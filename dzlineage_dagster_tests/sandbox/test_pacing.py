@@ -141,6 +141,23 @@ def test_quotas_of_ones_own_disagree_with_the_products_table(tmp_path):
         assert list(ssm.values()) == [5]
 
 
+def test_operations_joined_by_plus_share_one_quota():
+    """SSM publishes one throughput for its three reads: ``a+b=40`` is one bucket of 40 TPS
+    that every one of them draws from, where ``a=40,b=40`` would allow 80."""
+    shared = Quotas.parse("ssm.GetParameter+ssm.GetParameters=2,datazone.CreateAsset=2")
+    assert shared.rates == {
+        "ssm.GetParameter": 2,
+        "ssm.GetParameters": 2,
+        "datazone.CreateAsset": 2,
+    }
+    now = 1000.0
+    taken = [shared.admits("ssm", op, now) for op in ("GetParameter", "GetParameters") * 2]
+    assert taken == [True, True, False, False]
+    assert shared.admits("datazone", "CreateAsset", now)
+    with pytest.raises(ValueError, match=re.escape("'GetParameters' is not <service.Operation>")):
+        Quotas.parse("ssm.GetParameter+GetParameters=2")
+
+
 def _quota_values(list_quotas, service_code: str) -> dict[str, float]:
     return {q["QuotaName"]: q["Value"] for q in list_quotas(ServiceCode=service_code)["Quotas"]}
 

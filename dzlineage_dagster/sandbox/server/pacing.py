@@ -105,7 +105,7 @@ class Quotas:
         caller's own, independent of that table, so a benchmark can disagree with the code:
         ``datazone.CreateAsset=20,ssm.GetParameters=40`` or a JSON file of the same
         (``{"datazone.CreateAsset": 20, ...}``). Each operation of one's own figures has a bucket
-        of its own. ValueError names what is wrong."""
+        of its own, unless joined by ``+`` (:meth:`shared`). ValueError names what is wrong."""
         if text == "off":
             return cls()
         if text == "aws":
@@ -114,14 +114,26 @@ class Quotas:
                 {name: quota.bucket for name, quota in AWS_QUOTAS.items()},
             )
         if text.endswith(".json"):
-            return cls(_rates_file(text))
+            return cls.shared(_rates_file(text))
         try:
-            return cls(parse_rates([part for part in text.split(",") if part.strip()]))
+            return cls.shared(parse_rates([part for part in text.split(",") if part.strip()]))
         except ValueError as error:
             raise ValueError(
                 f"--quotas {text!r}: {error}; say 'off', 'aws', "
                 "'<service.Operation>=<TPS>,...' or a JSON file of them"
             ) from None
+
+    @classmethod
+    def shared(cls, figures: dict[str, float]) -> Quotas:
+        """One's own figures, where ``ssm.GetParameter+ssm.GetParameters=40`` names operations
+        that draw from one bucket (as SSM's reads share one published throughput)."""
+        rates, buckets_of = {}, {}
+        for names, rate in figures.items():
+            for name in names.split("+"):
+                if "." not in name:
+                    raise ValueError(f"{names!r}: {name!r} is not <service.Operation>")
+                rates[name.strip()], buckets_of[name.strip()] = rate, names
+        return cls(rates, buckets_of)
 
     def __post_init__(self) -> None:
         for name, rate in self.rates.items():
