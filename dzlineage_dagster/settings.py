@@ -13,7 +13,7 @@ import re
 import string
 from collections.abc import Mapping
 from functools import cache
-from typing import Any, Literal, get_origin
+from typing import Any, Literal
 
 from dagster import ConfigurableResource, EnvVar
 from pydantic import Field, ValidationError, field_validator, model_validator
@@ -25,6 +25,8 @@ ENV_PREFIX = "DZLINEAGE_"
 #: (two lineage posts each at 20 TPS): ~5 topics in flight keep it busy; 16 leaves room for
 #: slower calls and retries.
 DEFAULT_CONCURRENCY = 16
+# The settings Definitions defer to the run as an EnvVar (see `deferred_to_env`).
+_TEXT = (str, str | None)
 
 
 class MissingSettings(ValueError):
@@ -315,6 +317,8 @@ class LineageSettings(ConfigurableResource):
     @field_validator("debezium_version", mode="before")
     @classmethod
     def _debezium_version_shape(cls, value: str) -> str:
+        if isinstance(value, EnvVar):
+            return value
         if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value.strip()):
             raise ValueError(f"{value!r} is not major.minor: give the version as `3.6`")
         return value.strip()
@@ -389,14 +393,11 @@ class LineageSettings(ConfigurableResource):
         """
         environ = os.environ if environ is None else environ
         values: dict[str, Any] = {
-            # Dagster's EnvVar has no boolean form and is no member of a Literal's choices: a
-            # flag's or a choice's value is read when the code location loads (pydantic checks
-            # it then), the others when a run starts.
-            name: (
-                environ[env_name(name)]
-                if field.annotation is bool or get_origin(field.annotation) is Literal
-                else (EnvVar.int if field.annotation is int else EnvVar)(env_name(name))
-            )
+            # Only text waits for the run as an EnvVar. Dagster's EnvVar has no boolean or float
+            # form, is no member of a Literal's choices, and its int form is a 0 to pydantic's
+            # bounds (`concurrency` >= 1 failed the load): those values are read when the code
+            # location loads, where pydantic checks them and names a wrong one.
+            name: (EnvVar(env_name(name)) if field.annotation in _TEXT else environ[env_name(name)])
             for name, field in cls.model_fields.items()
             if field.is_required() or env_name(name) in environ
         }

@@ -1,5 +1,6 @@
 import pytest
 from dagster import EnvVar
+from pydantic import ValidationError
 
 from dzlineage_dagster.settings import (
     LineageSettings,
@@ -53,6 +54,27 @@ def test_definitions_take_a_choice_set_in_the_environment_when_the_code_location
     assert settings.ssm_mapping_layout == "per-topic" and settings.ssm_tier == "Advanced"
     assert settings.topic_namespace_style == "cluster" and settings.sqlserver_scheme == "mssql"
     assert settings.deleted_schema_policy == "delete"
+
+
+def test_definitions_load_with_every_setting_set_in_the_environment():
+    """Each optional setting set to its default's text: `DZLINEAGE_CONCURRENCY=8` made
+    `Definitions` fail to load (Dagster's int EnvVar is a 0 to pydantic's `ge=1`)."""
+    environ = {
+        env_name(name): "x" for name, f in LineageSettings.model_fields.items() if f.is_required()
+    }
+    environ |= {
+        env_name(name): str(f.default).lower() if f.annotation is bool else str(f.default)
+        for name, f in LineageSettings.model_fields.items()
+        if not f.is_required() and f.default is not None
+    }
+    environ["DZLINEAGE_CONCURRENCY"] = "8"
+    environ["DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS"] = "2.5"
+    settings = LineageSettings.deferred_to_env(environ)
+    assert settings.concurrency == 8 and settings.lineage_readback_wait_seconds == 2.5
+    assert settings.domain_id == EnvVar("DZLINEAGE_DOMAIN_ID")
+    environ["DZLINEAGE_CONCURRENCY"] = "0"
+    with pytest.raises(ValidationError, match="concurrency"):
+        LineageSettings.deferred_to_env(environ)
 
 
 def test_aws_options_only_for_variables_that_are_set():
