@@ -401,7 +401,10 @@ class LineageSettings(ConfigurableResource):
             for name, field in cls.model_fields.items()
             if field.is_required() or env_name(name) in environ
         }
-        return cls(**values)
+        try:
+            return cls(**values)
+        except ValidationError as error:
+            raise InvalidSettings(setting_problems(error)) from None
 
 
 def setting_problems(error: ValidationError) -> list[str]:

@@ -1,8 +1,8 @@
 import pytest
 from dagster import EnvVar
-from pydantic import ValidationError
 
 from dzlineage_dagster.settings import (
+    InvalidSettings,
     LineageSettings,
     MissingSettings,
     aws_resource_options,
@@ -73,7 +73,7 @@ def test_definitions_load_with_every_setting_set_in_the_environment():
     assert settings.concurrency == 8 and settings.lineage_readback_wait_seconds == 2.5
     assert settings.domain_id == EnvVar("DZLINEAGE_DOMAIN_ID")
     environ["DZLINEAGE_CONCURRENCY"] = "0"
-    with pytest.raises(ValidationError, match="concurrency"):
+    with pytest.raises(InvalidSettings, match="DZLINEAGE_CONCURRENCY='0'"):
         LineageSettings.deferred_to_env(environ)
 
 
