@@ -52,8 +52,10 @@ class RelayApp:
         return response(environ, start_response)
 
 
-class _Stop(Exception):
-    pass
+class _Stop(BaseException):
+    """SIGTERM, raised in the main thread wherever it is. A BaseException, as Ctrl-C's
+    KeyboardInterrupt is: socketserver catches every Exception raised while it hands a request
+    to its thread, and a stop that lands there would be logged and the serving go on."""
 
 
 def _raise_stop(*_: object) -> None:
