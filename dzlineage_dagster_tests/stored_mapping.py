@@ -1,5 +1,5 @@
 """The schema -> asset mapping as the product keeps it, read and hand-edited through the
-product's own store (:mod:`dzlineage_dagster.sync.mapping_store`), so that a test holds in
+product's own store (:mod:`dzlineage_dagster.sync.catalog.mapping_store`), so that a test holds in
 either SSM layout (``DZLINEAGE_SSM_MAPPING_LAYOUT``) and never parses parameters itself."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster.sync.mapping_store import MappingStore
+from dzlineage_dagster.sync.catalog.mapping_store import MappingStore
 from dzlineage_dagster.sync.run_state import SyncRun
 
 

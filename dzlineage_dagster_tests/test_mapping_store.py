@@ -5,18 +5,34 @@ writers, migration) follow the one-per-topic layout's."""
 
 from __future__ import annotations
 
+import base64
 import hashlib
+import json
 import math
+import zlib
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
 import pytest
+from botocore.exceptions import ClientError
 
+from dzlineage_dagster.core.mapping.pack import (
+    PACK_MARKER,
+    ROOT_BUCKET,
+    BucketValue,
+    decode_bucket,
+)
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, parameter_name
 from dzlineage_dagster.resources import SsmMappingResource
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.sync.catalog.mapping_store import (
+    PACK_FOLDER,
+    PACKED,
+    PER_TOPIC,
+    MappingStore,
+)
 from dzlineage_dagster.sync.errors import SyncError
-from dzlineage_dagster.sync.mapping_store import PACK_FOLDER, PACKED, PER_TOPIC, MappingStore
 from dzlineage_dagster_tests.test_catalog_sync import ssm_calls
 
 PREFIX = "/store-test/mappings"
@@ -311,3 +327,129 @@ def test_a_dry_run_reads_old_records_as_moved_and_writes_nothing(sandbox, sandbo
     store.read_only = True
     assert store.all() == {realistic(1).schema_arn: realistic(1)}
     assert set(ssm_calls(sandbox.control)) == {"GetParametersByPath"}
+
+
+# --- Reading a chain level by level (the buckets' overflow and migrated flags) ---------------
+
+
+def read_by_name(records: list[MappingRecord]) -> dict[str, MappingRecord | None]:
+    """What a fresh run reading these schemas by name (as the version sweep does) finds."""
+    reader = packed_store()
+    reader.read([each.schema_arn for each in records])
+    return {each.schema_arn: reader.get(each.schema_arn) for each in records}
+
+
+def root_value(store: MappingStore) -> BucketValue:
+    value = SsmMappingResource().parameters_named([f"{store.prefix}/{PACK_FOLDER}/{ROOT_BUCKET}"])
+    return decode_bucket(next(iter(value.values())))
+
+
+def test_a_small_store_is_read_twenty_topics_a_call_once_its_records_were_moved(
+    sandbox, sandbox_env
+):
+    sandbox.control.reset()
+    present = [realistic(i) for i in range(8)]  # one bucket's worth: the root holds them all
+    absent = [realistic(i) for i in range(100, 112)]
+    write(packed_store(), *present)
+    # Until a whole read has moved the one-per-topic records, their names are read too: the
+    # root and 9 spare names in the first call, the 40 - 5 left in four more.
+    sandbox.control.clear_calls()
+    expected = {each.schema_arn: each for each in present} | dict.fromkeys(
+        each.schema_arn for each in absent
+    )
+    assert read_by_name(present + absent) == expected
+    assert ssm_calls(sandbox.control) == {"GetParameters": 5}
+    packed_store().all()  # a whole read: nothing was left to move, the root says so
+    assert root_value(packed_store()) == BucketValue(root_value(packed_store()).pack, False, True)
+    sandbox.control.clear_calls()
+    assert read_by_name(present + absent) == expected
+    assert ssm_calls(sandbox.control) == {"GetParameters": 1}  # the root did not overflow
+
+
+def test_a_store_written_before_the_flags_is_read_below_every_bucket(sandbox, sandbox_env):
+    """Its values say nothing of overflow: each reads as overflowed, so no record is missed."""
+    sandbox.control.reset()
+    topics = [realistic(i) for i in range(150)]  # three levels of buckets
+    write(packed_store(), *topics)
+    ssm = SsmMappingResource()
+    for name, value in ssm.parameters_under(f"{packed_store().prefix}/{PACK_FOLDER}").items():
+        document = json.loads(zlib.decompress(base64.b64decode(value.removeprefix(PACK_MARKER))))
+        del document["o"], document["m"]
+        text = json.dumps(document, separators=(",", ":")).encode()
+        ssm.put(name, PACK_MARKER + base64.b64encode(zlib.compress(text, 9)).decode())
+    assert read_by_name(topics) == {each.schema_arn: each for each in topics}
+
+
+def test_runs_racing_on_a_bucket_keep_its_overflow_flag_so_reads_by_name_miss_nothing(
+    sandbox, sandbox_env
+):
+    """A run that read the root before another filled it writes the root from its stale view:
+    the merge of the version it overtook keeps the flag (once set, a flag stays), so the
+    records the other run put deeper are still read by name."""
+    sandbox.control.reset()
+    stale, filler = packed_store(), packed_store()
+    write(stale, realistic(0))  # the root, not overflowed, as the stale run knows it
+    filler.all()
+    crowd = [realistic(i) for i in range(1, 40)]
+    write(filler, *crowd)  # the root fills: records go deeper, the root is marked
+    assert root_value(filler).overflowed
+    updated = replace(realistic(0), asset_revision="2")
+    write(stale, updated)  # overtakes the filler's versions of the root, then repairs them
+    assert root_value(stale).overflowed
+    assert read_by_name([updated, *crowd]) == {e.schema_arn: e for e in [updated, *crowd]}
+
+
+def test_threads_of_racing_runs_leave_every_record_readable_by_name(sandbox, sandbox_env):
+    sandbox.control.reset()
+    runs = [packed_store() for _ in range(3)]
+    work = [(runs[i % 3], realistic(i)) for i in range(80)]
+    with ThreadPoolExecutor(max_workers=9) as pool:
+        list(pool.map(lambda job: write(*job), work))
+    topics = [each for _, each in work]
+    assert read_by_name(topics) == {each.schema_arn: each for each in topics}
+
+
+def test_a_record_moving_down_its_chain_is_never_nowhere_whichever_write_a_crash_stops(
+    sandbox, sandbox_env
+):
+    """An update too large for the full root moves the record to the root's child: its new
+    copy is written first, the root's old copy dropped after. A run stopped in between leaves
+    a copy readable by name (the root does not say overflowed yet), never no record."""
+    sandbox.control.reset()
+    topics = [realistic(i) for i in range(18)]  # about the root's worth
+    write(packed_store(), *topics)
+    packed_store().all()  # marks the root migrated: its next write is a write of this test's
+    moved = topics[0]
+    assert set(root_value(packed_store()).pack) == {each.schema_arn for each in topics}
+    noise = "".join(hashlib.sha256(str(i).encode()).hexdigest() for i in range(30))
+    grown = replace(moved, lineage_fingerprint=noise)  # too large for the root beside the rest
+    sandbox.control.set_faults(
+        FaultRule(service="ssm", operation="PutParameter", kind="invalid", skip=1)
+    )
+    try:
+        with pytest.raises(ClientError):
+            write(packed_store(), grown)
+    finally:
+        sandbox.control.clear_faults()
+    assert moved.schema_arn in root_value(packed_store()).pack, "the root was left as it was"
+    # The old copy, or the new one if the reader's spare names reached the child: not none.
+    assert read_by_name([moved])[moved.schema_arn] in (moved, grown)
+    write(packed_store(), grown)  # the next run moves it
+    assert root_value(packed_store()).overflowed
+    assert moved.schema_arn not in root_value(packed_store()).pack
+    assert read_by_name([*topics[1:], grown]) == {e.schema_arn: e for e in [*topics[1:], grown]}
+
+
+def test_the_root_says_migrated_only_after_a_whole_read_that_could_move_every_old_record(
+    sandbox, sandbox_env
+):
+    sandbox.control.reset()
+    write(packed_store(), realistic(1))
+    old = replace(realistic(2), domain_id="", project_id="", registry_arn="")
+    SsmMappingResource().put(parameter_name(PREFIX, old.schema_arn), old.to_parameter_value())
+    # Without the DataZone check a first-layout record may be this scope's: it stays, unmarked.
+    assert packed_store().all() == {realistic(1).schema_arn: realistic(1)}
+    assert not root_value(packed_store()).migrated
+    store = packed_store(legacy_owner=lambda found: realistic(2))
+    assert set(store.all()) == {realistic(1).schema_arn, realistic(2).schema_arn}
+    assert root_value(packed_store()).migrated

@@ -17,11 +17,13 @@ from dzlineage_dagster.core.mapping.pack import (
     MAX_DEPTH,
     PACK_MARKER,
     ROOT_BUCKET,
-    STANDARD_VALUE_LIMIT,
     TOMBSTONE_LIFETIME_MS,
+    BucketChange,
+    BucketValue,
     PackEntry,
     PackFull,
     bucket_chain,
+    decode_bucket,
     decode_pack,
     encode_pack,
     fits,
@@ -32,7 +34,11 @@ from dzlineage_dagster.core.mapping.pack import (
     records_of,
     without_expired_tombstones,
 )
-from dzlineage_dagster.core.mapping.ssm_names import CorruptMappingValue, MappingRecord
+from dzlineage_dagster.core.mapping.ssm_names import (
+    MAX_PARAMETER_VALUE_LENGTH,
+    CorruptMappingValue,
+    MappingRecord,
+)
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import parameter_name_problems
 
 TEXT = st.text(max_size=40)
@@ -105,6 +111,35 @@ def test_a_pack_round_trips_whatever_its_schema_arns_and_fields(pack):
     assert decode_pack(text) == pack
 
 
+@given(packs(), st.booleans(), st.booleans())
+def test_a_buckets_flags_round_trip_with_its_pack(pack, overflowed, migrated):
+    text = encode_pack(pack, overflowed=overflowed, migrated=migrated)
+    assert decode_bucket(text) == BucketValue(pack, overflowed, migrated)
+    assert fits(pack, len(text), overflowed=overflowed, migrated=migrated)
+
+
+def packed_document(document: dict) -> str:
+    return PACK_MARKER + base64.b64encode(zlib.compress(json.dumps(document).encode())).decode()
+
+
+def test_a_value_written_before_the_flags_reads_as_overflowed_and_not_migrated():
+    """Its children may hold records (nothing said otherwise when it was written)."""
+    record = realistic_record(1)
+    document = json.loads(
+        zlib.decompress(base64.b64decode(encode_pack({}).removeprefix(PACK_MARKER)))
+    )
+    document.update(r=[[5, *(getattr(record, name) for name in document["f"])]])
+    del document["o"], document["m"]
+    value = decode_bucket(packed_document(document))
+    assert value == BucketValue({record.schema_arn: PackEntry(5, record)}, True, False)
+
+
+@pytest.mark.parametrize("flags", [{"o": 2, "m": 0}, {"o": 0, "m": "yes"}, {"o": None, "m": 1}])
+def test_a_flag_other_than_0_or_1_is_refused(flags):
+    with pytest.raises(CorruptMappingValue, match="flags"):
+        decode_bucket(packed_document({"f": [], "r": [], "t": [], **flags}))
+
+
 @given(packs(SHARED_ARNS), packs(SHARED_ARNS), packs(SHARED_ARNS))
 def test_merging_is_order_free_so_any_writer_may_merge_any_versions(a, b, c):
     assert merge_packs(a, b) == merge_packs(b, a)
@@ -165,24 +200,42 @@ def test_a_pack_with_a_malformed_entry_is_refused(document):
         decode_pack(text)
 
 
-@settings(max_examples=50, deadline=None)
-@given(st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=60, unique=True))
-def test_placing_records_keeps_every_bucket_within_the_value_limit(indexes):
-    """Whatever the records, each bucket stays under the limit and a record is found newest in
-    its chain; a record moved by an update leaves no copy behind."""
+#: A small value limit: a handful of records a bucket, so levels fill and spill.
+SMALL_LIMIT = 1200
+
+
+def placed(order: list[int]) -> tuple[dict[str, dict[str, PackEntry]], set[str]]:
+    """The buckets, and those marked overflowed, after placing the records of ``order`` one
+    after another as the store does (an index seen again: an update)."""
     buckets: dict[str, dict[str, PackEntry]] = {}
-    for stamp, index in enumerate(indexes * 2):  # each record twice: the second is an update
+    overflowed: set[str] = set()
+    for stamp, index in enumerate(order):
         record = realistic_record(index)
         chain = bucket_chain(record.schema_arn)
         changes = place(
             [buckets.get(b, {}) for b in chain],
             record.schema_arn,
             PackEntry(stamp, record),
-            1200,  # a small limit: a handful of records a bucket, so levels fill and spill
+            SMALL_LIMIT,
+            overflowed=[b in overflowed for b in chain],
         )
         for depth, change in changes.items():
             buckets[chain[depth]] = change.applied_to(buckets.get(chain[depth], {}))
-    assert all(fits(pack, 1200) for pack in buckets.values())
+            if change.overflowed:
+                overflowed.add(chain[depth])
+    return buckets, overflowed
+
+
+INDEXES = st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=60, unique=True)
+
+
+@settings(max_examples=50, deadline=None)
+@given(INDEXES)
+def test_placing_records_keeps_every_bucket_within_the_value_limit(indexes):
+    """Whatever the records, each bucket stays under the limit and a record is found newest in
+    its chain; a record moved by an update leaves no copy behind."""
+    buckets, overflowed = placed(indexes * 2)  # each record twice: the second is an update
+    assert all(fits(pack, SMALL_LIMIT, overflowed=b in overflowed) for b, pack in buckets.items())
     for index in indexes:
         arn = realistic_record(index).schema_arn
         holders = [b for b in bucket_chain(arn) if arn in buckets.get(b, {})]
@@ -190,26 +243,71 @@ def test_placing_records_keeps_every_bucket_within_the_value_limit(indexes):
         assert buckets[holders[0]][arn].record == realistic_record(index)
 
 
+def reachable(
+    buckets: dict[str, dict[str, PackEntry]], overflowed: set[str], schema_arn: str
+) -> list[str]:
+    """The buckets of the chain a reader walking it level by level reads: down to the first
+    that did not overflow (or is absent)."""
+    read = []
+    for bucket in bucket_chain(schema_arn):
+        if bucket not in buckets:
+            break
+        read.append(bucket)
+        if bucket not in overflowed:
+            break
+    return read
+
+
+@settings(max_examples=50, deadline=None)
+@given(INDEXES, st.randoms(use_true_random=False))
+def test_a_reader_walking_a_chain_only_below_overflowed_buckets_finds_every_record(indexes, rng):
+    """Records placed and updated in any order: each is found in the buckets a reader reads
+    (a bucket above a record is marked overflowed by the write that put it there), and a
+    bucket that never had to pass a record down is not marked (its children are not read)."""
+    buckets, overflowed = placed(indexes + rng.sample(indexes, len(indexes)))
+    for index in indexes:
+        arn = realistic_record(index).schema_arn
+        assert [b for b in reachable(buckets, overflowed, arn) if arn in buckets[b]]
+    holding = {bucket for bucket, pack in buckets.items() if pack}
+    parents = {bucket[:-1] for bucket in holding if bucket != ROOT_BUCKET}
+    assert overflowed == parents, "marked exactly the buckets with records below them"
+
+
+def test_placing_in_the_root_marks_nothing_and_placing_deeper_marks_each_bucket_above():
+    record = realistic_record(1)
+    arn, entry = record.schema_arn, PackEntry(1, record)
+    assert place([{}] * 8, arn, entry, MAX_PARAMETER_VALUE_LENGTH) == {
+        0: BucketChange({arn: entry})
+    }
+    full = {r.schema_arn: PackEntry(1, r) for r in map(realistic_record, range(2, 6))}
+    limit = len(encode_pack(full, overflowed=True))  # the root and its child are full
+    changes = place([full, full] + [{}] * 6, arn, entry, limit, overflowed=[True])
+    assert changes == {
+        1: BucketChange({}, overflowed=True),  # the root was marked already
+        2: BucketChange({arn: entry}),
+    }
+
+
 def test_a_record_too_large_for_any_bucket_is_refused_by_name():
     big = realistic_record(1)
     big = MappingRecord(**{**big.__dict__, "lineage_fingerprint": "".join(map(str, range(3000)))})
     with pytest.raises(PackFull, match=big.schema_arn):
-        place([{}] * (MAX_DEPTH + 1), big.schema_arn, PackEntry(1, big), STANDARD_VALUE_LIMIT)
+        place([{}] * (MAX_DEPTH + 1), big.schema_arn, PackEntry(1, big), MAX_PARAMETER_VALUE_LENGTH)
 
 
 def test_a_tombstone_replaces_every_copy_and_needs_no_bucket_where_there_is_none():
     record = realistic_record(1)
     arn = record.schema_arn
     chain = [{}, {arn: PackEntry(1, record)}, {}, {arn: PackEntry(2, record)}] + [{}] * 4
-    changes = place(chain, arn, PackEntry(3, None), STANDARD_VALUE_LIMIT)
+    changes = place(chain, arn, PackEntry(3, None), MAX_PARAMETER_VALUE_LENGTH)
     assert set(changes) == {1, 3}
-    assert place([{}] * 8, arn, PackEntry(3, None), STANDARD_VALUE_LIMIT) == {}
+    assert place([{}] * 8, arn, PackEntry(3, None), MAX_PARAMETER_VALUE_LENGTH) == {}
 
 
 def test_the_estimate_is_one_parameter_for_a_few_topics_and_a_fraction_for_many():
     assert parameters_needed(0) == 0
     assert parameters_needed(1) == 1
-    per_bucket = (STANDARD_VALUE_LIMIT - GROWTH_ROOM) // 290
+    per_bucket = (MAX_PARAMETER_VALUE_LENGTH - GROWTH_ROOM) // 290
     assert parameters_needed(per_bucket) == 1
     assert parameters_needed(per_bucket + 1) > 1
     needed = parameters_needed(20_000)

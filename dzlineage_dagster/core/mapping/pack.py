@@ -12,11 +12,17 @@ root ``x``, then ``x0``..``x3``, ``x00``..``x33``, and so on to :data:`MAX_DEPTH
 new record goes to the shallowest bucket of its chain with room (:func:`place`), so a small
 registry fits in one parameter and 20,000 topics in a few thousand (:func:`parameters_needed`).
 
+A bucket's value also says whether it *overflowed* (a record of its chains had to go deeper:
+its children may hold records; a value without the flag, written before it existed, says so
+too), so a reader walks a chain level by level and stops at the first bucket that did not
+overflow; the root's value also carries the store's *migrated* mark (see
+:mod:`dzlineage_dagster.sync.catalog.mapping_store`).
+
 Every entry carries a *stamp* (milliseconds, larger is newer) and a deleted schema leaves a
 *tombstone*. :func:`merge_packs` keeps, for each schema, the entry with the largest
 (stamp, tombstone, content): commutative, associative and idempotent, so merging any versions
 of any buckets in any order gives the same mapping. That is what lets writers without
-compare-and-swap repair each other's overwrites (see :mod:`dzlineage_dagster.sync.mapping_store`)
+compare-and-swap repair each other's overwrites (see :mod:`dzlineage_dagster.sync.catalog.mapping_store`)
 and readers take a record from wherever in its chain it is newest.
 """
 
@@ -30,12 +36,15 @@ import zlib
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, fields
 
-from dzlineage_dagster.core.mapping.ssm_names import CorruptMappingValue, MappingRecord
+from dzlineage_dagster.core.mapping.ssm_names import (
+    MAX_PARAMETER_VALUE_LENGTH,
+    CorruptMappingValue,
+    MappingRecord,
+)
 
 #: What PutParameter accepts per tier (characters; the pack is ASCII, so also bytes).
-STANDARD_VALUE_LIMIT = 4096
 ADVANCED_VALUE_LIMIT = 8192
-VALUE_LIMITS = {"Standard": STANDARD_VALUE_LIMIT, "Advanced": ADVANCED_VALUE_LIMIT}
+VALUE_LIMITS = {"Standard": MAX_PARAMETER_VALUE_LENGTH, "Advanced": ADVANCED_VALUE_LIMIT}
 
 #: Marks a value as a pack (and its format version) before the base64 text.
 PACK_MARKER = "dzm1:"
@@ -76,6 +85,17 @@ class PackEntry:
 Pack = dict[str, PackEntry]
 
 
+@dataclass(frozen=True)
+class BucketValue:
+    """A bucket's parameter value, decoded: its entries and its two flags."""
+
+    pack: Pack
+    #: Records of this bucket's chains may be in its children: a reader reads them too.
+    overflowed: bool = False
+    #: The root's only: the store holds no record of the one-per-topic layouts any more.
+    migrated: bool = False
+
+
 def bucket_chain(schema_arn: str) -> list[str]:
     """The buckets that may hold ``schema_arn``'s record, from the root down."""
     digest = int.from_bytes(hashlib.sha256(_utf8(schema_arn)).digest(), "big")
@@ -94,13 +114,23 @@ def is_bucket_id(text: str) -> bool:
     )
 
 
-def encode_pack(pack: Mapping[str, PackEntry]) -> str:
-    """The parameter value holding ``pack``: marker + base64 of zlib of compact JSON."""
+def encode_pack(
+    pack: Mapping[str, PackEntry], *, overflowed: bool = False, migrated: bool = False
+) -> str:
+    """The parameter value holding ``pack``: marker + base64 of zlib of compact JSON. The
+    flags ride inside the JSON document, as 0 or 1, where a reader of the format before them
+    ignores them (and a writer of that format drops them: its values read as overflowed)."""
     records = sorted(
         (entry.stamp, *_values(entry.record)) for entry in pack.values() if entry.record is not None
     )
     tombstones = sorted([arn, entry.stamp] for arn, entry in pack.items() if entry.record is None)
-    document = {"f": list(_FIELD_NAMES), "r": records, "t": tombstones}
+    document = {
+        "f": list(_FIELD_NAMES),
+        "r": records,
+        "t": tombstones,
+        "o": int(overflowed),
+        "m": int(migrated),
+    }
     text = json.dumps(document, separators=(",", ":"))  # ASCII: escapes what is not
     return PACK_MARKER + base64.b64encode(zlib.compress(text.encode("ascii"), 9)).decode()
 
@@ -111,12 +141,19 @@ def is_pack_value(text: str) -> bool:
 
 def decode_pack(text: str) -> Pack:
     """Parse :func:`encode_pack`'s output; CorruptMappingValue says what is wrong."""
+    return decode_bucket(text).pack
+
+
+def decode_bucket(text: str) -> BucketValue:
+    """:func:`decode_pack` with the flags. A value without the overflow flag (written before
+    it existed) may have children: it reads as overflowed."""
     if not is_pack_value(text):
         raise CorruptMappingValue(f"a mapping pack starts with {PACK_MARKER!r}")
     try:
         raw = zlib.decompress(base64.b64decode(text[len(PACK_MARKER) :], validate=True))
         document = json.loads(raw)
         names, records, tombstones = document["f"], document["r"], document["t"]
+        overflowed, migrated = document.get("o", 1), document.get("m", 0)
     except (binascii.Error, zlib.error, ValueError, TypeError, KeyError) as error:
         raise CorruptMappingValue(f"mapping pack is unreadable: {error}") from error
     pack: Pack = {}
@@ -130,7 +167,9 @@ def decode_pack(text: str) -> Pack:
             pack[arn] = _checked_entry(stamp, None)
     except (TypeError, ValueError) as error:
         raise CorruptMappingValue(f"mapping pack has a malformed entry: {error}") from error
-    return pack
+    if overflowed not in (0, 1) or migrated not in (0, 1):
+        raise CorruptMappingValue("a mapping pack's flags must be 0 or 1")
+    return BucketValue(pack, bool(overflowed), bool(migrated))
 
 
 def _checked_entry(stamp: object, record: MappingRecord | None) -> PackEntry:
@@ -163,8 +202,17 @@ def without_expired_tombstones(pack: Mapping[str, PackEntry], now_ms: int) -> Pa
     }
 
 
-def fits(pack: Mapping[str, PackEntry], value_limit: int) -> bool:
-    return len(encode_pack(pack)) <= value_limit
+def fits(
+    pack: Mapping[str, PackEntry],
+    value_limit: int,
+    *,
+    overflowed: bool = False,
+    migrated: bool = False,
+) -> bool:
+    """Whether the value is within the limit, with the flags it will be written with
+    (compressed, a flag's 0 or 1 may change the length by a character or so)."""
+    encoded = encode_pack(pack, overflowed=overflowed, migrated=migrated)
+    return len(encoded) <= value_limit
 
 
 @dataclass(frozen=True)
@@ -173,6 +221,14 @@ class BucketChange:
 
     put: Mapping[str, PackEntry]
     drop: frozenset[str] = frozenset()
+    #: Mark the bucket overflowed: a record of its chain goes deeper.
+    overflowed: bool = False
+
+    def and_then(self, later: BucketChange) -> BucketChange:
+        """This change followed by ``later`` in one write."""
+        return BucketChange(
+            {**self.put, **later.put}, self.drop | later.drop, self.overflowed or later.overflowed
+        )
 
     def applied_to(self, pack: Mapping[str, PackEntry]) -> Pack:
         changed = {arn: entry for arn, entry in pack.items() if arn not in self.drop}
@@ -186,13 +242,16 @@ def place(
     value_limit: int,
     *,
     skip: int = 0,
+    overflowed: Sequence[bool] = (),
 ) -> dict[int, BucketChange]:
     """The bucket writes (by depth in the chain) that make ``entry`` the schema's state.
 
     A record stays in the bucket that holds its newest copy while it fits there, else goes to
     the shallowest bucket below ``skip`` with room; its copies elsewhere in the chain are
-    dropped. A tombstone replaces every copy (nowhere to write if there is none). PackFull when
-    no bucket of the chain has room (a record larger than a whole value, or a full chain).
+    dropped, and every bucket above it not yet marked ``overflowed`` (the chain's flags, by
+    depth) is marked, so a reader walking the chain level by level reaches it. A tombstone
+    replaces every copy (nowhere to write if there is none). PackFull when no bucket of the
+    chain has room (a record larger than a whole value, or a full chain).
     """
     holders = [depth for depth, pack in enumerate(chain) if schema_arn in pack]
     if entry.record is None:
@@ -209,6 +268,10 @@ def place(
             for other in holders:
                 if other != depth:
                     changes[other] = BucketChange({}, frozenset({schema_arn}))
+            for above in range(depth):
+                if not (above < len(overflowed) and overflowed[above]):
+                    mark = BucketChange({}, overflowed=True)
+                    changes[above] = changes.get(above, BucketChange({})).and_then(mark)
             return changes
     raise PackFull(
         f"no SSM parameter of the mapping has room for schema {schema_arn!r}: its record packs "
@@ -217,14 +280,21 @@ def place(
     )
 
 
-def overflow(pack: Mapping[str, PackEntry], value_limit: int, keep: Iterable[str]) -> list[str]:
-    """Schemas to move out of ``pack`` (deeper) until it fits: those not in ``keep`` first,
-    each group in ARN order (any fixed order would do)."""
+def overflow(
+    pack: Mapping[str, PackEntry],
+    value_limit: int,
+    keep: Iterable[str],
+    *,
+    migrated: bool = False,
+) -> list[str]:
+    """Schemas to move out of ``pack`` (deeper) until it fits, written overflowed (as it will
+    be, having moved records down): those not in ``keep`` first, each group in ARN order (any
+    fixed order would do)."""
     kept = set(keep)
     remaining = dict(pack)
     moved: list[str] = []
     for arn in sorted(remaining, key=lambda arn: (arn in kept, arn)):
-        if fits(remaining, value_limit):
+        if fits(remaining, value_limit, overflowed=True, migrated=migrated):
             break
         if remaining[arn].record is None:
             continue  # a tombstone is small and must stay where the record was
