@@ -16,6 +16,7 @@ from dagster import (
     AssetKey,
 )
 
+from dzlineage_dagster.definitions import defs
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
 from dzlineage_dagster_tests.test_impact_cli import TOPIC, register_breaking_version
 
@@ -115,7 +116,7 @@ def test_a_breaking_version_fails_the_topic_check_with_error_naming_columns_asse
         ("team:lakehouse", f"connector:{SINK}"),
         (f"team:{project['name']}", "datazone-project"),
     } <= owners
-    # The project's creator is its owner: named by DataZone user id.
+    # The project's creator is its owner (named by its user profile: an IAM principal here).
     assert any(source == "datazone-project-owner" for _, source in owners)
     assert "| `status` | removed | yes |" in metadata["impact"].value
 
@@ -127,3 +128,20 @@ def test_an_additive_version_warns_and_an_unchanged_topic_is_not_evaluated_again
     assert not evaluation.passed and evaluation.severity == AssetCheckSeverity.WARN
     assert evaluation.description == f"{TOPIC} v1 -> v2: additive (coupon)"
     assert evaluations(platform.sync([TOPIC])) == []
+
+
+def test_the_check_runs_by_hand_for_one_topic_as_the_ui_launches_it(synced):
+    """The UI's "Execute" on the check of one partition launches the location's implicit asset
+    job, subset to that check alone, tagged with the partition: the same evaluation as the
+    sync's, without a sync."""
+    register_breaking_version(synced)
+    synced.instance.add_dynamic_partitions("kafka_topics", [TOPIC])
+    job = defs.resolve_implicit_global_asset_job_def()
+    by_hand = job.get_subset(asset_selection=set(), asset_check_selection={CHECK})
+    result = by_hand.execute_in_process(instance=synced.instance, partition_key=TOPIC)
+    (evaluation,) = evaluations(result)
+    assert evaluation.partition == TOPIC
+    assert not evaluation.passed and evaluation.severity == AssetCheckSeverity.ERROR
+    assert "lakehouse.sales_orders.status" in evaluation.description
+    # Nothing was materialized: the check reads, the sync writes.
+    assert result.get_asset_materialization_events() == []

@@ -22,6 +22,7 @@ from dzlineage_dagster.core.catalog.forms import (
     KAFKA_SCHEMA_FORM,
     asset_common_details_content,
     kafka_schema_form_content,
+    owners_of_text,
 )
 
 
@@ -186,3 +187,71 @@ def test_a_persons_text_that_starts_like_the_note_is_kept_whole(description):
     written = as_written(product(version=1))
     latest = dataclasses.replace(written, description=description)
     assert curated_revision(product(), latest, written).content.description == description
+
+
+OWNER_NAMES = st.sampled_from(
+    ["team:sales", "team:lakehouse", "ana@example.com", "bob@example.com", "Cy (on call)"]
+)
+OWNER_LISTS = st.lists(OWNER_NAMES, max_size=5, unique=True)
+
+
+def owned_schema_form(configured: list[str], shown: list[str] | None = None) -> AssetForm:
+    """The schema form with the product's configured owners, ``shown`` as a person left them."""
+    fields = json.loads(
+        kafka_schema_form_content("shop.sales.orders", 1, "arn:s", "arn:r", None, None, configured)
+    )
+    if shown is not None:
+        fields.pop("owners", None)
+        if shown:
+            fields["owners"] = ", ".join(shown)
+    return AssetForm("KafkaSchemaForm", KAFKA_SCHEMA_FORM.name, json.dumps(fields), "1")
+
+
+def revised_owners(configured_then, shown, configured_now) -> list[str]:
+    written = AssetContent("n", "d", (owned_schema_form(configured_then),))
+    latest = AssetContent("n", "d", (owned_schema_form(configured_then, shown),))
+    ours = AssetContent("n", "d", (owned_schema_form(configured_now),))
+    revision = curated_revision(ours, latest, written)
+    fields = revision.content.form("KafkaSchemaForm").fields()
+    assert fields.get("configured_owners") == (", ".join(configured_now) or None)
+    assert "KafkaSchemaForm" not in revision.overridden
+    return owners_of_text(fields.get("owners"))
+
+
+@given(OWNER_LISTS, OWNER_LISTS, OWNER_LISTS)
+def test_the_owners_a_person_added_or_removed_stay_so_and_the_configured_ones_follow(
+    configured_then, shown, configured_now
+):
+    owners = revised_owners(configured_then, shown, configured_now)
+    added = set(shown) - set(configured_then)
+    removed = set(configured_then) - set(shown)
+    assert set(owners) == (set(configured_now) - removed) | added
+    assert len(owners) == len(set(owners))
+
+
+def test_without_a_persons_change_the_owners_are_the_configured_ones_in_order():
+    then = ["team:sales", "ana@example.com"]
+    assert revised_owners(then, then, ["bob@example.com", "team:sales"]) == [
+        "team:sales",
+        "bob@example.com",
+    ]
+    # An asset written before the owner fields existed has no person's change to keep.
+    latest = AssetContent("n", "d", (schema_form(1),))
+    ours = AssetContent("n", "d", (owned_schema_form(["team:sales"]),))
+    revision = curated_revision(ours, latest, latest)
+    assert revision.content.form("KafkaSchemaForm").fields()["owners"] == "team:sales"
+
+
+def test_the_person_added_owners_survive_later_revisions_the_product_makes():
+    """The person's change is read from the asset itself each time: the revision after the one
+    that kept it still keeps it."""
+    first = curated_revision(
+        AssetContent("n", "d", (owned_schema_form(["team:sales", "bob@example.com"]),)),
+        AssetContent("n", "d", (owned_schema_form(["team:sales"], ["Cy (on call)"]),)),
+        AssetContent("n", "d", (owned_schema_form(["team:sales"]),)),
+    ).content
+    second = curated_revision(
+        AssetContent("n", "d", (owned_schema_form(["team:lakehouse"]),)), first, first
+    ).content
+    owners = owners_of_text(second.form("KafkaSchemaForm").fields()["owners"])
+    assert owners == ["Cy (on call)", "team:lakehouse"]

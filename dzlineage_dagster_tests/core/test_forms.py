@@ -85,6 +85,8 @@ def test_kafka_schema_form_model() -> None:
         "registry_arn",
         "compatibility_mode",
         "data_format",
+        "owners",
+        "configured_owners",
     ]
     assert [field.name for field in MSK_SOURCE_REFERENCE_FORM.fields] == [
         "cluster_arn",
@@ -132,9 +134,9 @@ def test_form_fingerprint_changes_exactly_when_what_is_sent_changes(
 
 def test_form_fingerprint_is_stable_across_runs() -> None:
     # A changed fingerprint creates a new form type revision in every domain: change it
-    # on purpose only, together with this expectation.
+    # on purpose only, together with this expectation (issue 20: the owners fields).
     assert KAFKA_SCHEMA_FORM.fingerprint() == (
-        "b69359e354613a2e1cfdc410703b22d382c1a03dc67e1b68ec5c312c061bc00e"
+        "f6f63e36e64f9f555fb694b53811551c8e147976433a99282a0c2d1c4af8699b"
     )
 
 

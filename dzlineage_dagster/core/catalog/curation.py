@@ -8,6 +8,12 @@ have. So the product builds each revision from the asset's latest revision and i
   person's edit of them is overridden, and said so (:attr:`CuratedRevision.overridden`).
 - Everything else is people's and is kept as the latest revision has it: glossary terms, forms
   of other types, the common details form's other fields (``readMe``, ``customProperties``).
+- The ``owners`` field of ``KafkaSchemaForm`` is shared: the product writes the owners the
+  platform's configuration names, and keeps the owners a person added in DataZone and leaves
+  out the ones a person removed there. The form's ``configured_owners`` field (the product's)
+  holds what the product last wrote, so each revision tells a person's changes from the
+  configuration's by itself, however many revisions ago they were made
+  (:func:`merged_owners`).
 - The name and the description are the product's until a person changes them: once the latest
   revision's text differs from what the product itself last wrote, the person's text wins and
   the product stops writing its own (:attr:`CuratedRevision.kept_text`). Without the product's
@@ -30,8 +36,11 @@ from typing import Any
 
 from dzlineage_dagster.core.catalog.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
+    KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
     MAX_ASSET_TYPE_FORMS,
+    owners_of_text,
+    owners_text,
 )
 from dzlineage_dagster.core.catalog.reconcile import DEPRECATED_MARK
 
@@ -43,6 +52,14 @@ COMMON_DETAILS_FORM_NAME = next(
 )
 #: The fields of ``AssetCommonDetailsForm`` the product writes; the others are people's.
 PRODUCT_COMMON_DETAILS_FIELDS = frozenset({"sourceIdentifier"})
+SCHEMA_FORM_NAME = next(
+    form.form_name
+    for form in KAFKA_TOPIC_ASSET_TYPE.forms
+    if form.type_name == KAFKA_SCHEMA_FORM.name
+)
+#: The field of ``KafkaSchemaForm`` that people edit too, and the product's record of what it
+#: wrote there.
+SHARED_OWNERS_FIELD, CONFIGURED_OWNERS_FIELD = "owners", "configured_owners"
 
 
 #: What the retirement puts before a deprecated asset's description.
@@ -161,6 +178,8 @@ def curated_revision(
         current = latest.form(form.name)
         if form.name == COMMON_DETAILS_FORM_NAME:
             form = _common_details_over(form, current)
+        elif form.name == SCHEMA_FORM_NAME:
+            form = _owners_over(form, current)
         forms.append(form)
         if last_written is not None and current is not None:
             overridden += _overridden_edits(form, current, last_written.form(form.name))
@@ -205,10 +224,53 @@ def _common_details_over(product: AssetForm, current: AssetForm | None) -> Asset
     return AssetForm(product.name, product.type_name, content, product.type_revision)
 
 
+def merged_owners(
+    configured: list[str], current: list[str] | None, current_configured: list[str]
+) -> list[str]:
+    """The owners a revision lists: the ``configured`` ones, less those a person removed, plus
+    those a person added. A person added what the current field lists and the configuration,
+    as last written (``current_configured``), did not; removed what it listed and the field
+    does not. ``current`` None: the asset has no owners field yet, nobody changed anything."""
+    if current is None:
+        return configured
+    removed = set(current_configured) - set(current)
+    return [
+        *(name for name in current if name in configured or name not in current_configured),
+        *(name for name in configured if name not in current and name not in removed),
+    ]
+
+
+def _owners_over(product: AssetForm, current: AssetForm | None) -> AssetForm:
+    """The product's schema form with the owners field merged with a person's changes."""
+    fields = product.fields()
+    now = current.fields() if current is not None else {}
+    # A field a person emptied may be gone: only a form without either field has none yet.
+    untouched = SHARED_OWNERS_FIELD not in now and CONFIGURED_OWNERS_FIELD not in now
+    owners = merged_owners(
+        owners_of_text(fields.get(CONFIGURED_OWNERS_FIELD)),
+        None if untouched else owners_of_text(now.get(SHARED_OWNERS_FIELD)),
+        owners_of_text(now.get(CONFIGURED_OWNERS_FIELD)),
+    )
+    fields.pop(SHARED_OWNERS_FIELD, None)
+    if owners:
+        fields[SHARED_OWNERS_FIELD] = owners_text(owners)
+    content = json.dumps(fields, separators=(",", ":"), sort_keys=True, ensure_ascii=False)
+    return AssetForm(product.name, product.type_name, content, product.type_revision)
+
+
+def _without_shared_owners(form: AssetForm | None) -> AssetForm | None:
+    if form is None:
+        return None
+    fields = {k: v for k, v in form.fields().items() if k != SHARED_OWNERS_FIELD}
+    return replace(form, content=json.dumps(fields, sort_keys=True))
+
+
 def _overridden_edits(new: AssetForm, current: AssetForm, before: AssetForm | None) -> list[str]:
     """What a person changed in one of the product's forms since the product's last revision
     (``before``) and the new revision writes over: the form, or of the common details form the
-    product's fields."""
+    product's fields. A person's owners are merged, not overridden."""
+    if new.name == SCHEMA_FORM_NAME:
+        new, current, before = map(_without_shared_owners, (new, current, before))
     if new.name != COMMON_DETAILS_FORM_NAME:
         edited = not current.same_content(before) and not new.same_content(current)
         return [new.name] if edited else []

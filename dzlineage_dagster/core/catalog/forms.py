@@ -258,6 +258,21 @@ KAFKA_SCHEMA_FORM = FormTypeDefinition(
             "String",
             description="The schema's data format: AVRO, JSON or PROTOBUF.",
         ),
+        FormField(
+            "owners",
+            "String",
+            searchable=True,
+            description="Who owns the topic, separated by commas: the owners the platform's "
+            "configuration names, with the ones people added here and without the ones they "
+            "removed here.",
+        ),
+        FormField(
+            "configured_owners",
+            "String",
+            description="The owners the platform's configuration names (the schema's owner "
+            "tag, the connectors' dzlineage.owners), as dzlineage last wrote them: what tells "
+            "the owners people added or removed from the configured ones.",
+        ),
     ),
 )
 
@@ -306,8 +321,12 @@ def kafka_schema_form_content(
     registry_arn: str,
     compatibility: str | None,
     data_format: str | None,
+    owners: Sequence[str] = (),
 ) -> str:
-    """The KafkaSchemaForm content for a topic's schema (its latest version)."""
+    """The KafkaSchemaForm content for a topic's schema (its latest version) and the owners
+    its configuration names (both owner fields left out when there are none, so a topic
+    without configured owners keeps the content earlier versions wrote)."""
+    listed = owners_text(owners)
     return KAFKA_SCHEMA_FORM.content(
         {
             "kafka_topic": topic,
@@ -316,8 +335,20 @@ def kafka_schema_form_content(
             "registry_arn": registry_arn,
             "compatibility_mode": compatibility,
             "data_format": data_format,
+            "owners": listed,
+            "configured_owners": listed,
         }
     )
+
+
+def owners_text(owners: Sequence[str]) -> str | None:
+    """Owners as an owner field holds them: separated by commas (None: no owner)."""
+    return ", ".join(owners) or None
+
+
+def owners_of_text(text: str | None) -> list[str]:
+    """The owners an owner field lists, in order; a person's entry may hold spaces."""
+    return list(dict.fromkeys(name.strip() for name in (text or "").split(",") if name.strip()))
 
 
 def msk_source_form_content(

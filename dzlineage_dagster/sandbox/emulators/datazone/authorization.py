@@ -139,6 +139,8 @@ class Authorization:
     grants: list[PolicyGrant] = field(default_factory=list)
     #: Each project's members: user id -> designation.
     members: dict[str, dict[str, str]] = field(default_factory=dict)
+    #: The user profiles the domain made for IAM principals: user id -> principal ARN.
+    profiles: dict[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.units.setdefault(self.root.id, self.root)
@@ -224,6 +226,13 @@ class Authorization:
         ]
 
     # memberships
+
+    def profile_of(self, principal_arn: str) -> str:
+        """The user id of an IAM principal's profile, made the first time the domain meets it
+        (a member added, a project created; DataZone makes profiles the same way)."""
+        user_id = user_profile_id(principal_arn)
+        self.profiles.setdefault(user_id, principal_arn)
+        return user_id
 
     def add_member(self, project_id: str, user_id: str, designation: str) -> None:
         self.members.setdefault(project_id, {})[user_id] = designation

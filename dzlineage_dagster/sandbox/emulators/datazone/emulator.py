@@ -12,7 +12,6 @@ from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone.authorization import (
     caller_principal,
-    user_profile_id,
 )
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     MANAGED_PREFIX,
@@ -205,7 +204,10 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
         domain.authorization.place_project(project.id, params.get("domainUnitId"))
         domain.projects[project.id] = project
         # The project's creator is its owner (DataZone: a project's creator is a member).
-        domain.authorization.add_member(project.id, user_profile_id(self._caller), "PROJECT_OWNER")
+        authorization = domain.authorization
+        authorization.add_member(
+            project.id, authorization.profile_of(self._caller), "PROJECT_OWNER"
+        )
         return _project_output(domain, project)
 
     def _get_project(self, params: dict[str, Any]) -> dict[str, Any]:

@@ -14,10 +14,9 @@ from typing import Any
 from dzlineage_dagster.sandbox.emulators.datazone.authorization import (
     Authorization,
     caller_principal,
-    user_profile_id,
 )
 from dzlineage_dagster.sandbox.emulators.datazone.catalog import AssetTypeRevision
-from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, now
+from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found, now
 from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
 from dzlineage_dagster.sandbox.protocol.aws import RestJsonService
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
@@ -102,7 +101,8 @@ class PolicyOperations:
     def _create_project_membership(self, params: dict[str, Any]) -> None:
         domain, authorization = self._authorization(params)
         project = domain.project(params["projectIdentifier"])
-        authorization.add_member(project.id, _member_id(params["member"]), params["designation"])
+        member = _member_id(authorization, params["member"])
+        authorization.add_member(project.id, member, params["designation"])
 
     def _list_project_memberships(self, params: dict[str, Any]) -> dict[str, Any]:
         domain, authorization = self._authorization(params)
@@ -118,25 +118,31 @@ class PolicyOperations:
     def _delete_project_membership(self, params: dict[str, Any]) -> None:
         domain, authorization = self._authorization(params)
         project = domain.project(params["projectIdentifier"])
-        authorization.remove_member(project.id, _member_id(params["member"]))
+        authorization.remove_member(project.id, _member_id(authorization, params["member"]))
 
     def _get_user_profile(self, params: dict[str, Any]) -> dict[str, Any]:
-        domain = self._domain(params)
+        """By the principal's ARN or by the user id (the botocore model's userIdentifier takes
+        both); a user id the domain never made a profile for is not found."""
+        domain, authorization = self._authorization(params)
         identifier = params["userIdentifier"]
-        if not identifier.startswith("arn:"):
-            raise invalid("The sandbox knows IAM user profiles by the principal's ARN only")
+        if identifier.startswith("arn:"):
+            user_id, arn = authorization.profile_of(identifier), identifier
+        elif identifier in authorization.profiles:
+            user_id, arn = identifier, authorization.profiles[identifier]
+        else:
+            raise not_found(f"User profile {identifier} not found in domain {domain.id}")
         return {
             "domainId": domain.id,
-            "id": user_profile_id(identifier),
+            "id": user_id,
             "type": "IAM",
             "status": "ACTIVATED",
-            "details": {"iam": {"arn": identifier}},
+            "details": {"iam": {"arn": arn}},
         }
 
 
-def _member_id(member: dict[str, Any]) -> str:
+def _member_id(authorization: Authorization, member: dict[str, Any]) -> str:
     """A Member's DataZone user id: given, or an IAM principal's ARN resolved to its profile."""
     if "groupIdentifier" in member:
         raise invalid("The sandbox emulates user members only")
     identifier = member["userIdentifier"]
-    return user_profile_id(identifier) if identifier.startswith("arn:") else identifier
+    return authorization.profile_of(identifier) if identifier.startswith("arn:") else identifier
