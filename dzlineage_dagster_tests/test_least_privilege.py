@@ -78,10 +78,12 @@ class UsedActions:
 
 
 def run_lineage_reads(topic: str) -> None:
-    """`dzlineage trace` (both directions) and `dzlineage orphans`, as a user runs them."""
+    """`dzlineage trace` (both directions, and the history) and `dzlineage orphans`, as a user
+    runs them."""
     with redirect_stdout(io.StringIO()) as out:
         assert dzlineage(["trace", topic]) == 0
         assert dzlineage(["trace", topic, "--downstream"]) == 0
+        assert dzlineage(["trace", topic, "--history"]) == 0
         assert dzlineage(["orphans"]) == 0
     assert topic in out.getvalue()
 
@@ -113,6 +115,8 @@ def test_the_shipped_policies_grant_exactly_the_actions_a_full_lifecycle_calls(
     )
     used.collect()
 
+    # A changed topic, so the headless sync reads back a few events of its own (by id).
+    platform.register_new_version(table_topic, "remark")
     also_gone = "shop.sales.orders"
     platform.client("glue").delete_schema(SchemaId={"SchemaArn": platform.schema_arn(also_gone)})
     platform.control.clear_calls()

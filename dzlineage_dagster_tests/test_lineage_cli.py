@@ -32,7 +32,7 @@ def trace(capsys, *args: str) -> tuple[int, str, str]:
 
 def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, capsys):
     # what feeds this table
-    code, out, _ = trace(capsys, TABLE, "--columns")
+    code, out, _ = trace(capsys, TABLE, "--columns", "--no-owners")
     assert code == 0
     lines = out.splitlines()
     assert lines[0].startswith(f"{TABLE}  [glue_table] arn:aws:glue:us-east-1:")
@@ -68,6 +68,35 @@ def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, 
     assert code == 2 and out == ""
     assert "no dataset named 'lakehouse.sales_order'" in err
     assert "did you mean lakehouse.sales_orders" in err
+
+
+def test_trace_names_whom_to_call_about_each_topic(demo, capsys):
+    demo.client("glue").tag_resource(
+        ResourceArn=demo.schema_arn(TOPIC), TagsToAdd={"owner": "alice@example.com"}
+    )
+    project = demo.client("datazone").get_project(
+        domainIdentifier=demo.settings.domain_id, identifier=demo.settings.project_id
+    )
+    code, out, _ = trace(capsys, TABLE)
+    assert code == 0
+    owners = out.splitlines()[1].split("  owners: ")[1].split(", ")
+    assert owners[:2] == ["alice@example.com", f"team:{project['name']}"]
+    # The project's owner as its user profile names it (here an IAM principal), not its id.
+    assert owners[2].startswith("arn:aws:")
+    code, out, _ = trace(capsys, TABLE, "--format", "json")
+    topic = next(n for n in json.loads(out)["nodes"] if n["kind"] == "topic")
+    assert topic["owners"][:2] == ["alice@example.com", f"team:{project['name']}"]
+
+    # A wrong owner is named, and the topic still shows whom DataZone knows.
+    demo.client("glue").tag_resource(
+        ResourceArn=demo.schema_arn(TOPIC), TagsToAdd={"owner": "alice"}
+    )
+    code, out, err = trace(capsys, TABLE)
+    assert code == 0
+    assert f"dzlineage trace: {TOPIC}: glue-schema-tag:owner: 'alice' is not an owner" in err
+    assert f"  owners: team:{project['name']}, arn:aws:" in out.splitlines()[1]
+    code, out, _ = trace(capsys, TABLE, "--no-owners")
+    assert "owners:" not in out
 
 
 def test_orphans_lists_topics_that_feed_no_table_and_tables_nothing_feeds(demo, capsys):

@@ -16,129 +16,34 @@ import argparse
 import json
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from dataclasses import dataclass
 from typing import Any
 
 from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.core.connectors.topics import TopicKind, classify_topic
 from dzlineage_dagster.core.lineage.graph import (
-    DATASET_NODE_TYPE,
-    JOB_RUN_NODE_TYPE,
-    GraphEdge,
     GraphNode,
     LineageGraph,
     choose_dataset,
-    column_pairs,
     near_matches,
     node_kind,
     render,
+    render_history,
 )
 from dzlineage_dagster.core.lineage.openlineage import (
     dataset_source_identifier,
     glue_source_identifier,
     kafka_dataset_namespace,
 )
+from dzlineage_dagster.core.ownership.owners import InvalidOwner
 from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.errors import describe_error
+from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage, LineageQueryError
 
 #: Topics that carry table data; the others (heartbeats, schema changes, ...) feed no table.
 DATA_TOPIC_KINDS = (TopicKind.TABLE, TopicKind.OTHER)
 KINDS = ("glue_table", "topic", "source_table")
-
-
-class LineageQueryError(Exception):
-    """A name that resolves to nothing, or to several datasets: the message says which."""
-
-
-@dataclass
-class DataZoneLineage:
-    """DataZone's lineage nodes, each read once (by id or sourceIdentifier) per command, as
-    the timestamp view shows them when the command started: only the latest run of each job
-    (``GetLineageNode``'s ``eventTimestamp``), so an edge a job's newer run no longer draws (a
-    re-routed or deleted connector's) is not in the answer."""
-
-    client: Any
-    domain_id: str
-    at: datetime = field(default_factory=lambda: datetime.now(timezone.utc))
-    _nodes: dict[str, dict | None] = field(default_factory=dict)
-
-    def node(self, identifier: str) -> dict | None:
-        if identifier not in self._nodes:
-            try:
-                found = self.client.get_lineage_node(
-                    domainIdentifier=self.domain_id, identifier=identifier, eventTimestamp=self.at
-                )
-            except self.client.exceptions.ResourceNotFoundException:
-                found = None
-            self._nodes[identifier] = found
-            if found is not None:
-                self._nodes[found["id"]] = self._nodes[found["sourceIdentifier"]] = found
-        return self._nodes[identifier]
-
-    def datasets_beyond(self, node: dict, direction: str) -> list[tuple[dict, str | None]]:
-        """The dataset nodes one job away from ``node`` in ``direction`` ("upstream" or
-        "downstream"), each with its job (``namespace.name``); catalog asset nodes skipped."""
-        found = []
-        for reference in node.get(f"{direction}Nodes", []):
-            neighbour = self.node(reference["id"])
-            if neighbour is None:
-                continue
-            if neighbour["typeName"] == DATASET_NODE_TYPE:
-                found.append((neighbour, None))
-            elif neighbour["typeName"] == JOB_RUN_NODE_TYPE:
-                job = neighbour["sourceIdentifier"].rsplit("/", 1)[0]
-                for far in neighbour.get(f"{direction}Nodes", []):
-                    dataset = self.node(far["id"])
-                    if dataset is not None and dataset["typeName"] == DATASET_NODE_TYPE:
-                        found.append((dataset, job))
-        return found
-
-    def walk(self, root: str, direction: str, depth: int | None) -> LineageGraph:
-        """The datasets reachable from ``root`` (a sourceIdentifier) going ``direction``,
-        at most ``depth`` dataset hops, with each edge's job and column pairs."""
-        start = self.node(root)
-        if start is None:
-            raise LineageQueryError(
-                f"{root} has no lineage node in DataZone domain {self.domain_id}: no lineage "
-                "event named it yet (has `dzlineage sync` posted this topic's lineage?)"
-            )
-        graph = LineageGraph()
-        graph.add_node(root, schema_columns(start))
-        frontier, seen = [(start, 0)], {root}
-        while frontier:
-            node, hops = frontier.pop(0)
-            if depth is not None and hops >= depth:
-                continue
-            for far, job in self.datasets_beyond(node, direction):
-                near_id, far_id = node["sourceIdentifier"], far["sourceIdentifier"]
-                graph.add_node(far_id, schema_columns(far))
-                upstream, downstream = (far, node) if direction == "upstream" else (node, far)
-                lineage = facet(downstream, "columnLineage") or {}
-                graph.add_edge(
-                    GraphEdge(
-                        upstream["sourceIdentifier"],
-                        downstream["sourceIdentifier"],
-                        job,
-                        column_pairs(lineage, upstream["sourceIdentifier"]),
-                    )
-                )
-                if far_id not in seen and far_id != near_id:
-                    seen.add(far_id)
-                    frontier.append((far, hops + 1))
-        return graph
-
-
-def facet(node: dict, name: str) -> dict | None:
-    """A dataset node's OpenLineage facet, kept as the form of that name."""
-    for form in node.get("formsOutput") or []:
-        if form.get("formName") == name and form.get("content"):
-            return json.loads(form["content"])
-    return None
-
-
-def schema_columns(node: dict) -> list[str]:
-    return [f["name"] for f in (facet(node, "schema") or {}).get("fields", [])]
 
 
 @dataclass
@@ -235,6 +140,29 @@ class LineageCatalog:
         node = self._topic_node(topic) if topic in topics else None
         return node["sourceIdentifier"] if node else candidate
 
+    def owners_of(self, graph: LineageGraph) -> tuple[dict[str, list[str]], list[str]]:
+        """Whom to call about the graph's topics of this registry (their configured owners,
+        then the DataZone project's), and a note for each topic whose configuration names a
+        wrong owner (it is shown with the project's). One GetTags a topic, one GetProject and
+        one ListProjectMemberships."""
+        topics = [
+            node
+            for node in graph.nodes.values()
+            if node.kind == "topic" and node.label in self.run.registry_topics
+        ]
+        if not topics:
+            return {}, []
+        project = datazone_owners(self.run)
+        owners, notes = {}, []
+        for node in topics:
+            try:
+                found = topic_owners(self.run, node.label, project)
+            except InvalidOwner as error:
+                notes.append(f"{node.label}: {error}")
+                found = project
+            owners[node.id] = [owner.name for owner in found]
+        return owners, notes
+
     def orphans(self) -> dict[str, list[str]]:
         """Topics that feed no table, and tables nothing feeds."""
         lonely_topics = []
@@ -268,11 +196,27 @@ def cmd_trace(args: argparse.Namespace) -> int:
     try:
         catalog = LineageCatalog.from_environment()
         root = catalog.resolve(args.dataset, args.kind)
+        if args.history:
+            return _print_history(catalog, root, direction, args)
         graph = catalog.lineage.walk(root, direction, args.depth)
+        owners, notes = catalog.owners_of(graph) if args.owners else ({}, [])
     except (LineageQueryError, *SETUP_ERRORS) as error:
         print(f"dzlineage trace: {describe_error(error)}", file=sys.stderr)
         return 2
-    print(render(graph, root, direction, args.format, columns=args.columns))
+    for note in notes:
+        print(f"dzlineage trace: {note}", file=sys.stderr)
+    print(render(graph, root, direction, args.format, columns=args.columns, owners=owners))
+    return 0
+
+
+def _print_history(
+    catalog: LineageCatalog, root: str, direction: str, args: argparse.Namespace
+) -> int:
+    if args.format not in ("text", "json"):
+        print(f"dzlineage trace: --history prints text or json, not {args.format}", file=sys.stderr)
+        return 2
+    revisions, truncated = catalog.lineage.history(root, direction)
+    print(render_history(root, direction, revisions, args.format, truncated=truncated))
     return 0
 
 
@@ -322,6 +266,20 @@ def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
     trace.add_argument("--columns", action="store_true", help="show the column lineage of each hop")
     trace.add_argument(
         "--kind", choices=KINDS, default=None, help="what DATASET names when a name fits several"
+    )
+    trace.add_argument(
+        "--history",
+        action="store_true",
+        help="what fed DATASET (or what read it, --downstream) over time, newest first: one "
+        "line per change of its neighbours, from DataZone's node history "
+        "(ListLineageNodeHistory; at most the 50 latest revisions)",
+    )
+    trace.add_argument(
+        "--no-owners",
+        dest="owners",
+        action="store_false",
+        help="leave out each topic's owners (its schema's owner tag, its connectors' "
+        "dzlineage.owners, the DataZone project's owners; docs/impact.md)",
     )
     trace.set_defaults(handler=cmd_trace)
 

@@ -157,3 +157,37 @@ def test_source_identifiers_and_column_pairs_follow_datazone_naming() -> None:
     }
     assert column_pairs(facet, TOPIC) == (("after.id", "id"),)
     assert column_pairs({}, TOPIC) == ()
+
+
+def test_owners_are_shown_beside_their_nodes_in_text_and_json() -> None:
+    graph = demo_graph().walk(TABLE, "upstream", depth=1)
+    owners = {TOPIC: ["alice@example.com", "team:lakehouse"]}
+    text = render(graph, TABLE, "upstream", "text", owners=owners).splitlines()
+    assert text[0] == f"lakehouse.sales_orders  [glue_table] {TABLE}"
+    assert text[1].endswith(
+        "via kafka-connect.shop-iceberg-sink  owners: alice@example.com, team:lakehouse"
+    )
+    document = json.loads(render(graph, TABLE, "upstream", "json", owners=owners))
+    assert {n["id"]: n["owners"] for n in document["nodes"]} == {
+        TABLE: [],
+        TOPIC: ["alice@example.com", "team:lakehouse"],
+    }
+
+
+def test_history_keeps_only_the_revisions_where_the_neighbours_changed() -> None:
+    from datetime import datetime, timedelta, timezone
+
+    from dzlineage_dagster.core.lineage.graph import NodeRevision, neighbour_periods
+
+    start = datetime(2026, 12, 1, tzinfo=timezone.utc)
+    old, new = ((TABLE, "sink"),), ((REPORT, "sink"),)
+    newest_first = [
+        NodeRevision(start + timedelta(hours=hour), neighbours)
+        for hour, neighbours in reversed([(0, ()), (1, old), (2, old), (3, new), (4, new)])
+    ]
+    assert [(p.at.hour, p.neighbours) for p in neighbour_periods(newest_first)] == [
+        (3, new),
+        (1, old),
+        (0, ()),
+    ]
+    assert neighbour_periods([]) == []

@@ -16,8 +16,9 @@ import difflib
 import json
 import re
 from collections import deque
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Literal
 
 Direction = Literal["upstream", "downstream"]
@@ -192,6 +193,74 @@ def column_pairs(column_lineage: Mapping, upstream_id: str) -> tuple[tuple[str, 
     return tuple(pairs)
 
 
+@dataclass(frozen=True)
+class NodeRevision:
+    """A lineage node as one of its revisions showed it: when, and its datasets one job away
+    in one direction (sourceIdentifier, job)."""
+
+    at: datetime
+    neighbours: tuple[tuple[str, str | None], ...]
+
+
+def neighbour_periods(revisions: Sequence[NodeRevision]) -> list[NodeRevision]:
+    """From a node's revisions (newest first), the ones where its neighbours changed: each
+    period's oldest revision, newest period first (a re-post of the same edges is no change)."""
+    periods: list[NodeRevision] = []
+    for revision in reversed(revisions):
+        if not periods or periods[-1].neighbours != revision.neighbours:
+            periods.append(revision)
+    return periods[::-1]
+
+
+def render_history(
+    root: str,
+    direction: Direction,
+    revisions: Sequence[NodeRevision],
+    fmt: Literal["text", "json"],
+    *,
+    truncated: bool = False,
+) -> str:
+    """What fed (or what read) ``root`` over time: :func:`neighbour_periods` of its
+    revisions, as text lines or JSON; ``truncated``: older revisions were not read."""
+    periods = neighbour_periods(revisions)
+    if fmt == "json":
+        return json.dumps(
+            {
+                "root": root,
+                "direction": direction,
+                "history": [
+                    {
+                        "since": period.at.isoformat(),
+                        "datasets": [
+                            {"id": d, "kind": node_kind(d), "label": _label(d), "job": job}
+                            for d, job in period.neighbours
+                        ],
+                    }
+                    for period in periods
+                ],
+                "truncated": truncated,
+            },
+            indent=2,
+        )
+    node = GraphNode(root, node_kind(root))
+    arrow = "<-" if direction == "upstream" else "->"
+    lines = [f"{node.label}  [{node.kind}] {root}", f"{direction}, newest first:"]
+    for period in periods:
+        since = f"since {period.at:%Y-%m-%d %H:%M:%S %Z}".rstrip()
+        if not period.neighbours:
+            lines.append(f"  {since}  {arrow} (nothing)")
+        for dataset, job in period.neighbours:
+            via = f" via {job}" if job else ""
+            lines.append(f"  {since}  {arrow} {_label(dataset)}  [{node_kind(dataset)}]{via}")
+    if truncated:
+        lines.append("  (older revisions not read)")
+    return "\n".join(lines)
+
+
+def _label(node_id: str) -> str:
+    return GraphNode(node_id, node_kind(node_id)).label
+
+
 def render(
     graph: LineageGraph,
     root: str,
@@ -199,18 +268,27 @@ def render(
     fmt: Literal["text", "json", "mermaid", "dot"],
     *,
     columns: bool = False,
+    owners: Mapping[str, Sequence[str]] | None = None,
 ) -> str:
     """``graph`` (usually :meth:`LineageGraph.walk`'s result) as a text tree, JSON, Mermaid or
-    Graphviz dot; ``columns`` adds the column pairs of each edge."""
+    Graphviz dot; ``columns`` adds the column pairs of each edge, ``owners`` (node id -> owner
+    names) whom to call about a node, in the text tree and the JSON."""
+    owners = owners or {}
     if fmt == "text":
-        return _render_text(graph, root, direction, columns)
+        return _render_text(graph, root, direction, columns, owners)
     if fmt == "json":
         return json.dumps(
             {
                 "root": root,
                 "direction": direction,
                 "nodes": [
-                    {"id": n.id, "kind": n.kind, "label": n.label, "columns": list(n.columns)}
+                    {
+                        "id": n.id,
+                        "kind": n.kind,
+                        "label": n.label,
+                        "columns": list(n.columns),
+                        "owners": list(owners.get(n.id, ())),
+                    }
                     for n in graph.nodes.values()
                 ],
                 "edges": [
@@ -262,9 +340,20 @@ def _mermaid_text(text: str) -> str:
     return text.replace('"', "#quot;").replace("|", "#124;")
 
 
-def _render_text(graph: LineageGraph, root: str, direction: Direction, columns: bool) -> str:
+def _render_text(
+    graph: LineageGraph,
+    root: str,
+    direction: Direction,
+    columns: bool,
+    owners: Mapping[str, Sequence[str]],
+) -> str:
     arrow = "<-" if direction == "upstream" else "->"
-    lines = [f"{graph.nodes[root].label}  [{graph.nodes[root].kind}] {root}"]
+
+    def owned(node_id: str) -> str:
+        names = owners.get(node_id)
+        return f"  owners: {', '.join(names)}" if names else ""
+
+    lines = [f"{graph.nodes[root].label}  [{graph.nodes[root].kind}] {root}{owned(root)}"]
 
     def visit(node_id: str, indent: str, path: frozenset[str]) -> None:
         edges = [
@@ -279,7 +368,9 @@ def _render_text(graph: LineageGraph, root: str, direction: Direction, columns: 
             via = f" via {edge.job}" if edge.job else ""
             node = graph.nodes[far]
             cycle = " (cycle)" if far in path else ""
-            lines.append(f"{indent}{branch}{arrow} {node.label}  [{node.kind}]{via}{cycle}")
+            lines.append(
+                f"{indent}{branch}{arrow} {node.label}  [{node.kind}]{via}{cycle}{owned(far)}"
+            )
             child_indent = indent + ("   " if last else "│  ")
             if columns:
                 for upstream_field, downstream_field in edge.columns:
