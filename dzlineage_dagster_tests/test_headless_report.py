@@ -43,9 +43,11 @@ def stored_cursor(platform) -> str:
 def test_first_idle_and_changed_sync_reports(platform, capsys):
     # A sync that posted lineage reads it back: one ListLineageEvents, then GetLineageNode of
     # each posted topic's node, its table's ARN and its asset's node. The version sweep reads
-    # its topics' records by name: in the packed layout (the default) a topic's chain of buckets
-    # and its two one-per-topic names (for the migration) fill one GetParameters, where the
-    # one-per-topic layout read 10 topics' names a call (104 calls then, 109 now).
+    # its topics' records by name: in the packed layout (the default) a chain's bucket only
+    # where its parent overflowed (here the root alone holds all 8), so 10 names a call (104
+    # calls in the one-per-topic layout; 109 when a topic's whole chain and its two one-per-topic
+    # names filled one GetParameters). Each table topic's schema tags are read for the owners its
+    # asset lists (one GetTags each): 112.
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
@@ -62,7 +64,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
 
         lineage read-back: all landed (7 tables, 7 topic assets of 7 topics, 21 GetLineageNode calls)
 
-        8 topics, 0 failed, 109 AWS API calls
+        8 topics, 0 failed, 112 AWS API calls
         """
     )
     cursor = stored_cursor(platform)
@@ -71,21 +73,24 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     # Idle: the registry listing, the custom types' check, the cursor and the version sweep's
     # state (one GetParameters; the state written), the sweep's mapping records and GetSchema:
     # until the registry shows what UpdatedTime does the sweep checks 20 topics a run (here all
-    # 8, 7 GetParameters of records in the packed layout), and probes one schema of two versions (GetSchemaVersion).
+    # 8, one GetParameters of the root bucket: it did not overflow, and its "migrated" mark says
+    # no one-per-topic name is left to read; 7 GetParameters before both flags, 30 calls then),
+    # and probes one schema of two versions (GetSchemaVersion).
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
         registry shop-cdc unchanged since the last complete sync: nothing to do
 
-        8 topics, 0 failed, 30 AWS API calls
+        8 topics, 0 failed, 24 AWS API calls
         """
     )
 
     # One new version: that topic is revised (after one GetAsset of its latest revision) and
     # re-posted. Only the topics of the registry cursor's changed bucket are considered (here
-    # that topic alone): the others are not even read. 43 calls (40 in the one-per-topic layout, the
-    # sweep's records read 10 topics' names a call), 42 when every mapping was read
-    # (GetParametersByPath and the first layout's folders, against the sweep's wider slice).
+    # that topic alone): the others are not even read. The sweep reads its records 10 names a
+    # call (a topic's whole chain and one-per-topic names before the buckets' overflow and
+    # migrated flags: 4 more calls); the revised topic's schema tags are read (its owners); the
+    # read-back reads its two events' status by id (GetLineageEvent): 41.
     platform.register_new_version("shop.sales.orders", "coupon")
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
@@ -96,7 +101,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
 
         lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
 
-        8 topics, 0 failed, 43 AWS API calls
+        8 topics, 0 failed, 41 AWS API calls
         """
     )
     assert stored_cursor(platform) != cursor, "the changed registry's cursor was not recorded"
@@ -129,7 +134,9 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert rows_of("\n".join(report), "shop.sales.broken") == [
         ["shop.sales.broken", "FAILED", f"schema: {BROKEN_AVRO}"]
     ]
-    assert report[-1] == "9 topics, 1 failed, 110 AWS API calls"
+    # The version sweep reads its records 10 names a call, not a chain each (5 calls fewer);
+    # the failed topic is recorded for the next sync to retry (one PutParameter).
+    assert report[-1] == "9 topics, 1 failed, 113 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):

@@ -108,7 +108,8 @@ def test_access_denied_on_the_projects_assets_fails_each_topic_by_name_and_write
     failed = [line for line in output.splitlines() if "FAILED" in line]
     assert failed and all("AccessDeniedException" in line for line in failed), output
     assert all(line.split()[0].startswith("shop.") for line in failed), output
-    assert ("ssm", "PutParameter") not in _writes(sandbox), "a half-done topic was recorded"
+    # The one parameter written is the list of failed topics, for the next sync to retry.
+    assert not catalog_state(small).mappings, "a half-done topic was recorded"
     sandbox.control.clear_faults()
     assert headless_sync(small)[0] == 0
     _converged(small)

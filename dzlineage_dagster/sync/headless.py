@@ -12,18 +12,19 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.catalog.discovery import SweepState
-from dzlineage_dagster.core.catalog.registry_cursor import RegistryCursor
+from dzlineage_dagster.core.catalog.registry_cursor import FailedTopics, RegistryCursor
 from dzlineage_dagster.core.connectors.report import refused_connectors
 from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.mapping.ssm_names import MAX_PARAMETER_VALUE_LENGTH
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
-from dzlineage_dagster.sync.authorization import check_authorization
-from dzlineage_dagster.sync.custom_types import ensure_custom_types, plan_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types, plan_custom_types
+from dzlineage_dagster.sync.catalog.reconcile import ReconcileReport, apply_repairs, inspect_catalog
+from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
+from dzlineage_dagster.sync.checks.authorization import check_authorization
+from dzlineage_dagster.sync.checks.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.lineage_readback import read_back_sync
-from dzlineage_dagster.sync.preflight import check_ownership, check_platform
-from dzlineage_dagster.sync.reconcile import ReconcileReport, apply_repairs, inspect_catalog
+from dzlineage_dagster.sync.lineage.readback import read_back_sync
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
@@ -35,7 +36,6 @@ from dzlineage_dagster.sync.stages.retire import (
     retirement_hold,
 )
 from dzlineage_dagster.sync.stages.schema import read_schema
-from dzlineage_dagster.sync.version_sweep import VersionSweep, sweep_versions
 
 #: The asset column of a topic whose schema in this registry does not catalog it.
 NOT_CATALOGED = "not-cataloged"
@@ -156,12 +156,14 @@ def run_headless_sync(
     GetParameters, with the version sweep's state). Only the topics of the cursor's changed
     buckets, and those the version sweep finds behind their latest version (a slice of the
     topics a run, sized by what the registry showed of ``UpdatedTime``; see
-    :mod:`~dzlineage_dagster.sync.version_sweep`), are considered: their mapping records read
+    :mod:`~dzlineage_dagster.sync.catalog.version_sweep`), are considered: their mapping records read
     by name, and those whose registry token moved synced. The whole mapping is read only when
     there is no cursor, the context changed, or a schema may have left the registry (then
-    retirement needs it). A sync with no failure then records the new cursor. A hand-edited
-    mapping parameter is not noticed (nothing reads it): ``reconcile`` reads everything and
-    repairs it.
+    retirement needs it). A sync with no failure then records the new cursor; the topics a sync
+    failed are recorded beside it
+    (:class:`~dzlineage_dagster.core.catalog.registry_cursor.FailedTopics`), and the next sync
+    syncs them whatever the registry shows. A hand-edited mapping parameter is not noticed
+    (nothing reads it): ``reconcile`` reads everything and repairs it.
 
     ``reconcile`` first compares DataZone with the registry and the mapping and repairs what
     differs (with ``dry_run``: lists the repairs and writes nothing); it never takes the idle
@@ -182,18 +184,22 @@ def run_headless_sync(
             topics = list(run.registry_topics)
             registry_arn = run.registry_arn
             listing = RegistryCursor.of(run.registry_topics, run.sync_context)
+            last = run.mappings.last_sync(registry_arn)
             # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
-            # failure found here is a change the registry cursor cannot see.
-            trust_tokens = not reconcile and not run.lineage_health.failed_runs
+            # failure found here is a change the registry cursor cannot see; so is a failure of
+            # the last sync too many to list.
+            trust_tokens = (
+                not reconcile and not run.lineage_health.failed_runs and not last.failed.overflowed
+            )
             # A reconcile reads every topic anyway; otherwise the sweep catches a version that
             # the listing's UpdatedTime (so the cursor) does not show.
-            stored, sweep_state = (
-                run.mappings.stored_cursor(registry_arn) if trust_tokens else (None, SweepState())
-            )
-            sweep = sweep_versions(run, sweep_state) if trust_tokens else None
+            stored = last.cursor if trust_tokens else None
+            sweep = sweep_versions(run, last.sweep) if trust_tokens else None
             behind = sweep.behind if sweep else {}
+            # What the last sync failed is synced again whatever the registry shows.
+            retry = sorted(last.failed.topics & run.registry_topics.keys()) if trust_tokens else []
             changed = stored.changed_topics(listing, topics) if stored else None
-            to_sync = topics if changed is None else sorted({*changed, *behind})
+            to_sync = topics if changed is None else sorted({*changed, *behind, *retry})
             # Without a cursor, or when a schema it knew may have left, every mapping is read
             # to find what to retire.
             retiring = (
@@ -222,8 +228,11 @@ def run_headless_sync(
                 f"{topic}: the registry's latest version is {version}, not the one its asset "
                 "shows, though its UpdatedTime did not move: synced"
             )
+        if retry:
+            log.info(f"synced again, as the last sync failed them: {', '.join(retry)}")
         if unchanged:
             _record_sweep(run, registry_arn, sweep, log)
+            _record_failed(run, registry_arn, [], last.failed, log)
             calls = run.api_calls()
             print(
                 f"registry {settings.registry_name} unchanged since the last complete sync: "
@@ -236,7 +245,7 @@ def run_headless_sync(
             log.info(
                 f"{len(to_sync)} of {len(topics)} topics of registry {settings.registry_name} "
                 "may have changed since the last complete sync (the registry cursor's changed "
-                "buckets, and the version sweep's finds): syncing those"
+                "buckets, the version sweep's finds and the last sync's failures): syncing those"
             )
         else:
             log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
@@ -246,7 +255,7 @@ def run_headless_sync(
         failed = done = 0
         try:
             for outcome in sync_topics(
-                run, to_sync, trust_registry_tokens=trust_tokens, stale=behind
+                run, to_sync, trust_registry_tokens=trust_tokens, stale={*behind, *retry}
             ):
                 done += 1
                 outcomes.append(outcome)
@@ -281,6 +290,9 @@ def run_headless_sync(
                 for topic, result in retire_removed_topics(run).items():
                     failed += result.startswith("failed")
                     rows.append((topic, result, "", "schema left the registry"))
+            if not stop:
+                failed_topics = [outcome.topic for outcome in outcomes if not outcome.ok]
+                _record_failed(run, registry_arn, failed_topics, last.failed, log)
             if not stop and not failed:
                 _record_cursor(run, registry_arn, listing, log)
                 # Like the cursor, only after a complete sync: a failed one sweeps its slice again.
@@ -336,6 +348,28 @@ def _record_cursor(
         log.warning(
             f"registry cursor not recorded (the next sync reads the topics changed since the "
             f"last one recorded, or every mapping): {describe_error(error)}"
+        )
+
+
+def _record_failed(
+    run: SyncRun,
+    registry_arn: str,
+    failed_topics: list[str],
+    recorded: FailedTopics,
+    log: logging.Logger,
+) -> None:
+    """Keep the topics this sync failed for the next one, dropping the record when none did (a
+    write only when the failed topics differ from the last sync's)."""
+    failed = FailedTopics.of(failed_topics, MAX_PARAMETER_VALUE_LENGTH)
+    if failed == recorded:
+        return
+    try:
+        run.mappings.record_failed(registry_arn, failed)
+    except (ClientError, BotoCoreError) as error:
+        log.warning(
+            "the failed topics were not recorded (the next sync retries those the registry "
+            f"shows changed; `dzlineage sync --reconcile` retries every one): "
+            f"{describe_error(error)}"
         )
 
 

@@ -117,3 +117,43 @@ class RegistryCursor:
             if not (self.created_through and t.created_time > self.created_through)
         ]
         return _members_digest(older) == self.members
+
+
+@dataclass(frozen=True)
+class FailedTopics:
+    """The topics the last sync of a registry failed, kept beside its cursor.
+
+    A failure the listing cannot show (a wrong owner tag, a DataZone error while a reconcile
+    repaired the topic) leaves the topic's registry token and the last complete sync's cursor as
+    they were: without this record the next plain sync would call the topic unchanged. The next
+    sync syncs these topics whatever their tokens say, and a sync with no failure clears it.
+    """
+
+    topics: frozenset[str] = frozenset()
+    #: More failed topics than one parameter holds: the next sync trusts no registry token.
+    overflowed: bool = False
+
+    @classmethod
+    def of(cls, topics: Collection[str], limit: int) -> FailedTopics:
+        """``topics`` as stored in a value of at most ``limit`` characters (else overflowed)."""
+        failed = cls(frozenset(topics))
+        return failed if len(failed.to_text()) <= limit else cls(overflowed=True)
+
+    def __bool__(self) -> bool:
+        return bool(self.topics) or self.overflowed
+
+    def to_text(self) -> str:
+        return json.dumps({"overflowed": True} if self.overflowed else sorted(self.topics))
+
+    @classmethod
+    def from_text(cls, text: str | None) -> FailedTopics:
+        """The stored record; an unreadable one is read as overflowed (trust no token once)."""
+        if text is None:
+            return cls()
+        try:
+            saved = json.loads(text)
+        except ValueError:
+            return cls(overflowed=True)
+        if isinstance(saved, list) and all(isinstance(topic, str) for topic in saved):
+            return cls(frozenset(saved))
+        return cls(overflowed=True)
