@@ -37,7 +37,7 @@ from dzlineage_dagster.core.lineage.downstream import (
     platform_ref,
 )
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.downstream_lineage import AssetRun, DatasetRef, post_asset_runs
+from dzlineage_dagster.sync.lineage.downstream import AssetRun, DatasetRef, post_asset_runs
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: Materializations read per asset and tick: bounds a tick's work (the sensor's 60 s limit);
@@ -90,22 +90,29 @@ def downstream_lineage_sensor(
                 continue
             asset_runs.extend(_asset_runs(node, records, nodes))
             advanced = advanced.advanced(label, max(r.storage_id for r in records))
+        run = SyncRun(lineage_sync, context.log)
+        # DataZone may fail an event after accepting it: the runs of the team's assets it
+        # failed are posted again (one ListLineageEvents a tick finds them).
+        failed = _failed_asset_runs(context, run, nodes, {r.run_id for r in asset_runs})
+        asset_runs.extend(failed)
         if not asset_runs:
             context.update_cursor(advanced.encode())
             return SkipReason(f"no new materialization of the {len(nodes)} opted-in assets")
-        run = SyncRun(lineage_sync, context.log)
         # Raises on the first failure, the cursor unchanged: the next tick posts the same runs
         # again with the same events and client tokens, which DataZone replays.
         posted = post_asset_runs(run, code_location, asset_runs)
         for done in posted:
             state = "already held" if done.refused else "posted"
+            if done.run in failed:
+                state = "posted again: DataZone failed its events after accepting them"
             context.log.info(
                 f"{done.run.label}: {', '.join(done.inputs) or 'no platform input'} -> "
                 f"{done.output} ({state}, run {done.run.run_id})"
             )
         context.update_cursor(advanced.encode())
+        again = f" ({len(failed)} posted again, their events FAILED in DataZone)" if failed else ""
         return SkipReason(
-            f"posted the lineage of {len(posted)} materialization runs; API calls "
+            f"posted the lineage of {len(posted)} materialization runs{again}; API calls "
             f"{dict(sorted(run.api_calls().items()))}"
         )
 
@@ -147,6 +154,36 @@ def _new_materializations(
         records_filter, limit=MATERIALIZATIONS_PER_TICK, ascending=True
     )
     return list(found.records)
+
+
+def _failed_asset_runs(
+    context: SensorEvaluationContext,
+    run: SyncRun,
+    nodes: dict[AssetKey, BaseAssetNode],
+    posting: set[str],
+) -> list[AssetRun]:
+    """The opted-in assets' runs whose events DataZone failed after accepting them and no
+    later post resolved (:attr:`SyncRun.lineage_health`, within the failure lookback), found
+    among each asset's materializations of that window; none of those ``posting`` already."""
+    health = run.lineage_health
+    if not health.failed_runs or health.since is None:
+        return []
+    found = []
+    for node in nodes.values():
+        records_filter = AssetRecordsFilter(
+            asset_key=node.key, after_timestamp=health.since.timestamp()
+        )
+        # The newest first: a failure is likelier among the latest posts.
+        newest = context.instance.fetch_materializations(
+            records_filter, limit=MATERIALIZATIONS_PER_TICK, ascending=False
+        ).records
+        records = list(reversed(newest))
+        found += [
+            asset_run
+            for asset_run in _asset_runs(node, records, nodes)
+            if health.must_repost(asset_run.run_id) and asset_run.run_id not in posting
+        ]
+    return found
 
 
 def _asset_runs(

@@ -15,6 +15,7 @@ from dagster import (
     SkipReason,
     asset,
     build_sensor_context,
+    evaluate_automation_conditions,
     materialize,
 )
 
@@ -24,6 +25,11 @@ from dzlineage_dagster.downstream_lineage import downstream_lineage_sensor
 from dzlineage_dagster.sandbox.demo import downstream
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.test_connector_lineage import glue_arn, posted_events
+from dzlineage_dagster_tests.test_lineage_repost import (
+    fail_after_accept,
+    lineage_events,
+    summaries,
+)
 from dzlineage_dagster_tests.test_lineage_truth import demo_topic
 
 TOPIC = "shop.sales.orders"
@@ -39,7 +45,7 @@ def synced(platform, capsys):
 
 def tick(platform, defs: Definitions, cursor: str | None = None):
     """One evaluation of the location's downstream lineage sensor: its result and cursor."""
-    (sensor,) = defs.sensors
+    (sensor,) = [s for s in defs.sensors if s.name == "downstream_lineage"]
     with build_sensor_context(
         instance=platform.instance, cursor=cursor, definitions=defs, resources=defs.resources
     ) as context:
@@ -79,8 +85,13 @@ def test_daily_revenue_s_materialization_shows_in_datazone_below_its_topic_s_tab
 
     result, cursor = tick(platform, downstream.defs)
     assert isinstance(result, SkipReason)
-    # The Glue tables' region and account as the sync takes them (the registry's), one post.
-    calls = {"datazone.PostLineageEvent": 1, "glue.GetRegistry": 1}
+    # The Glue tables' region and account as the sync takes them (the registry's), one post,
+    # and the look for events DataZone failed after accepting them (one ListLineageEvents).
+    calls = {
+        "datazone.ListLineageEvents": 1,
+        "datazone.PostLineageEvent": 1,
+        "glue.GetRegistry": 1,
+    }
     assert result.skip_message == f"posted the lineage of 1 materialization runs; API calls {calls}"
 
     (event,) = team_events(platform)
@@ -181,3 +192,39 @@ def test_only_opted_in_groups_post_and_a_dagster_asset_is_its_own_node(synced):
 def test_a_group_the_location_does_not_have_is_named(platform):
     with pytest.raises(ValueError, match=r"group\(s\) finance_typo .*its groups: .*kpis"):
         tick(platform, team_defs(["finance_typo", "kpis"]))
+
+
+def test_a_materialization_whose_events_datazone_failed_is_posted_again(synced):
+    """DataZone accepts the sensor's event, then fails it: the next tick finds the failure
+    (ListLineageEvents) and posts that run again under new client tokens; once it is resolved,
+    ticks post nothing."""
+    platform = synced
+    fail_after_accept(platform, 1)
+    assert materialize([downstream.daily_revenue], instance=platform.instance).success
+    _, cursor = tick(platform, downstream.defs)
+    [failed] = [e for e in lineage_events(platform) if e["processingStatus"] == "FAILED"]
+
+    result, cursor = tick(platform, downstream.defs, cursor)
+    assert "posted the lineage of 1 materialization runs (1 posted again" in result.skip_message
+    runs = [
+        summary
+        for summary in summaries(lineage_events(platform))
+        if summary["runId"] == failed["eventSummary"]["openLineageRunEventSummary"]["runId"]
+    ]
+    assert len(runs) == 2  # the failed event and its re-post, the same run
+
+    result, _ = tick(platform, downstream.defs, cursor)
+    assert "no new materialization" in result.skip_message
+
+
+def test_the_demo_materializes_daily_revenue_once_without_a_click(synced):
+    """The demo location's automation sensor asks for daily_revenue while it was never
+    materialized, and not again after."""
+    (requested,) = evaluate_automation_conditions(
+        defs=downstream.defs, instance=synced.instance
+    ).results
+    assert requested.key == downstream.daily_revenue.key
+    assert requested.true_subset.size == 1
+    assert materialize([downstream.daily_revenue], instance=synced.instance).success
+    again = evaluate_automation_conditions(defs=downstream.defs, instance=synced.instance)
+    assert again.total_requested == 0

@@ -4,10 +4,22 @@ It depends on ``lakehouse.sales_orders`` by the platform graph's key alone (docs
 from a code location of its own, as a team's Spark or dbt project would: Dagster's asset graph
 draws source table -> topic -> Iceberg table -> ``daily_revenue`` across both locations. Its
 group is opted in to the downstream lineage sensor, so each materialization is posted to
-DataZone too: topic -> ``lakehouse.sales_orders`` -> ``lakehouse.daily_revenue``.
+DataZone too: topic -> ``lakehouse.sales_orders`` -> ``lakehouse.daily_revenue``. The demo
+materializes it once, as soon as the location loads and while it was never materialized (an
+automation sensor, running by default), so the whole chain is in DataZone without a click
+(``dzlineage orphans`` then names no unfed table).
 """
 
-from dagster import AssetKey, DefaultSensorStatus, Definitions, MaterializeResult, asset
+from dagster import (
+    AssetKey,
+    AssetSelection,
+    AutomationCondition,
+    AutomationConditionSensorDefinition,
+    DefaultSensorStatus,
+    Definitions,
+    MaterializeResult,
+    asset,
+)
 
 from dzlineage_dagster.core.lineage.platform_graph import iceberg_table_key
 from dzlineage_dagster.definitions import build_resources
@@ -24,6 +36,9 @@ SALES_ORDERS = AssetKey(list(iceberg_table_key("lakehouse", "sales_orders")))
     kinds={"spark", "iceberg"},
     owners=["team:shop-analytics"],
     metadata={"dagster/table_name": "lakehouse.daily_revenue"},
+    # Its dependency is another location's external table, never materialized here, so
+    # Dagster's on_missing (which waits for every dependency) would never start it.
+    automation_condition=AutomationCondition.missing() & ~AutomationCondition.in_progress(),
 )
 def daily_revenue() -> MaterializeResult:
     """Revenue and order count per day, aggregated nightly by the analytics team's Spark job
@@ -41,7 +56,12 @@ defs = Definitions(
             groups=["shop_analytics"],
             code_location=DOWNSTREAM_LOCATION,
             default_status=DefaultSensorStatus.RUNNING,
-        )
+        ),
+        AutomationConditionSensorDefinition(
+            "shop_analytics_automation",
+            target=AssetSelection.assets(daily_revenue),
+            default_status=DefaultSensorStatus.RUNNING,
+        ),
     ],
     resources=build_resources(),
 )
