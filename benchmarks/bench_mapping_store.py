@@ -30,8 +30,8 @@ from benchmarks.sandbox_process import SandboxProcess
 from dzlineage_dagster.core.mapping.pack import parameters_needed
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.resources import SsmMappingResource
+from dzlineage_dagster.sync.catalog.mapping_store import PACKED, PER_TOPIC, MappingStore
 from dzlineage_dagster.sync.errors import SyncError
-from dzlineage_dagster.sync.mapping_store import PACKED, PER_TOPIC, MappingStore
 
 PREFIX = "/dzlineage/bench"
 DOMAIN, PROJECT = "dzd_bench1234567", "prj_bench12345"

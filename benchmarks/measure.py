@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import threading
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 from typing import Any
 
@@ -14,6 +16,35 @@ from dzlineage_dagster.sandbox.server.faults import CallRecord
 #: Operations that only read; every other operation counts as a write.
 READ_PREFIXES = ("Get", "List", "Search", "Describe")
 SCHEMA_FORM_TYPE = "KafkaSchemaFormType"
+
+
+def resident_mb() -> float:
+    """This process's resident memory now (Linux ``VmRSS``, KiB), in MB."""
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmRSS:"))
+    return int(line.split()[1]) / 1024
+
+
+@contextmanager
+def peak_resident_mb(interval: float = 0.05) -> Iterator[list[float]]:
+    """The highest resident memory seen while the block ran, sampled every ``interval``
+    seconds: one system's peak, where the process's lifetime peak (``ru_maxrss``) would
+    carry over the peak of whatever ran before it. Yields a one-item list filled on exit."""
+    peak = [resident_mb()]
+    done = threading.Event()
+
+    def sample() -> None:
+        while not done.wait(interval):
+            peak[0] = max(peak[0], resident_mb())
+
+    sampler = threading.Thread(target=sample, daemon=True)
+    sampler.start()
+    try:
+        yield peak
+    finally:
+        done.set()
+        sampler.join()
+        peak[0] = max(peak[0], resident_mb())
 
 
 def is_write(operation: str | None) -> bool:

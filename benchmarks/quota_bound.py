@@ -25,7 +25,7 @@ from benchmarks.systems import make_system, pointed_at
 from dzlineage_dagster.sandbox.server.faults import CallRecord
 from dzlineage_dagster.sandbox.server.pacing import Quotas
 
-#: Calls of the headless sync's lineage read-back (``sync/lineage_readback.py``): it starts
+#: Calls of the headless sync's lineage read-back (``sync/lineage/readback.py``): it starts
 #: only once DataZone has processed every event the sync posted, so its reads cannot overlap
 #: the sync's writes and their floor adds to the sync's instead of competing with it.
 READBACK_OPERATIONS = frozenset({"datazone.GetLineageNode"})

@@ -61,6 +61,12 @@ def _scenario_rows(grouped: dict[str, list[Cell]]) -> list[str]:
     rows.append(
         _row("  wall time (s)", [f"{median_seconds(runs):.2f}" for runs in grouped.values()])
     )
+    rows.append(
+        _row(
+            "  peak memory (MB)",
+            [f"{max(c.measurement.peak_mb for c in runs):.0f}" for runs in grouped.values()],
+        )
+    )
     rows.append(_row("  assets per schema", [c.catalog.assets_summary() for c in first.values()]))
     rows.append(_row("  lineage edges", [c.catalog.lineage_summary() for c in first.values()]))
     outcomes = ["ok" if c.measurement.outcome.ok else "FAILED" for c in first.values()]

@@ -9,8 +9,10 @@ work elsewhere.
 from __future__ import annotations
 
 import re
+import signal
 import subprocess
 import sys
+import threading
 from dataclasses import dataclass, field
 
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
@@ -34,6 +36,7 @@ class SandboxProcess:
         return sandbox_environment(self.endpoint_url)
 
     def start(self) -> SandboxProcess:
+        _exit_on_sigterm()
         command = [sys.executable, "-m", "dzlineage_dagster.cli", "sandbox", "--empty"]
         # Port 0: the OS picks a free port, so a sandbox someone else runs is never touched.
         self._process = subprocess.Popen(
@@ -66,3 +69,13 @@ class SandboxProcess:
 
     def __exit__(self, *exc_info: object) -> None:
         self.stop()
+
+
+def _exit_on_sigterm() -> None:
+    """A benchmark stopped with SIGTERM (``kill``, a CI timeout) exits through its ``with``
+    blocks, so its sandbox child is stopped too: Python's default ends the process at once and
+    left the child serving. Only from the main thread, and only where nobody set a handler."""
+    if threading.current_thread() is not threading.main_thread():
+        return
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))

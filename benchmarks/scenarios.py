@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
 
 from benchmarks.baseline import LITERAL_DELIMITER, ReferenceConfig, parameter_name
-from benchmarks.measure import CallMetrics, CatalogCheck, check_catalog
+from benchmarks.measure import CallMetrics, CatalogCheck, check_catalog, peak_resident_mb
 from benchmarks.sandbox_process import SandboxProcess
 from benchmarks.synthetic_platform import (
     SeededPlatform,
@@ -55,12 +55,15 @@ class Measurement:
     outcome: SyncOutcome
     seconds: float
     calls: CallMetrics
+    #: The benchmark process's highest resident memory during the run (MB).
+    peak_mb: float
 
     def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.outcome.ok,
             "detail": self.outcome.detail,
             "seconds": round(self.seconds, 3),
+            "peak_mb": round(self.peak_mb, 1),
             "calls": {**asdict(self.calls), "writes": self.calls.writes},
         }
 
@@ -69,9 +72,10 @@ def measure(control: SandboxControl, action: Callable[[], SyncOutcome]) -> Measu
     """Run ``action``, timing it and reading exactly the calls it made from the sandbox log."""
     control.clear_calls()
     started = time.perf_counter()
-    outcome = action()
+    with peak_resident_mb() as peak:
+        outcome = action()
     seconds = time.perf_counter() - started
-    return Measurement(outcome, seconds, CallMetrics.from_records(control.calls()))
+    return Measurement(outcome, seconds, CallMetrics.from_records(control.calls()), peak[0])
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def test_every_system_runs_every_scenario_and_keeps_one_current_asset_per_schema
 
 def test_the_sensors_idle_tick_lists_schemas_and_sweeps_a_slice_of_versions(cells):
     calls = cells[("sensor+job", IDLE_RERUN)].measurement.calls
-    # The version sweep: the slice's GetSchema and its mapping records (sync/version_sweep.py).
+    # The version sweep: the slice's GetSchema and its mapping records (sync/catalog/version_sweep.py).
     assert set(calls.by_operation) == {"glue.ListSchemas", "glue.GetSchema", "ssm.GetParameters"}
     assert calls.writes == 0
 

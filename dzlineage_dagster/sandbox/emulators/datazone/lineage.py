@@ -291,6 +291,7 @@ class LineageGraph:
         self._job_of_run: dict[str, str] = {}
         self._runs_of_job: dict[str, dict[str, list[tuple[datetime, int]]]] = {}
         self._processed = itertools.count()
+        self._asset_links = _AssetLinks({}, None)
 
     def accept(
         self, record: LineageEventRecord, delay: timedelta = timedelta(0), fails: bool = False
@@ -434,7 +435,7 @@ class LineageGraph:
                 return [self._event_node_view(node, v, assets, v.event_time) for v in versions]
             version = node.version_at(when)
             return [] if version is None else [self._event_node_view(node, version, assets, when)]
-        asset = _asset_of_node(assets, identifier)
+        asset = self._linked(assets).asset_of_node(identifier)
         if asset is None:
             return []
         revisions = [r for r in asset.revisions if when is None or r.created_at <= when]
@@ -462,6 +463,12 @@ class LineageGraph:
             upstream=upstream,
         )
 
+    def _linked(self, assets: Mapping[str, Asset]) -> _AssetLinks:
+        fingerprint = _assets_fingerprint(assets)
+        if self._asset_links.assets is not assets or self._asset_links.fingerprint != fingerprint:
+            self._asset_links = _AssetLinks(assets, fingerprint)
+        return self._asset_links
+
     def _event_node_view(
         self,
         node: LineageNode,
@@ -476,7 +483,7 @@ class LineageGraph:
         if node.type_name == DATASET_NODE_TYPE:
             upstream = tuple(e for e in upstream if self.is_latest_run(e[0], when))
             downstream = tuple(e for e in downstream if self.is_latest_run(e[0], when))
-            linked = [a for a in assets.values() if a.source_identifier() == node.source_identifier]
+            linked = self._linked(assets).by_source.get(node.source_identifier, ())
             downstream += tuple((a.lineage_node_id, a.latest.created_at) for a in linked)
         return NodeView(
             id=node.id,
@@ -509,11 +516,31 @@ def _edges_at(edges: dict[str, list[datetime]], when: datetime | None) -> Edges:
     return tuple(result)
 
 
-def _asset_of_node(assets: Mapping[str, Asset], identifier: str) -> Asset | None:
-    asset_id = identifier.removeprefix(ASSET_SOURCE_IDENTIFIER_PREFIX)
-    if asset_id in assets:
-        return assets[asset_id]
-    return next((a for a in assets.values() if a.lineage_node_id == identifier), None)
+def _assets_fingerprint(assets: Mapping[str, Asset]) -> tuple[int, int, str | None]:
+    """Changes with every CreateAsset (a new last key), DeleteAsset (fewer assets) and new
+    revision (more revisions in all)."""
+    return (
+        len(assets),
+        sum(len(asset.revisions) for asset in assets.values()),
+        next(reversed(assets.keys()), None),
+    )
+
+
+class _AssetLinks:
+    """The domain's assets by lineage node id and by ``sourceIdentifier``: scanning every
+    asset's forms for each GetLineageNode made a read-back of N topics cost N^2."""
+
+    def __init__(self, assets: Mapping[str, Asset], fingerprint: tuple | None) -> None:
+        self.assets = assets
+        self.fingerprint = fingerprint
+        self.by_node_id = {asset.lineage_node_id: asset for asset in assets.values()}
+        self.by_source: dict[str, list[Asset]] = {}
+        for asset in assets.values():
+            self.by_source.setdefault(asset.source_identifier(), []).append(asset)
+
+    def asset_of_node(self, identifier: str) -> Asset | None:
+        asset_id = identifier.removeprefix(ASSET_SOURCE_IDENTIFIER_PREFIX)
+        return self.assets.get(asset_id) or self.by_node_id.get(identifier)
 
 
 def _facet_forms(node: LineageNode, when: datetime) -> tuple[Form, ...]:
