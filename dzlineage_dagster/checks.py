@@ -27,10 +27,10 @@ from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.core.connectors import report as topology_report
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.lineage_readback import last_sync_readback
-from dzlineage_dagster.sync.owners import datazone_owners
+from dzlineage_dagster.sync.catalog.owners import datazone_owners
+from dzlineage_dagster.sync.lineage.impact import topic_impact
+from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.schema_impact import topic_impact
 
 
 def _problems_result(

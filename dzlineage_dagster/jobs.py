@@ -19,8 +19,8 @@ from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import ALL_CHECKS
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
-from dzlineage_dagster.sync.reconcile import apply_repairs, inspect_catalog
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.reconcile import apply_repairs, inspect_catalog
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.retire import retire_removed_topics

@@ -28,9 +28,9 @@ from dzlineage_dagster.jobs import (
     retire_run_config,
 )
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.version_sweep import VersionSweep, sweep_versions
 
 #: The cursor moves on once a run is requested, so a topic that failed transiently (throttling
 #: past botocore's retries) is retried by the run retry, where the instance enables run retries

@@ -100,7 +100,7 @@ TABLE_NAME_PLACEHOLDERS = ("prefix", "database", "schema", "table")
 ASSET_URL_PLACEHOLDERS = ("portal_url", "domain_id", "project_id", "asset_id")
 #: ``arn:<partition>:kafka:<region>:<account>:cluster/<name>/<uuid>``: what DescribeClusterV2
 #: takes. botocore's model gives no pattern, so this checks AWS's documented ARN format up to
-#: the resource type; whether the cluster exists is the run's first check (sync/preflight.py).
+#: the resource type; whether the cluster exists is the run's first check (sync/checks/preflight.py).
 _MSK_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:cluster/.+")
 #: A Glue Data Catalog id is the id of the AWS account that owns it (GetTable's `CatalogId`).
 _GLUE_CATALOG_ID = re.compile(r"\d{12}")

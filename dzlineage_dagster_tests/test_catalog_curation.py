@@ -12,7 +12,7 @@ import pytest
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.catalog.curation import AssetContent
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset

@@ -9,7 +9,7 @@ from dzlineage_dagster.core.connectors.topics import MAX_TOPIC_NAME_LENGTH
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES, glue_source_identifier
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event

@@ -18,7 +18,7 @@ from dzlineage_dagster.core.mapping.ssm_names import parameter_name
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
 from dzlineage_dagster.sandbox.server.faults import FaultRule
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster_tests.stored_mapping import drop_mapping, put_mapping, stored_mappings

@@ -10,7 +10,7 @@ from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import COLUMN_SHOWCASE, register_column_showcase
 from dzlineage_dagster.sandbox.server.faults import FaultRule
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, sync_topic
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event

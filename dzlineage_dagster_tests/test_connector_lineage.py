@@ -22,7 +22,7 @@ from dzlineage_dagster.definitions import defs
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column
 from dzlineage_dagster.sensors import connector_config_sensor
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.headless import run_headless_sync
 from dzlineage_dagster.sync.run_state import SyncRun

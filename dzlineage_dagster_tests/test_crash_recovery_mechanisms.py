@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.server.faults import FaultRule
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset, topic_forms_input

@@ -25,7 +25,7 @@ from dzlineage_dagster.resources import GlueDataCatalogResource, LineageSyncReso
 from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
 from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
 from dzlineage_dagster.sandbox.server.faults import FaultRule
-from dzlineage_dagster.sync.doctor import CHECKS, run_doctor
+from dzlineage_dagster.sync.checks.doctor import CHECKS, run_doctor
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster_tests.test_least_privilege import IAM_DIRECTORY, POLICY_FILES
 

@@ -1,6 +1,6 @@
 """The package's shape holds: no import loop anywhere, each `core/` package imports only what
 its docstring says it may (and nothing of dagster, boto3 or the rest of the product), and no
-folder of `core/` grows into a flat room again."""
+folder of the product (`core/`, `sync/`, `cli/`, ...) grows into a flat room again."""
 
 from __future__ import annotations
 
@@ -141,14 +141,30 @@ def test_core_modules_beside_the_packages_import_only_core():
     assert forbidden_imports(list(CORE.glob("*.py")), every_package) == []
 
 
-def test_no_folder_of_core_is_a_crowded_flat_room():
+def product_folders() -> list[Path]:
+    """Every folder of the product's code; the sandbox stands for AWS and is shaped by it."""
+    return [
+        folder
+        for folder in [PACKAGE, *PACKAGE.rglob("*")]
+        if folder.is_dir()
+        and (folder / "__init__.py").exists()
+        and "sandbox" not in folder.relative_to(PACKAGE).parts
+    ]
+
+
+def test_no_folder_of_the_product_is_a_crowded_flat_room():
     crowded = {
         str(folder.relative_to(PACKAGE)): count
-        for folder in [CORE, *core_packages()]
-        if (count := len([p for p in folder.glob("*.py") if p.name != "__init__.py"]))
+        for folder in product_folders()
+        if (
+            count := len(
+                [p for p in folder.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+            )
+        )
         > MAX_MODULES_PER_FOLDER
     }
     assert crowded == {}
+    assert {CORE, PACKAGE / "sync", PACKAGE / "cli"} <= set(product_folders())
 
 
 def test_every_command_lives_in_the_cli_package():

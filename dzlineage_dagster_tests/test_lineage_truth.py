@@ -229,3 +229,27 @@ def test_each_demo_iceberg_table_s_arn_node_has_its_topic_upstream(
         )
         upstream = platform.upstream_source_identifiers(table_node, 2)
         assert "/".join(demo_topic(platform, topic)) in upstream, (glue_node_naming, table)
+
+
+def test_trace_history_shows_when_a_re_routed_sink_changed_what_the_topic_feeds(demo, capsys):
+    demo.client("glue").create_table(DatabaseName="lakehouse", TableInput={"Name": NEW})
+    config = delete_archive_sink(demo)
+    create_connector(demo, SINK, {**config, "iceberg.tables": f"lakehouse.{NEW}"})
+    sync(capsys)
+
+    code, out, err = trace(capsys, TOPIC, "--downstream", "--history", "--format", "json")
+    assert code == 0, err
+    history = json.loads(out)["history"]
+    # Newest first: the new table since the re-route, the old one before it.
+    assert [[d["label"] for d in period["datasets"]] for period in history] == [
+        [f"lakehouse.{NEW}"],
+        [f"lakehouse.{OLD}"],
+    ]
+    assert history[0]["since"] > history[1]["since"]
+    code, out, _ = trace(capsys, TOPIC, "--downstream", "--history")
+    lines = out.splitlines()
+    assert lines[1] == "downstream, newest first:"
+    assert lines[2].endswith(f"-> lakehouse.{NEW}  [glue_table] via kafka-connect.{SINK}/{TOPIC}")
+    assert lines[3].endswith(f"-> lakehouse.{OLD}  [glue_table] via kafka-connect.{SINK}/{TOPIC}")
+    code, _, err = trace(capsys, TOPIC, "--history", "--format", "dot")
+    assert code == 2 and "--history prints text or json" in err

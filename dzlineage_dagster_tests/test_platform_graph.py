@@ -31,7 +31,7 @@ from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
 from dzlineage_dagster.sensors import connector_config_sensor
 from dzlineage_dagster.settings import InvalidSettings, MissingSettings
-from dzlineage_dagster.sync.platform_graph import live_digest
+from dzlineage_dagster.sync.lineage.platform_graph import live_digest
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
 from dzlineage_dagster_tests.test_lineage_truth import SINK, TOPIC, delete_archive_sink
 

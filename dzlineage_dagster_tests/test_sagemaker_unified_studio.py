@@ -15,7 +15,7 @@ from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.sandbox.demo.seed import TYPE_POLICY_DETAILS
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster.sync.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.headless import run_headless_sync, start_run
 from dzlineage_dagster_tests.platform import fresh_platform, writes
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
@@ -106,7 +106,10 @@ def assert_synced(platform, capsys) -> None:
 
 def test_the_demo_syncs_on_a_sagemaker_unified_studio_domain(smus, capsys):
     assert domain(smus)["domainVersion"] == "V2"
+    smus.control.clear_calls()
     assert_synced(smus, capsys)
+    # The start-up check and the authorization check share the run's one GetProject (3 before).
+    assert smus.control.call_counts()[("datazone", "GetProject")] == 1
     assert dzlineage(["sync"]) == 0
     assert "nothing to do" in capsys.readouterr().out
 

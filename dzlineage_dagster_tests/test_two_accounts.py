@@ -256,7 +256,7 @@ def test_the_platform_graph_reads_the_data_account_through_the_data_side_s_role(
     """The component takes both sides' roles from defs.yaml's settings, as the sync does."""
     from dzlineage_dagster.components import PlatformGraphComponent
     from dzlineage_dagster.components.platform_graph import SETTING_VARIABLES
-    from dzlineage_dagster.sync.platform_graph import read_platform_graph
+    from dzlineage_dagster.sync.lineage.platform_graph import read_platform_graph
 
     platform = two_accounts
     settings = {k: v for k, v in platform.environment.items() if k in SETTING_VARIABLES}

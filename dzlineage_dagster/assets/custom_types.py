@@ -5,7 +5,7 @@ from dagster import AssetExecutionContext, Failure, MaterializeResult, MetadataV
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.custom_types import CUSTOM_FORM_TYPES, ensure_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import CUSTOM_FORM_TYPES, ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
 

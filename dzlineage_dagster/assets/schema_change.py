@@ -1,5 +1,5 @@
 """The `schema_change_is_compatible` check of a topic's partition, as Dagster shows it: the
-impact report (sync/schema_impact.py) with a severity by compatibility.
+impact report (sync/lineage/impact.py) with a severity by compatibility.
 
 Breaking (a column removed or renamed, a type Iceberg cannot promote, nullability tightened,
 enum symbols removed): failed, ERROR. Additive (columns or symbols added, promotions): failed,

@@ -30,13 +30,13 @@ from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import Topology
 from dzlineage_dagster.core.ownership.owners import InvalidOwner, Owner
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.authorization import check_authorization
+from dzlineage_dagster.sync.catalog.owners import datazone_owners
+from dzlineage_dagster.sync.checks.authorization import check_authorization
+from dzlineage_dagster.sync.checks.preflight import check_cluster, check_ownership
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.owners import datazone_owners
-from dzlineage_dagster.sync.preflight import check_cluster, check_ownership
+from dzlineage_dagster.sync.lineage.impact import topic_impact
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import Stage, TopicOutcome, sync_topics
-from dzlineage_dagster.sync.schema_impact import topic_impact
 from dzlineage_dagster.sync.stages.asset import AssetOutcome
 from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, LineageOutcome, LineagePlan
 from dzlineage_dagster.sync.stages.publish import Publication

@@ -11,7 +11,7 @@ import sys
 from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.core.doctor import exit_code, render_json, render_table
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster.sync.doctor import run_doctor
+from dzlineage_dagster.sync.checks.doctor import run_doctor
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.headless import start_run
 

@@ -10,7 +10,7 @@ import sys
 
 from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.settings import LineageSettings
-from dzlineage_dagster.sync.authorization import add_missing_grants, authorization_problems
+from dzlineage_dagster.sync.checks.authorization import add_missing_grants, authorization_problems
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.headless import start_run
 

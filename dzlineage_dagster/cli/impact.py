@@ -5,7 +5,7 @@ The latest version of the topic's value schema is compared with the one before i
 Iceberg columns written from it: the sink writes a table column from the topic column of its
 name (the sync's sink-hop column lineage), among the columns the table has in the Glue Data
 Catalog. Given a table (``lakehouse.orders``) or one of its columns, the topics feeding it are
-compared and only what reaches it is shown. The report (sync/schema_impact.py) also names the
+compared and only what reaches it is shown. The report (sync/lineage/impact.py) also names the
 assets downstream of the tables (Dagster keys, DataZone lineage nodes) and the owners to tell.
 ``--format json`` prints one object per topic for CI; the exit code is 0 unless the lookup
 fails (2).
@@ -21,11 +21,11 @@ import sys
 from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.core.schemas.impact import ImpactReport
 from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.catalog.owners import datazone_owners
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.headless import start_run
-from dzlineage_dagster.sync.owners import datazone_owners
+from dzlineage_dagster.sync.lineage.impact import topic_impact
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.schema_impact import topic_impact
 
 
 def impacts(run: SyncRun, subject: str) -> list[ImpactReport]:

@@ -11,7 +11,7 @@ import sys
 
 from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.settings import LineageSettings, env_name
-from dzlineage_dagster.sync.asset_moves import move_assets
+from dzlineage_dagster.sync.catalog.asset_moves import move_assets
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.headless import start_run
 

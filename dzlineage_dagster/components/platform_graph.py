@@ -1,6 +1,6 @@
 """The platform's lineage in Dagster's own asset graph: a state-backed component.
 
-Its state is the platform's topology, read by :func:`~dzlineage_dagster.sync.platform_graph.
+Its state is the platform's topology, read by :func:`~dzlineage_dagster.sync.lineage.platform_graph.
 read_platform_graph` with the sync's own lookups (connectors, registry schemas, Glue tables,
 the mapping records); from it, external ``AssetSpec``s for every source table, topic and
 Iceberg table with their ``deps``, so the asset graph draws source table -> topic -> Iceberg
@@ -53,7 +53,7 @@ from dzlineage_dagster.settings import (
     env_name,
     side_role_variables,
 )
-from dzlineage_dagster.sync.platform_graph import live_digest, read_platform_graph
+from dzlineage_dagster.sync.lineage.platform_graph import live_digest, read_platform_graph
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The state's key unless ``defs_state.key`` names another (one per deployment).

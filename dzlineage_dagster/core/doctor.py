@@ -2,7 +2,7 @@
 judgements that need no AWS call (SSM headroom, quotas against the pacing table, what
 ``UpdatedTime`` says about change detection, an AWS error as a row with its fix).
 
-The AWS reads live in :mod:`dzlineage_dagster.sync.doctor`; docs/doctor.md lists every check.
+The AWS reads live in :mod:`dzlineage_dagster.sync.checks.doctor`; docs/doctor.md lists every check.
 """
 
 from __future__ import annotations
@@ -81,7 +81,7 @@ def render_json(results: Sequence[CheckResult]) -> str:
 # --- an AWS error as a row --------------------------------------------------------------------
 
 #: Error codes by which AWS says the caller may not make the call, and that the named thing is
-#: not there (the run's preflight, :mod:`dzlineage_dagster.sync.preflight`, reads them too).
+#: not there (the run's preflight, :mod:`dzlineage_dagster.sync.checks.preflight`, reads them too).
 DENIED_CODES = frozenset(
     {"AccessDeniedException", "AccessDenied", "UnauthorizedException", "UnauthorizedOperation"}
 )

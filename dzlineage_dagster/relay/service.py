@@ -34,8 +34,8 @@ from dzlineage_dagster.core.lineage.relay_events import (
     parse_event,
 )
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
-from dzlineage_dagster.sync.lineage_conflict import is_conflict, post_after_conflict
-from dzlineage_dagster.sync.lineage_health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
+from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
+from dzlineage_dagster.sync.lineage.health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
 
 LINEAGE_PATH = "/api/v1/lineage"
 log = logging.getLogger("dzlineage.relay")
@@ -248,7 +248,7 @@ class Relay:
 
     def _after_conflict(self, token: str, event_json: str) -> str | None:
         """A 409 counts as delivered only when DataZone holds the event; otherwise it is posted
-        again, as the sync does (:mod:`~dzlineage_dagster.sync.lineage_conflict`)."""
+        again, as the sync does (:mod:`~dzlineage_dagster.sync.lineage.conflict`)."""
         document = json.loads(event_json)
         which = f"event {token[:12]} (run {document['run']['runId']}, {document['eventType']})"
         try:

@@ -55,13 +55,13 @@ from dzlineage_dagster.resources.kafka_connect_rest import (
     read_kafka_connect_connectors,
 )
 from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.catalog.mapping_store import MappingStore
 from dzlineage_dagster.sync.errors import SyncError, error_code
-from dzlineage_dagster.sync.lineage_health import (
+from dzlineage_dagster.sync.lineage.health import (
     LineageHealth,
     check_lineage_health,
     events_held_before,
 )
-from dzlineage_dagster.sync.mapping_store import MappingStore
 
 
 class run_lookup(cached_property):
@@ -440,6 +440,14 @@ class SyncRun:
         """GetDomain's answer: the portal link, and the version and root domain unit the
         authorization check reads."""
         return self.resource.datazone.client().get_domain(identifier=self.settings.domain_id)
+
+    @run_lookup
+    def project(self) -> dict[str, Any]:
+        """GetProject's answer for the settings' project: the start-up check reads it, the
+        authorization check its domain unit, the owners lookup its name."""
+        return self.resource.datazone.client().get_project(
+            domainIdentifier=self.settings.domain_id, identifier=self.settings.project_id
+        )
 
     @run_lookup
     def lineage_events_held(self) -> Counter[tuple[str, str]]:

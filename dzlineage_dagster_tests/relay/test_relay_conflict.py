@@ -1,5 +1,5 @@
 """A 409 from PostLineageEvent, whichever it means: the relay counts an event delivered only
-when DataZone holds it (the sync's rule, :mod:`dzlineage_dagster.sync.lineage_conflict`)."""
+when DataZone holds it (the sync's rule, :mod:`dzlineage_dagster.sync.lineage.conflict`)."""
 
 from __future__ import annotations
 
@@ -35,13 +35,14 @@ def test_each_event_is_held_once_whatever_a_409_means(
     events = runs_of(2)
     with running_relay(relay_environment(platform.environment), tmp_path / "spool.db") as relay:
         if spooled:
-            # The first post fails: that event is spooled and the others queue behind it, so
-            # the spool's worker posts them all.
+            # The first post fails: that event is spooled and the others queue behind it while
+            # it waits (202); on a loaded machine the spool's worker may deliver it before the
+            # next post arrives, which is then forwarded at once (200).
             platform.control.set_faults(
                 FaultRule("datazone", "PostLineageEvent", "server-error", count=1)
             )
-            for event in events:
-                assert relay.post(to_json(event).encode(), api_key=None)[0] == 202
+            codes = [relay.post(to_json(event).encode(), api_key=None)[0] for event in events]
+            assert codes[0] == 202 and set(codes[1:]) <= {200, 202}, codes
             status = relay.wait_until(lambda s: s["spool_depth"] == 0)
             platform.control.clear_faults()
         else:

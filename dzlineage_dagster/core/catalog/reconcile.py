@@ -3,7 +3,7 @@
 Pure: it takes what a reconcile run read (the registry's table topics, this scope's mapping
 records, the topic assets DataZone's Search lists, the lineage runs DataZone processed) and
 says, per topic, which repair brings the three back in line. Applying a repair is the sync's
-job (:mod:`dzlineage_dagster.sync.reconcile`).
+job (:mod:`dzlineage_dagster.sync.catalog.reconcile`).
 
 An asset belongs to a schema by its ``externalIdentifier`` (the schema ARN, unique in a domain),
 never by its name, which anyone may change in the portal.

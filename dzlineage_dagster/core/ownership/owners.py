@@ -12,7 +12,7 @@ Teams keep owners where they keep the rest of a topic's configuration:
 An owner is an email address or ``team:<name>``, the two forms Dagster accepts on an
 ``AssetSpec``'s ``owners``; anything else is refused by name, with where it was found.
 DataZone's owners (the owning project, as ``team:<project name>``, and its members designated
-``PROJECT_OWNER``, as their DataZone user ids) come from the sync (``sync/owners.py``).
+``PROJECT_OWNER``, as their DataZone user ids) come from the sync (``sync/catalog/owners.py``).
 """
 
 from __future__ import annotations

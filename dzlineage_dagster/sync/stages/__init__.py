@@ -9,5 +9,5 @@
 Each stage is idempotent and crash-safe: DataZone writes carry client tokens derived from what
 they write, so a retry (by botocore, by a rerun after a crash) replays instead of duplicating.
 The stages stage a topic's new mapping record in the run's
-:class:`~dzlineage_dagster.sync.mapping_store.MappingStore`; the runner writes it once.
+:class:`~dzlineage_dagster.sync.catalog.mapping_store.MappingStore`; the runner writes it once.
 """

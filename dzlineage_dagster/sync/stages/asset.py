@@ -36,10 +36,12 @@ from dzlineage_dagster.core.catalog.planning import (
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
+from dzlineage_dagster.core.ownership.owners import InvalidOwner, Owner
+from dzlineage_dagster.sync.catalog.owners import configured_owners
+from dzlineage_dagster.sync.checks.topic_identity import refuse_second_asset
 from dzlineage_dagster.sync.errors import SyncError, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
-from dzlineage_dagster.sync.topic_identity import refuse_second_asset
 
 #: ``adopted``: an existing asset of the schema became the topic's (a lost or wrong mapping);
 #: ``replayed``: nothing new was made, DataZone had it: it answered a client token it had
@@ -78,6 +80,7 @@ def topic_forms_input(run: SyncRun, snapshot: SchemaSnapshot) -> list[dict[str, 
             registry_arn=snapshot.registry_arn,
             compatibility=snapshot.compatibility,
             data_format=snapshot.data_format,
+            owners=[owner.name for owner in topic_configured_owners(run, snapshot.topic)],
         ),
         MSK_SOURCE_REFERENCE_FORM.name: msk_source_form_content(
             cluster_arn=cluster.arn,
@@ -93,6 +96,19 @@ def topic_forms_input(run: SyncRun, snapshot: SchemaSnapshot) -> list[dict[str, 
         KAFKA_TOPIC_ASSET_TYPE.form_input(type_name, content)
         for type_name, content in contents.items()
     ]
+
+
+def topic_configured_owners(run: SyncRun, topic: str) -> tuple[Owner, ...]:
+    """The owners the topic's schema tag and connectors name, written to its asset (one GetTags
+    on the schema). A wrong owner stops the topic's asset stage, naming it, before any write."""
+    try:
+        return configured_owners(run, topic)
+    except InvalidOwner as error:
+        raise SyncError(
+            f"{topic}: {error}; its asset is not written until it is fixed (the next "
+            "`dzlineage sync` tries the topic again; in Dagster, materialize its partition: a "
+            "fixed schema tag alone is no change the registry sensor sees)"
+        ) from None
 
 
 def client_token(*parts: object) -> str:

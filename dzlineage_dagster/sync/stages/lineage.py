@@ -66,8 +66,8 @@ from dzlineage_dagster.core.lineage.state import (
 )
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.lineage_conflict import is_conflict, post_after_conflict
-from dzlineage_dagster.sync.lineage_health import events_held_before
+from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
+from dzlineage_dagster.sync.lineage.health import events_held_before
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
@@ -447,7 +447,7 @@ def resolve_post_conflict(
 ) -> str | None:
     """After a 409 from PostLineageEvent: None when DataZone holds the event already, the
     accepted event's id when a post of it, made again, was accepted; SyncError when neither
-    (:func:`~dzlineage_dagster.sync.lineage_conflict.post_after_conflict` decides, as for the
+    (:func:`~dzlineage_dagster.sync.lineage.conflict.post_after_conflict` decides, as for the
     relay).
 
     Whether DataZone holds it is read from its lineage events: the listing made once per run at

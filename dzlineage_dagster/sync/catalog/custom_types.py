@@ -29,7 +29,7 @@ from dzlineage_dagster.core.catalog.forms import (
     FormTypeDefinition,
 )
 from dzlineage_dagster.core.catalog.type_extension import TypeFit, asset_type_fit, form_type_fit
-from dzlineage_dagster.sync.authorization import check_authorization, refusal_explained
+from dzlineage_dagster.sync.checks.authorization import check_authorization, refusal_explained
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -77,7 +77,7 @@ class CustomTypesPlan:
 
     @property
     def policies(self) -> tuple[str, ...]:
-        """The DataZone policies the creations need (see :mod:`~dzlineage_dagster.sync.authorization`)."""
+        """The DataZone policies the creations need (see :mod:`~dzlineage_dagster.sync.checks.authorization`)."""
         creates_asset_type = (
             self.creates_forms or self.asset_fit is None or not self.asset_fit.usable
         )

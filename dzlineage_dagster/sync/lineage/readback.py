@@ -5,9 +5,10 @@ After a sync that posted lineage, :func:`read_back_sync` waits (at most
 ``DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS``) until DataZone has processed the events it
 accepted, then reads, per posted topic, ``GetLineageNode`` of the topic's node, of each Glue
 table's ARN and of the topic asset's node: 2 + its tables calls (3 for a topic with one table),
-a few more only to name what was found on a mismatch. Waiting costs one ListLineageEvents page
-per 50 events every poll. Every call goes through the resource's clients, so the client rate
-limits (pacing) hold.
+a few more only to name what was found on a mismatch. Waiting costs, every poll, one
+GetLineageEvent per event still processing while at most 10 are, else a ListLineageEvents
+page per 50 events of the domain since the sync started. Every call goes through the
+resource's clients, so the client rate limits (pacing) hold.
 
 :func:`last_sync_readback` reads back what the mapping records say the last sync posted,
 read-only and without waiting: the Dagster asset check and ``dzlineage doctor`` call it.
@@ -15,10 +16,9 @@ read-only and without waiting: the Dagster asset check and ``dzlineage doctor`` 
 
 from __future__ import annotations
 
-import threading
 import time
 from collections.abc import Iterable, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING
@@ -29,13 +29,15 @@ from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.core.lineage.readback import (
     Landing,
     NodeRead,
+    NodeReader,
     ProcessingWait,
     ReadbackReport,
     compare,
     glue_table_arn,
 )
-from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.lineage_health import lineage_event_statuses
+from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.lineage.health import lineage_event_statuses
+from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage
 
 if TYPE_CHECKING:
     from dzlineage_dagster.sync.run_state import SyncRun
@@ -47,6 +49,10 @@ if TYPE_CHECKING:
 POLL_SECONDS = 2.0
 #: DataZone's createdAt and the events' eventTime come from two clocks.
 CLOCK_SKEW_MARGIN = timedelta(minutes=10)
+#: Pending events read one by one at most (a sync of a few changed topics: a bounded cost
+#: however many events the domain's producers posted since); more are listed, where one page
+#: of 50 answers for many of them.
+READ_ONE_BY_ONE_UP_TO = 10
 
 
 def landing_of(
@@ -81,7 +87,7 @@ def read_back_sync(run: SyncRun, outcomes: Iterable[TopicOutcome]) -> ReadbackRe
             run, {i for o in posted for i in o.lineage.event_ids}, wait_seconds
         )
     except (ClientError, BotoCoreError) as error:
-        note = f"ListLineageEvents failed: {describe_error(error)}"
+        note = f"reading the events' processing status failed: {describe_error(error)}"
         return ReadbackReport(topics=len(posted), notes=(note,), checked=False)
     if not wait.done:
         note = (
@@ -109,26 +115,29 @@ def read_back_sync(run: SyncRun, outcomes: Iterable[TopicOutcome]) -> ReadbackRe
 
 def read_back(run: SyncRun, landings: Sequence[Landing]) -> ReadbackReport:
     """Compare each landing with DataZone's nodes now; each node is read once."""
-    reader = _NodeReader(run)
+    # DataZone's current view (no eventTimestamp): the nodes were made moments ago, by
+    # DataZone's clock. Each node read once, however many topics' threads ask for it.
+    nodes = DataZoneLineage(
+        run.resource.datazone.client(), run.settings.domain_id, at=None, forms=False
+    )
+    read = _node_reader(nodes)
     # Node reads of different topics in parallel, as the sync's topics are (DZLINEAGE_CONCURRENCY,
     # paced by the client's rate limits): one after another, 20,000 topics' 60,000 reads took
     # over an hour. The mismatches keep the landings' order.
     workers = max(1, min(run.settings.concurrency, len(landings)))
     try:
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            found = list(pool.map(lambda landing: tuple(compare(landing, reader.read)), landings))
+            found = list(pool.map(lambda landing: tuple(compare(landing, read)), landings))
         mismatches = tuple(m for landing_mismatches in found for m in landing_mismatches)
     except (ClientError, BotoCoreError) as error:
         note = f"GetLineageNode failed: {describe_error(error)}"
-        return ReadbackReport(
-            topics=len(landings), notes=(note,), calls=reader.calls, checked=False
-        )
+        return ReadbackReport(topics=len(landings), notes=(note,), calls=nodes.calls, checked=False)
     report = ReadbackReport(
         topics=len(landings),
         tables=sum(len(landing.table_arns) for landing in landings),
         assets=sum(landing.asset_id is not None for landing in landings),
         mismatches=mismatches,
-        calls=reader.calls,
+        calls=nodes.calls,
     )
     for mismatch in mismatches:
         run.log.error(f"lineage read-back: {mismatch}")
@@ -170,52 +179,40 @@ def last_sync_readback(run: SyncRun, topics: Iterable[str] | None = None) -> Rea
     return report
 
 
-class _NodeReader:
-    """GetLineageNode by id or sourceIdentifier, each identifier read once however many threads
-    ask for it (the first reads, the others wait for its answer); None: no node."""
+def _node_reader(nodes: DataZoneLineage) -> NodeReader:
+    def read(identifier: str) -> NodeRead | None:
+        found = nodes.node(identifier)
+        return None if found is None else NodeRead.from_response(found)
 
-    def __init__(self, run: SyncRun) -> None:
-        self._client = run.resource.datazone.client()
-        self._domain = run.settings.domain_id
-        self._known: dict[str, Future[NodeRead | None]] = {}
-        self._lock = threading.Lock()
-        self.calls = 0
-
-    def read(self, identifier: str) -> NodeRead | None:
-        with self._lock:
-            answer = self._known.get(identifier)
-            reads_it = answer is None
-            if answer is None:
-                answer = self._known[identifier] = Future()
-                self.calls += 1
-        if reads_it:
-            try:
-                answer.set_result(self._get(identifier))
-            except BaseException as error:
-                answer.set_exception(error)
-        return answer.result()
-
-    def _get(self, identifier: str) -> NodeRead | None:
-        try:
-            response = self._client.get_lineage_node(
-                domainIdentifier=self._domain, identifier=identifier
-            )
-        except ClientError as error:
-            if error_code(error) != "ResourceNotFoundException":
-                raise
-            return None
-        return NodeRead.from_response(response)
+    return read
 
 
 def _wait_for_processing(run: SyncRun, event_ids: set[str], wait_seconds: float) -> ProcessingWait:
-    """Poll ListLineageEvents (the events since the sync started) until DataZone has ended
-    the processing of every one of ``event_ids`` or ``wait_seconds`` have passed."""
+    """Poll the events' processing status until DataZone has ended the processing of every
+    one of ``event_ids`` or ``wait_seconds`` have passed."""
     wait = ProcessingWait(set(event_ids))
-    since: datetime = run.started_at - CLOCK_SKEW_MARGIN
     deadline = time.monotonic() + wait_seconds
     while True:
-        statuses = lineage_event_statuses(run, timestampAfter=since)
-        wait.update({status.event_id: status.processing_status for status in statuses})
+        wait.update(_processing_statuses(run, wait.pending))
         if wait.done or time.monotonic() + POLL_SECONDS > deadline:
             return wait
         time.sleep(POLL_SECONDS)
+
+
+def _processing_statuses(run: SyncRun, pending: set[str]) -> dict[str, str]:
+    """Event id -> processingStatus of the ``pending`` events. A few are read one by one
+    (GetLineageEvent: as many calls as events, however busy the domain); more are listed
+    (ListLineageEvents of the whole domain since the sync started: a page per 50 events of
+    every producer, including a first sync's own 2 per topic moments before)."""
+    if len(pending) > READ_ONE_BY_ONE_UP_TO:
+        since: datetime = run.started_at - CLOCK_SKEW_MARGIN
+        statuses = lineage_event_statuses(run, timestampAfter=since)
+        return {status.event_id: status.processing_status for status in statuses}
+    datazone = run.resource.datazone.client()
+    domain_id = run.settings.domain_id
+    return {
+        event_id: datazone.get_lineage_event(domainIdentifier=domain_id, identifier=event_id)[
+            "processingStatus"
+        ]
+        for event_id in sorted(pending)
+    }

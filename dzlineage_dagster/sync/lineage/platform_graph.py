@@ -6,7 +6,7 @@ the topology (the same lookups the sync makes); per topic with an edge, its late
 (GetSchema + GetSchemaVersion, :func:`read_schema`) and the hops the sync would post
 (:func:`topic_hops`) give the columns and the column lineage; one GetTables per Glue database
 the sinks write gives the Iceberg tables' columns; the mapping records give each topic's
-DataZone asset page; owners (sync/owners.py): the topic's configured owners (its schema's
+DataZone asset page; owners (sync/catalog/owners.py): the topic's configured owners (its schema's
 `owner` tag, its connectors' `dzlineage.owners`) and the owning DataZone project.
 """
 
@@ -30,8 +30,8 @@ from dzlineage_dagster.core.lineage.platform_graph import (
     topology_digest,
 )
 from dzlineage_dagster.core.ownership.owners import Owner, dagster_owners
+from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.errors import SyncError
-from dzlineage_dagster.sync.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.lineage import ENVELOPE_PREFIX, topic_hops
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot, read_schema

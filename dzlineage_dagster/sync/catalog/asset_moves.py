@@ -27,8 +27,8 @@ from botocore.exceptions import ClientError
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.mapping.ssm_names import registry_arn_of_schema
 from dzlineage_dagster.core.ownership.moves import transfer_route
+from dzlineage_dagster.sync.checks.preflight import administration_project
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.preflight import administration_project
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import client_token
 

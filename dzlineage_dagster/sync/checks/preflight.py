@@ -30,13 +30,12 @@ from dzlineage_dagster.sync.run_state import SyncRun
 def check_platform(run: SyncRun) -> None:
     """Raise :class:`SyncError` naming the first setting whose resource is missing or denied.
 
-    Each check is a lookup the run makes anyway (GetDomain for the portal link, the registry
-    listing, the cluster description) except GetProject, so it costs one call more than a run
-    that would have succeeded.
+    Each check is a lookup the run makes anyway, once (GetDomain for the portal link, GetProject
+    for the authorization check and the owners, the registry listing, the cluster description),
+    so it costs no call more than a run that would have succeeded.
     """
     settings = run.settings
     resource = run.resource
-    datazone = resource.datazone.client()
     _check(
         "domain_id",
         settings.domain_id,
@@ -48,9 +47,7 @@ def check_platform(run: SyncRun) -> None:
         "project_id",
         settings.project_id,
         f"DataZone project in domain {settings.domain_id}",
-        lambda: datazone.get_project(
-            domainIdentifier=settings.domain_id, identifier=settings.project_id
-        ),
+        lambda: run.project,
         resource.datazone,
     )
     _check(

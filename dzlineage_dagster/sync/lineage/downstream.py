@@ -123,6 +123,9 @@ def post_asset_runs(
             f"{job_namespace}.{job_name}",
             fitted.events,
             split=fitted.split,
+            # A run DataZone failed after accepting it: new tokens (the old ones would replay
+            # the failed acceptance).
+            retry_of=run.lineage_health.retry_of(asset_run.run_id),
         )
         posted.append(
             PostedAssetRun(

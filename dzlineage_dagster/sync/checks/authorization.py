@@ -140,10 +140,8 @@ def _problems(
         return []
     if not enforces_policies(version, v2 or _has_child_units(datazone, settings.domain_id, root)):
         return []
-    project = datazone.get_project(
-        domainIdentifier=settings.domain_id, identifier=settings.project_id
-    )
-    chain, names = _unit_chain(datazone, settings.domain_id, project.get("domainUnitId") or root)
+    unit = run.project.get("domainUnitId") or root
+    chain, names = _unit_chain(datazone, settings.domain_id, unit)
     problems: list[AuthorizationProblem] = []
     if v2 and (creating or asset_writes):
         problems += _membership_problems(run)

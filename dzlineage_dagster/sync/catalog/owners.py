@@ -12,6 +12,8 @@
 
 from __future__ import annotations
 
+from botocore.exceptions import ClientError
+
 from dzlineage_dagster.core.ownership.owners import (
     CONNECTOR_OWNERS_KEY,
     OWNER_TAG,
@@ -25,13 +27,10 @@ PROJECT_OWNER_DESIGNATION = "PROJECT_OWNER"
 
 
 def datazone_owners(run: SyncRun) -> tuple[Owner, ...]:
-    """The owning project as a team, then its owners: one GetProject and one listing, for
-    every topic of the run (they share the project)."""
+    """The owning project as a team, then its owners: the run's GetProject, one listing and one
+    GetUserProfile per owner, for every topic of the run (they share the project)."""
     settings = run.settings
     datazone = run.resource.datazone.client()
-    project = datazone.get_project(
-        domainIdentifier=settings.domain_id, identifier=settings.project_id
-    )
     members = run.resource.datazone.paginate(
         "datazone",
         "list_project_memberships",
@@ -40,11 +39,29 @@ def datazone_owners(run: SyncRun) -> tuple[Owner, ...]:
         projectIdentifier=settings.project_id,
     )
     owners = [
-        Owner(member["memberDetails"]["user"]["userId"], "datazone-project-owner")
+        Owner(
+            person_named(datazone, settings.domain_id, member["memberDetails"]["user"]["userId"]),
+            "datazone-project-owner",
+        )
         for member in members
         if member["designation"] == PROJECT_OWNER_DESIGNATION and "user" in member["memberDetails"]
     ]
-    return (Owner(f"team:{project['name']}", "datazone-project"), *owners)
+    return (Owner(f"team:{run.project['name']}", "datazone-project"), *owners)
+
+
+def person_named(datazone, domain_id: str, user_id: str) -> str:
+    """A DataZone user as people know them: the IAM Identity Center user name, else the IAM
+    principal's ARN (GetUserProfile's ``details``), else the user id."""
+    try:
+        profile = datazone.get_user_profile(domainIdentifier=domain_id, userIdentifier=user_id)
+    except ClientError:
+        return user_id
+    details = profile.get("details") or {}
+    return (
+        (details.get("sso") or {}).get("username")
+        or (details.get("iam") or {}).get("arn")
+        or user_id
+    )
 
 
 def configured_owners(run: SyncRun, topic: str) -> tuple[Owner, ...]:

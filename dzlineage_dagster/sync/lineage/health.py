@@ -78,8 +78,9 @@ def check_lineage_health(run: EventReadingRun) -> LineageHealth:
         events = sum(len(ids) for ids in failed_runs.values())
         run.log.warning(
             f"{events} lineage events of {len(failed_runs)} runs failed after DataZone accepted "
-            f"them (since {since:%Y-%m-%d %H:%M} UTC); the topics whose lineage they carry "
-            "post it again (events of other producers are theirs to re-send)"
+            f"them (since {since:%Y-%m-%d %H:%M} UTC); the sync's topics and the downstream "
+            "sensor's assets whose lineage they carry post it again (events of other producers "
+            "are theirs to re-send)"
         )
     return LineageHealth(failed_runs, since)
 

@@ -6,16 +6,13 @@ The version is compared with the one before it (GetSchemaVersion twice,
 Iceberg columns written from it: the sink writes a table column from the topic column of its
 name (the sync's sink-hop column lineage), among the columns the table has in the Glue Data
 Catalog (GetTable). Downstream of each table: its Dagster asset key (docs/dagster-graph.md) and
-the nodes DataZone's lineage shows downstream of the table's node (GetLineageNode by the
-table's ARN, then per downstream node). Owners: sync/owners.py.
+the datasets DataZone's lineage shows written by the runs reading the table's node
+(sync/lineage/nodes.py: GetLineageNode by the table's ARN, then once per node beyond it). Owners: sync/catalog/owners.py.
 """
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
-
 from dzlineage_dagster.core.connectors.topology import SinkEdge
-from dzlineage_dagster.core.lineage.graph import JOB_RUN_NODE_TYPE
 from dzlineage_dagster.core.lineage.openlineage import DatasetSpec, sink_hop_column_lineage
 from dzlineage_dagster.core.lineage.platform_graph import (
     glue_table_columns,
@@ -32,11 +29,11 @@ from dzlineage_dagster.core.schemas.impact import (
     compare_columns,
 )
 from dzlineage_dagster.core.schemas.json_schema import parse_json_row_schema
-from dzlineage_dagster.sync.errors import SyncError, error_code
-from dzlineage_dagster.sync.owners import topic_owners
+from dzlineage_dagster.sync.catalog.owners import topic_owners
+from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage
 from dzlineage_dagster.sync.run_state import SyncRun
 
-#: DataZone's node type of one run of a job (the API's `typeName`).
 #: The registry's data formats whose versions are read into columns.
 ROW_PARSERS = {"AVRO": parse_row_schema, "JSON": parse_json_row_schema}
 
@@ -46,7 +43,7 @@ def topic_impact(
 ) -> ImpactReport:
     """The changes of the topic's ``version`` (its latest when None) against the one before,
     the Iceberg columns and downstream assets they reach, and the owners to tell.
-    ``project_owners`` are DataZone's (:func:`~dzlineage_dagster.sync.owners.datazone_owners`,
+    ``project_owners`` are DataZone's (:func:`~dzlineage_dagster.sync.catalog.owners.datazone_owners`,
     read once for many topics)."""
     listed = run.registry_topics[topic]
     registry = run.resource.schema_registry
@@ -91,43 +88,26 @@ def topic_impact(
 def downstream_assets(
     run: SyncRun, schema_arn: str, sinks: tuple[SinkEdge, ...]
 ) -> tuple[DownstreamAsset, ...]:
-    """Per table the sinks write: its Dagster key, and DataZone's nodes downstream of it."""
+    """Per table the sinks write: its Dagster key, and DataZone's nodes downstream of it: the
+    datasets written by the job runs that read the table (its downstream nodes are those runs;
+    one that is not a run is DataZone's view of the table itself, its catalog asset's node, not
+    a reader). Nothing from DataZone while it has no node for the table (lineage not posted)."""
     region, account_id = schema_arn.split(":")[3:5]
-    datazone = run.resource.datazone.client()
+    # DataZone's current view, as the sync's read-back asks for it; each node read once for
+    # all the tables (two sinks of a topic often feed the same readers).
+    lineage = DataZoneLineage(run.resource.datazone.client(), run.settings.domain_id, at=None)
     found: list[DownstreamAsset] = []
     for edge in sinks:
         database, table = edge.table.database, edge.table.table
         name = f"{database}.{table}"
         found.append(DownstreamAsset(name, "dagster", "/".join(iceberg_table_key(database, table))))
         arn = glue_table_arn(region, run.settings.glue_table_account(account_id), database, table)
-        for node in _downstream_nodes(run, datazone, arn):
+        table_node = lineage.node(arn)
+        if table_node is None:
+            continue
+        written = lineage.datasets_beyond(table_node, "downstream", through_runs_only=True)
+        for node in {node["id"]: node for node, _job in written}.values():
             found.append(
                 DownstreamAsset(name, "datazone", node["name"], node["id"], node.get("typeName"))
             )
     return tuple(found)
-
-
-def _downstream_nodes(run: SyncRun, datazone, identifier: str) -> list[dict]:
-    """The datasets DataZone shows written by the job runs that read the node ``identifier``
-    names (a dataset's downstream nodes are the runs of the jobs reading it, theirs the
-    datasets they wrote). A node downstream of the table that is not a run is DataZone's view of
-    the table itself (its catalog asset's node), not a reader. None when DataZone has no node
-    for it (lineage not posted yet)."""
-    domain = run.settings.domain_id
-    try:
-        table = datazone.get_lineage_node(domainIdentifier=domain, identifier=identifier)
-    except ClientError as error:
-        if error_code(error) != "ResourceNotFoundException":
-            raise
-        return []
-    found: dict[str, dict] = {}
-    for downstream in table.get("downstreamNodes") or ():
-        reader = datazone.get_lineage_node(domainIdentifier=domain, identifier=downstream["id"])
-        if reader.get("typeName") != JOB_RUN_NODE_TYPE:
-            continue
-        for written in reader.get("downstreamNodes") or ():
-            if written["id"] not in found:
-                found[written["id"]] = datazone.get_lineage_node(
-                    domainIdentifier=domain, identifier=written["id"]
-                )
-    return list(found.values())

@@ -41,10 +41,10 @@ from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.resources.lineage_sync import AWS_RESOURCES, side_attributes
 from dzlineage_dagster.settings import LineageSettings, env_name
-from dzlineage_dagster.sync.authorization import authorization_problems
-from dzlineage_dagster.sync.custom_types import inspect_custom_types, plan_custom_types
+from dzlineage_dagster.sync.catalog.custom_types import inspect_custom_types, plan_custom_types
+from dzlineage_dagster.sync.checks.authorization import authorization_problems
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.lineage_readback import last_sync_readback
+from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: Whose Service Quotas answer for a service's quotas: the side that calls the service.

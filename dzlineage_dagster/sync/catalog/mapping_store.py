@@ -20,11 +20,12 @@ topic's stages are done, so a topic whose asset and lineage both change costs on
 With ``DZLINEAGE_SSM_MAPPING_LAYOUT=packed`` the records live many to a
 parameter, ``<scoped path>/p/<bucket>`` (:mod:`~dzlineage_dagster.core.mapping.pack`; the
 design and its reasons: ``docs/mapping-store.md``). Reading all of them costs a call per ten
-buckets, not per ten topics; reading a few topics costs one GetParameters per topic at most
-(a schema's chain of buckets plus its two one-per-topic names, for the migration). Records of
-the one-per-topic layouts found beside the packs move into them (one PutParameter per bucket
-touched, DeleteParameters ten names a call); a record wins by its write time, so nothing
-older overwrites anything newer.
+buckets, not per ten topics. Reading a few topics walks their chains level by level, a child
+bucket only where its parent *overflowed* (its value's flag), 10 names a call, and reads their
+two one-per-topic names (for the migration) only until the root bucket's *migrated* mark says
+a whole read moved them all. Records of the one-per-topic layouts found beside the packs move
+into them (one PutParameter per bucket touched, DeleteParameters ten names a call); a record
+wins by its write time, so nothing older overwrites anything newer.
 
 SSM has no compare-and-swap, and two writers (this run's threads, or a Dagster run beside a
 headless ``dzlineage sync``) may rewrite the same bucket. A bucket's write therefore checks the
@@ -34,8 +35,25 @@ them (stamped entries merge order-free, so every writer's records survive) and w
 until its write directly follows the last version it merged. Within one run, a lock per
 bucket keeps the threads from racing at all.
 
+The flags under concurrency. *Overflowed* only ever goes from unset to set: a write keeps the
+flag of the version it started from and ORs those of every version it merges, so a stale
+writer that overwrote a mark puts it back exactly as it puts back the records it overwrote
+(and a crash in that window loses the mark as it would lose those records: until a whole read
+or an adoption by DataZone finds them). The write that puts a record below a bucket not yet
+marked writes the mark first, and a bucket that must pass records down marks itself in the
+same write that lets them go: so when a record sits below a bucket, some version of that
+bucket written before it says so. A reader that read a version without the mark read it
+before any record went below, and misses only what was written after its read began, as any
+read does. A record that moves down the chain is written in its new bucket before its old
+copy is dropped (a reader in between finds the old copy, never none). *Migrated* is written
+only by a run that read the whole scope and moved what it found; a one-per-topic record a
+writer of the earlier layout adds after that is found by the next whole read (reconcile,
+retirement, a headless sync without a cursor) and meanwhile costs an adoption by DataZone's
+unique externalIdentifier, never a duplicate.
+
 The scoped path also holds one registry cursor per registry (``<scoped path>/d/<sha256>``, see
-:meth:`MappingStore.stored_cursor`): under the scope, so another domain's or project's sync never
+:meth:`MappingStore.last_sync`, with the version sweep's state and the topics the last
+sync failed): under the scope, so another domain's or project's sync never
 trusts this one's cursor, and never read as a mapping.
 
 The run's threads share one store: every method holds its lock, so a topic's read and its
@@ -60,15 +78,17 @@ from typing import Any
 from botocore.exceptions import ClientError
 
 from dzlineage_dagster.core.catalog.discovery import SweepState
-from dzlineage_dagster.core.catalog.registry_cursor import RegistryCursor
+from dzlineage_dagster.core.catalog.registry_cursor import FailedTopics, RegistryCursor
 from dzlineage_dagster.core.mapping.pack import (
+    ROOT_BUCKET,
     VALUE_LIMITS,
     BucketChange,
+    BucketValue,
     Pack,
     PackEntry,
     PackFull,
     bucket_chain,
-    decode_pack,
+    decode_bucket,
     encode_pack,
     fits,
     is_bucket_id,
@@ -88,7 +108,7 @@ from dzlineage_dagster.core.mapping.ssm_names import (
     validate_prefix,
 )
 from dzlineage_dagster.resources import SsmMappingResource
-from dzlineage_dagster.resources.ssm_mapping import StoredParameter
+from dzlineage_dagster.resources.ssm_mapping import NAMES_PER_GET_PARAMETERS, StoredParameter
 from dzlineage_dagster.sync.errors import SyncError
 
 PACKED, PER_TOPIC = "packed", "per-topic"
@@ -96,19 +116,42 @@ PACKED, PER_TOPIC = "packed", "per-topic"
 PACK_FOLDER = "p"
 #: One-per-topic records moved into buckets per step (about a bucket's worth).
 MIGRATION_CHUNK = 10
+NO_CHANGE = BucketChange({})
 
 #: Given a first-layout record, the record with this run's scope if its asset is this run's
 #: (same domain, owning project and externalIdentifier), else None.
 LegacyOwner = Callable[[MappingRecord], "MappingRecord | None"]
 
 
+@dataclass(frozen=True)
+class LastSync:
+    """What the last headless sync of a registry left in SSM for the next one."""
+
+    cursor: RegistryCursor | None
+    sweep: SweepState
+    failed: FailedTopics
+
+
 @dataclass
 class _Bucket:
-    """A bucket as this run knows it: its content and the version that holds it (0: none)."""
+    """A bucket as this run knows it: its content, flags and the version that holds them (0:
+    none)."""
 
     pack: Pack = field(default_factory=dict)
     version: int = 0
+    overflowed: bool = False
+    migrated: bool = False
     lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+def _write_order(change: BucketChange) -> int:
+    """A bucket that is only marked overflowed is written before the record it leads to (a
+    crash in between leaves a mark too many: a read more, never a record out of reach); the
+    record's new copy before its old copies are dropped (a reader in between finds the old
+    copy, as it would before this write, never none)."""
+    if change.put:
+        return 1
+    return 2 if change.drop else 0
 
 
 def _now_ms() -> int:
@@ -166,6 +209,9 @@ class MappingStore:
         self._entries: dict[str, PackEntry] = {}
         #: Whether the scope's parameters were listed (every bucket is known from then on).
         self._listed = False
+        #: Packed layout: whether this run moved every one-per-topic record it found in a whole
+        #: read (the root bucket's next write then says so to the runs that read by name).
+        self._migrated = False
 
     @property
     def prefix(self) -> str:
@@ -207,6 +253,10 @@ class MappingStore:
                 legacy.update(self._parameters.stored_under(folder, recursive=False))
             self._migrate(legacy)
             self._read_all = True
+            # Without the owner check a first-layout record may be this scope's and was left.
+            checked = self._legacy_owner is not None or not legacy
+            if self.layout == PACKED and not self.read_only and checked:
+                self._mark_migrated()
         known = {arn: record for arn, record in self._stored.items() if record is not None}
         return {**known, **self._staged}
 
@@ -219,34 +269,98 @@ class MappingStore:
         if self._read_all:
             return
         wanted = [arn for arn in schema_arns if arn not in self._stored]
-        names = {self.parameter_name(arn): arn for arn in wanted}
-        legacy_names = {self.legacy_parameter_name(arn): arn for arn in wanted}
-        buckets = {
-            self._bucket_name(bucket_id): bucket_id
-            for arn in wanted
-            for bucket_id in bucket_chain(arn)
-            if bucket_id not in self._buckets
-        }
-        if self.layout != PACKED:
-            buckets = {}
-        found = self._parameters.stored_named([*buckets, *names, *legacy_names])
-        for name, bucket_id in buckets.items():
-            if name in found:
-                self._learn_bucket(bucket_id, name, found[name])
-            else:
-                self._buckets.setdefault(bucket_id, _Bucket())
+        if self.layout == PACKED:
+            found = self._read_chains(schema_arns, wanted)
+        else:
+            names = [self.parameter_name(arn) for arn in wanted]
+            found = self._parameters.stored_named(
+                [*names, *map(self.legacy_parameter_name, wanted)]
+            )
         for arn in wanted:
             self._stored.setdefault(arn, None)
         self._take_per_topic(
-            {name: found[name] for name in names if name in found}, self.parameter_name
+            {name: found[name] for arn in wanted if (name := self.parameter_name(arn)) in found},
+            self.parameter_name,
         )
         self._migrate(
             {
                 name: found[name]
-                for name, arn in legacy_names.items()
-                if name in found and self._stored[arn] is None
+                for arn in wanted
+                if (name := self.legacy_parameter_name(arn)) in found and self._stored[arn] is None
             }
         )
+
+    def _read_chains(
+        self, schema_arns: Collection[str], wanted: Collection[str]
+    ) -> dict[str, StoredParameter]:
+        """Read the schemas' chains level by level, a child bucket only where its parent
+        overflowed, and the one-per-topic names of ``wanted`` unless the root says they were
+        all moved. Each call's spare names go to what the next rounds would likely ask for
+        (the chains' next buckets, the one-per-topic names while the root is unread), so a
+        round costs no more calls than the names it must read; what it finds is as good as
+        read. The parameters found by name (one-per-topic ones included)."""
+        found: dict[str, StoredParameter] = {}
+        asked: set[str] = set()
+        while True:
+            needed, hoped = self._chain_reads(schema_arns, wanted, asked)
+            if not needed:
+                return found
+            spare = -len(needed) % NAMES_PER_GET_PARAMETERS
+            batch = [*needed, *hoped[:spare]]
+            asked.update(batch)
+            answers = self._parameters.stored_named(batch)
+            found.update(answers)
+            for name in batch:
+                bucket_id = self._bucket_id(name)
+                if bucket_id is None or bucket_id in self._buckets:
+                    continue
+                if name in answers:
+                    self._learn_bucket(bucket_id, name, answers[name])
+                else:
+                    self._buckets[bucket_id] = _Bucket()
+
+    def _chain_reads(
+        self, schema_arns: Collection[str], wanted: Collection[str], asked: set[str]
+    ) -> tuple[list[str], list[str]]:
+        """The names the next round must read, and those it may read for free."""
+        needed: list[str] = []
+        next_level: list[str] = []
+        deeper: list[str] = []
+        for arn in schema_arns:
+            chain = bucket_chain(arn)
+            depth = self._unread_depth(chain)
+            if depth is not None:
+                needed.append(self._bucket_name(chain[depth]))
+                next_level += map(self._bucket_name, chain[depth + 1 : depth + 2])
+                deeper += map(self._bucket_name, chain[depth + 2 :])
+        per_topic = [
+            name
+            for arn in wanted
+            for name in (self.parameter_name(arn), self.legacy_parameter_name(arn))
+        ]
+        root = self._buckets.get(ROOT_BUCKET)
+        if root is not None:
+            # The root read (or absent): it says whether one-per-topic names can hold records.
+            needed += [] if root.migrated else per_topic
+            per_topic = []
+        needed = [name for name in dict.fromkeys(needed) if name not in asked]
+        hoped = [
+            name
+            for name in dict.fromkeys([*next_level, *per_topic, *deeper])
+            if name not in asked and name not in needed
+        ]
+        return needed, hoped
+
+    def _unread_depth(self, chain: list[str]) -> int | None:
+        """The depth of the chain's next bucket to read (None: the chain is known): its first
+        unread bucket, unless a bucket above it did not overflow (or is absent)."""
+        for depth, bucket_id in enumerate(chain):
+            bucket = self._buckets.get(bucket_id)
+            if bucket is None:
+                return depth
+            if not bucket.overflowed:
+                return None
+        return None
 
     def get(self, schema_arn: str) -> MappingRecord | None:
         """The schema's record as this run sees it: staged this run, else as stored in SSM."""
@@ -306,18 +420,37 @@ class MappingStore:
             self.foreign.pop(schema_arn, None)
             self._stored[schema_arn] = None
 
-    def stored_cursor(self, registry_arn: str) -> tuple[RegistryCursor | None, SweepState]:
-        """What the last complete headless sync of this scope recorded of the registry: its
-        cursor (:mod:`~dzlineage_dagster.core.catalog.registry_cursor`; None: none, or of an earlier
-        form) and its version sweep's state (see :mod:`~dzlineage_dagster.sync.version_sweep`).
-        One GetParameters for both."""
+    def last_sync(self, registry_arn: str) -> LastSync:
+        """What the last headless sync of this scope recorded of the registry: the last complete
+        sync's cursor (:mod:`~dzlineage_dagster.core.catalog.registry_cursor`; None: none, or of
+        an earlier form), its version sweep's state (see
+        :mod:`~dzlineage_dagster.sync.catalog.version_sweep`) and the topics the last sync
+        failed. One GetParameters for the three."""
         cursor_name = digest_parameter_name(self._prefix, registry_arn)
         sweep_name = self._sweep_parameter_name(registry_arn)
-        found = self._parameters.parameters_named([cursor_name, sweep_name])
-        return (
+        failed_name = self._failed_parameter_name(registry_arn)
+        found = self._parameters.parameters_named([cursor_name, sweep_name, failed_name])
+        return LastSync(
             RegistryCursor.from_text(found.get(cursor_name)),
             SweepState.from_text(found.get(sweep_name)),
+            FailedTopics.from_text(found.get(failed_name)),
         )
+
+    def record_failed(self, registry_arn: str, failed: FailedTopics) -> None:
+        """Keep the topics this sync failed for the next one (none: drop the record)."""
+        name = self._failed_parameter_name(registry_arn)
+        if not failed:
+            self._parameters.delete(name)
+            return
+        self._parameters.put(
+            name,
+            failed.to_text(),
+            description=f"Registry {registry_arn}: topics the last dzlineage sync failed"[:1024],
+        )
+
+    def _failed_parameter_name(self, registry_arn: str) -> str:
+        # Named like a digest, so that reading the mapping skips it as one.
+        return digest_parameter_name(self._prefix, f"failed topics of {registry_arn}")
 
     def record_cursor(self, registry_arn: str, cursor: RegistryCursor) -> None:
         self._parameters.put(
@@ -380,49 +513,51 @@ class MappingStore:
             for arn, entry in entries.items():
                 chain = bucket_chain(arn)
                 packs = [view.get(b, self._bucket(b).pack) for b in chain]
+                marked = [
+                    self._bucket(b).overflowed or changes.get(b, NO_CHANGE).overflowed
+                    for b in chain
+                ]
                 try:
-                    placed = place(packs, arn, entry, limit, skip=skip)
+                    placed = place(packs, arn, entry, limit, skip=skip, overflowed=marked)
                 except PackFull as error:
                     raise SyncError(f"{error}. {self._room_advice()}") from None
                 for depth, change in placed.items():
                     bucket_id = chain[depth]
                     view[bucket_id] = change.applied_to(packs[depth])
-                    earlier = changes.get(bucket_id, BucketChange({}))
-                    changes[bucket_id] = BucketChange(
-                        {**earlier.put, **change.put}, earlier.drop | change.drop
-                    )
-        moved: dict[str, PackEntry] = {}
-        deepest: int = 0
-        for bucket_id, change in changes.items():
-            evicted = self._write_bucket(bucket_id, change)
+                    changes[bucket_id] = changes.get(bucket_id, NO_CHANGE).and_then(change)
+        for bucket_id in sorted(changes, key=lambda b: _write_order(changes[b])):
+            evicted = self._write_bucket(bucket_id, changes[bucket_id])
             if evicted:
-                moved.update(evicted)
-                deepest = max(deepest, len(bucket_id))  # its depth + 1
-        if moved:
-            self._put_entries(moved, skip=deepest)
+                self._put_entries(evicted, skip=len(bucket_id))  # below the bucket they left
 
     def _write_bucket(self, bucket_id: str, change: BucketChange) -> dict[str, PackEntry]:
         """Write one bucket with ``change`` applied, repairing any write it overtook; the entries
-        that no longer fit it (another writer filled it), to be placed deeper."""
+        that no longer fit it (another writer filled it), to be placed deeper. Its flags are
+        kept from every version merged (once set, a flag stays)."""
         name = self._bucket_name(bucket_id)
         with self._lock:
             bucket = self._bucket(bucket_id)
+            migrated = bucket_id == ROOT_BUCKET and self._migrated
         limit = VALUE_LIMITS[self.tier]
         evicted: dict[str, PackEntry] = {}
         with bucket.lock:
             content = without_expired_tombstones(change.applied_to(bucket.pack), _now_ms())
+            overflowed = bucket.overflowed or change.overflowed
+            migrated = bucket.migrated or migrated
             seen = bucket.version
             conflicts = 0
             while True:
-                if not fits(content, limit):
+                if not fits(content, limit, overflowed=overflowed, migrated=migrated):
                     ours = set(change.put)
-                    for arn in overflow(content, limit, keep=set(content) - ours):
+                    keep = set(content) - ours
+                    for arn in overflow(content, limit, keep, migrated=migrated):
                         # One newer than the copy an overtaken version may still hold here.
                         entry = content.pop(arn)
                         evicted[arn] = replace(entry, stamp=entry.stamp + 1)
+                    overflowed = True  # before the evicted records go deeper
                 version = self._put_parameter(
                     name,
-                    encode_pack(content),
+                    encode_pack(content, overflowed=overflowed, migrated=migrated),
                     "dzlineage: DataZone assets of Kafka topics (packed mapping)",
                 )
                 if version == seen + 1:
@@ -432,19 +567,22 @@ class MappingStore:
                 # that one of them writes next to the last version it merged.
                 time.sleep(random.uniform(0, min(2.0, 0.05 * 2**conflicts)))
                 missed = self._versions(name, range(seen + 1, version))
-                merged = merge_packs(content, *missed)
+                merged = merge_packs(content, *(value.pack for value in missed))
                 content = {arn: e for arn, e in merged.items() if arn not in evicted}
+                overflowed = overflowed or any(value.overflowed for value in missed)
+                migrated = migrated or any(value.migrated for value in missed)
                 seen = version
                 self._log.info(
                     f"mapping bucket {name}: {len(missed)} concurrent write(s) merged "
                     f"(version {version})"
                 )
             bucket.pack, bucket.version = content, version
+            bucket.overflowed, bucket.migrated = overflowed, migrated
         with self._lock:
             self._learn_entries(content)
         return evicted
 
-    def _versions(self, name: str, versions: range) -> list[Pack]:
+    def _versions(self, name: str, versions: range) -> list[BucketValue]:
         """The bucket's contents at ``versions`` (those SSM still keeps)."""
         references = [f"{name}:{version}" for version in versions]
         found = self._parameters.stored_named(references)
@@ -491,24 +629,37 @@ class MappingStore:
         return bucket_id if bucket_id != name and is_bucket_id(bucket_id) else None
 
     def _chain_known(self, schema_arn: str) -> bool:
-        return self._listed or all(b in self._buckets for b in bucket_chain(schema_arn))
+        return self._listed or self._unread_depth(bucket_chain(schema_arn)) is None
+
+    def _mark_migrated(self) -> None:
+        """After a whole read moved every one-per-topic record: the root bucket says so from
+        its next write on (a new scope's first record writes it), or now, once, when it exists
+        without the mark. From then on reads by name skip the one-per-topic names; a record a
+        writer of the earlier layout adds later is found by the next whole read (reconcile,
+        retirement, a sync without a registry cursor), and until then costs an adoption by
+        DataZone's unique externalIdentifier, never a duplicate."""
+        self._migrated = True
+        root = self._bucket(ROOT_BUCKET)
+        if root.version and not root.migrated:
+            self._write_bucket(ROOT_BUCKET, NO_CHANGE)
 
     def _bucket(self, bucket_id: str) -> _Bucket:
         """The bucket as known; one not listed or read by name was absent (version 0)."""
         return self._buckets.setdefault(bucket_id, _Bucket())
 
     def _learn_bucket(self, bucket_id: str, name: str, stored: StoredParameter) -> None:
-        pack = self._decoded(name, stored.value)
+        value = self._decoded(name, stored.value)
         bucket = self._buckets.setdefault(bucket_id, _Bucket())
-        bucket.pack, bucket.version = pack, stored.version
-        self._learn_entries(pack, name)
+        bucket.pack, bucket.version = value.pack, stored.version
+        bucket.overflowed, bucket.migrated = value.overflowed, value.migrated
+        self._learn_entries(value.pack, name)
 
-    def _decoded(self, name: str, value: str) -> Pack:
+    def _decoded(self, name: str, value: str) -> BucketValue:
         try:
-            return decode_pack(value)
+            return decode_bucket(value)
         except ValueError as error:
             self._log.warning(f"ignoring unreadable mapping bucket {name}: {error}")
-            return {}
+            return BucketValue({}, overflowed=True)  # what it held below it is still read
 
     def _learn_entries(self, pack: Pack, name: str = "") -> None:
         """Keep each schema's newest entry; a record of another scope is not trusted."""
