@@ -114,3 +114,20 @@ def test_orphans_lists_topics_that_feed_no_table_and_tables_nothing_feeds(demo, 
     assert dzlineage(["orphans"]) == 0
     text = capsys.readouterr().out
     assert "feed no table (1):\n  shop.sales.refunds\n" in text
+
+
+@pytest.mark.parametrize(
+    "command", [("trace", TABLE), ("orphans",), ("impact", TOPIC)], ids=lambda c: c[0]
+)
+def test_a_registry_that_does_not_exist_is_named_by_its_setting(
+    platform, capsys, monkeypatch, command
+):
+    monkeypatch.setenv("DZLINEAGE_REGISTRY_NAME", "no-such-registry")
+    code = dzlineage(list(command))
+    err = capsys.readouterr().err
+    assert code == 2
+    [line] = err.strip().splitlines()
+    assert line.startswith(
+        f"dzlineage {command[0]}: DZLINEAGE_REGISTRY_NAME='no-such-registry': "
+        "Glue Schema Registry does not exist"
+    ), line

@@ -22,6 +22,7 @@ from dzlineage_dagster.cli.common import SETUP_ERRORS
 from dzlineage_dagster.core.schemas.impact import ImpactReport
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
+from dzlineage_dagster.sync.checks.preflight import check_registry
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.headless import start_run
 from dzlineage_dagster.sync.lineage.impact import topic_impact
@@ -55,6 +56,7 @@ def impacts(run: SyncRun, subject: str) -> list[ImpactReport]:
 def cmd_impact(args: argparse.Namespace) -> int:
     try:
         run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.impact"))
+        check_registry(run)
         reports = impacts(run, args.subject)
     except SETUP_ERRORS as error:
         print(f"dzlineage impact: {describe_error(error)}", file=sys.stderr)

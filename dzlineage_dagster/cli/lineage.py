@@ -38,6 +38,7 @@ from dzlineage_dagster.core.lineage.openlineage import (
 from dzlineage_dagster.core.ownership.owners import InvalidOwner
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
+from dzlineage_dagster.sync.checks.preflight import check_cluster, check_registry
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage, LineageQueryError
 
@@ -60,6 +61,9 @@ class LineageCatalog:
         from dzlineage_dagster.sync.headless import start_run
 
         run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.lineage"))
+        # Every query reads the registry and the cluster: a wrong setting is named up front.
+        check_registry(run)
+        check_cluster(run)
         return cls(run, DataZoneLineage(run.resource.datazone.client(), run.settings.domain_id))
 
     @property

@@ -50,14 +50,15 @@ def check_platform(run: SyncRun) -> None:
         lambda: run.project,
         resource.datazone,
     )
-    _check(
-        "registry_name",
-        settings.registry_name,
-        "Glue Schema Registry",
-        lambda: run.registry_topics,
-        resource.schema_registry,
-    )
+    check_registry(run)
     check_cluster(run)
+
+
+def check_registry(run: SyncRun) -> None:
+    """The registry whose schemas are the topics: its listing, named by its setting."""
+    name = run.settings.registry_name
+    reader = run.resource.schema_registry
+    _check("registry_name", name, "Glue Schema Registry", lambda: run.registry_topics, reader)
 
 
 def check_cluster(run: SyncRun) -> None:
