@@ -169,11 +169,12 @@ def test_a_garbage_mapping_parameter_is_ignored_with_a_warning_and_repaired(sand
 def test_sigterm_mid_run_prints_what_was_done_and_exits_non_zero_without_a_traceback(
     sandbox, small
 ):
-    # The first topic's schema read is held; SIGTERM arrives while it waits.
+    # One topic at a time: the first topic's schema read is held; SIGTERM arrives while it
+    # waits, before the second topic starts.
     sandbox.control.set_faults(FaultRule("glue", "GetSchema", "hold", count=1))
     process = subprocess.Popen(
         [sys.executable, "-m", "dzlineage_dagster.cli", "sync"],
-        env={**os.environ, **small},
+        env={**os.environ, **small, "DZLINEAGE_CONCURRENCY": "1"},
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -292,11 +293,15 @@ def test_a_registry_deleted_mid_run_fails_the_remaining_topics_by_name_without_a
 ):
     import threading
 
-    # The second topic's schema read waits while the registry is deleted under the run.
+    # One topic at a time, in name order: the second topic's schema read waits while the
+    # registry is deleted under the run (with threads, either topic's read may come second).
     sandbox.control.set_faults(FaultRule("glue", "GetSchema", "hold", count=1, skip=1))
+    one_at_a_time = {**small, "DZLINEAGE_CONCURRENCY": "1"}
     result: dict[str, object] = {}
     worker = threading.Thread(
-        target=lambda: result.update(zip(("code", "out"), headless_sync(small), strict=True))
+        target=lambda: result.update(
+            zip(("code", "out"), headless_sync(one_at_a_time), strict=True)
+        )
     )
     worker.start()
     deadline = time.monotonic() + 60

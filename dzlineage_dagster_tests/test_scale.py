@@ -12,8 +12,10 @@ from benchmarks.bench_estate import bench_estate, report
 from benchmarks.measure import check_catalog
 from benchmarks.synthetic_platform import seed_synthetic_platform
 from benchmarks.systems import pointed_at
+from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
 from dzlineage_dagster.core.catalog.discovery import UNKNOWN_SWEEP_SIZE
 from dzlineage_dagster.core.catalog.registry_cursor import topic_bucket
+from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 
@@ -146,6 +148,26 @@ def test_clients_pace_themselves_to_their_rate_limits(sandbox_env):
     assert paced.api_calls["ssm.GetParameters"] == 6
     with pytest.raises(ValueError, match="DZLINEAGE_CLIENT_RATE_LIMITS"):
         SsmMappingResource(rate_limits="fast").client()
+
+
+def test_a_sync_at_the_default_pacing_is_never_throttled_by_aws_s_quotas(sandbox):
+    """The product's default (``aws``), which the platform tests turn off on the unpaced shared
+    sandbox: 40 topics post more lineage than a second of AWS's burst, and none is refused."""
+    sandbox.control.reset()
+    platform = seed_synthetic_platform(sandbox.endpoint_url, 40)
+    sandbox.control.clear_calls()
+    sandbox.control.set_pacing(quotas="aws")
+    default = AwsClientResource.model_fields["rate_limits"].default
+    try:
+        with pointed_at(platform, client_rate_limits=default):
+            code = run_headless_sync(LineageSettings.from_env(), dry_run=False, out=io.StringIO())
+    finally:
+        sandbox.control.set_pacing()
+    assert code == 0
+    calls = sandbox.control.calls()
+    posts = sum(c.operation == "PostLineageEvent" for c in calls)
+    assert posts > 2 * AWS_QUOTAS["datazone.PostLineageEvent"].rate  # two seconds of burst
+    assert [c for c in calls if c.throttled] == []
 
 
 def test_a_bad_rate_limit_setting_stops_the_sync_in_one_line(platform, monkeypatch, capsys):
