@@ -166,11 +166,11 @@ def _sync_in_child_to_file(environment: dict[str, str], output: str) -> None:
 
 #: Where the two racing syncs are made to meet, in the order each sync reaches them: each
 #: call's answer is held until the other sync made the same call, so both decided on the same
-#: view of AWS. Reading the first form type and the asset type (both see none and create
-#: them), creating the topic's asset, posting its first lineage hop, writing its mapping.
+#: view of AWS. The authorization check of the types to create (each sync read every type at
+#: once before it, saw none, and creates them all), creating the topic's asset, posting its
+#: first lineage hop, writing its mapping.
 RACE_POINTS = (
-    ("datazone", "GetFormType"),
-    ("datazone", "GetAssetType"),
+    ("datazone", "ListDomainUnitsForParent"),
     ("datazone", "CreateAsset"),
     ("datazone", "PostLineageEvent"),
     ("ssm", "PutParameter"),

@@ -320,3 +320,33 @@ def test_a_registry_deleted_mid_run_fails_the_remaining_topics_by_name_without_a
     assert "EntityNotFoundException" in failed[0]
     assert "Traceback" not in output
     assert catalog_state(small).mappings == {}, "a topic was half recorded"
+
+
+def test_a_slow_registry_listing_does_not_hold_the_run_s_other_start_up_reads(sandbox, small):
+    import threading
+
+    # The registry's listing is held: the run's other start-up lookups (the cluster, the
+    # project) are answered meanwhile, as they are made at once, not one after the other.
+    sandbox.control.set_faults(FaultRule("glue", "ListSchemas", "hold", count=1))
+    result: dict[str, object] = {}
+    worker = threading.Thread(
+        target=lambda: result.update(zip(("code", "out"), headless_sync(small), strict=True))
+    )
+    worker.start()
+    try:
+        deadline = time.monotonic() + 60
+        while not sandbox.control.held():
+            assert worker.is_alive() and time.monotonic() < deadline
+            time.sleep(0.02)
+        answered_meanwhile = {("kafka", "DescribeClusterV2"), ("datazone", "GetProject")}
+        while not answered_meanwhile <= set(_calls(sandbox)):
+            assert time.monotonic() < deadline, (
+                f"held by the listing: {answered_meanwhile - set(_calls(sandbox))}"
+            )
+            time.sleep(0.02)
+        assert sandbox.control.held(), "the listing was let go before the others were answered"
+    finally:
+        sandbox.control.release_held()
+        worker.join(timeout=120)
+    assert result["code"] == 0, result["out"]
+    _converged(small)

@@ -116,6 +116,14 @@ def kafka_topic_catalog(
         f"syncing {len(topics)} topics: {', '.join(STAGE_ASSET_KEYS[s].to_user_string() for s in Stage if s in stages)}"
     )
     if stages & {Stage.ASSET, Stage.LINEAGE}:
+        # What the checks below and the topics' stages read first, at once: the topology is
+        # built from the connectors and the registry; the authorization check reads the domain.
+        run.prefetch(
+            "cluster",
+            "connectors",
+            "registry_topics",
+            *(["domain"] if Stage.ASSET in stages else []),
+        )
         try:
             check_cluster(run)
             if Stage.ASSET in stages:

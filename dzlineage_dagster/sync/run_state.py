@@ -7,7 +7,8 @@ cluster description, one read of the connectors and the topology derived from th
 API calls of a run grow with the topics it changes, not with the topics it merely considers.
 
 A run's topics are synced by several threads (`concurrency` setting); each lookup is made under
-the run's lock, so the first thread to need it makes the call and the others wait for its answer.
+its own lock, so the first thread to need it makes the call and the others wait for its answer,
+and a run's start makes its independent lookups at once (:meth:`SyncRun.prefetch`).
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import queue
 import threading
 from collections import Counter
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
 from functools import cached_property
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import yaml
 
@@ -63,10 +66,17 @@ from dzlineage_dagster.sync.lineage.health import (
     events_held_before,
 )
 
+T = TypeVar("T")
+
 
 class run_lookup(cached_property):
     """A cached_property made once per run even when threads ask for it at the same time
-    (Python 3.12 dropped cached_property's own lock)."""
+    (Python 3.12 dropped cached_property's own lock).
+
+    Each lookup has its own lock, so different lookups are made at once (:meth:`SyncRun.prefetch`).
+    A lookup holds its lock while it asks for the lookups it is made of, and those never ask
+    for it back (a cycle would recurse forever), so locks are always taken in the same order
+    and two threads cannot each wait for the other's."""
 
     def __get__(self, instance: Any, owner: type | None = None) -> Any:
         if instance is None:
@@ -74,11 +84,58 @@ class run_lookup(cached_property):
         cached = instance.__dict__.get(self.attrname, _MISSING)
         if cached is not _MISSING:
             return cached
-        with instance._lookup_lock:
+        with instance.lookup_lock(self.attrname):
             return super().__get__(instance, owner)
 
 
 _MISSING = object()
+
+
+class MainThreadLog:
+    """A run's log for its worker threads: their lines wait until the thread that started the
+    run emits them (:meth:`flush`), so Dagster's log is only ever called from that thread."""
+
+    def __init__(self, target: Any) -> None:
+        self.target = target
+        self._owner = threading.get_ident()
+        self._waiting: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
+
+    def _emit(self, level: str, message: str) -> None:
+        if threading.get_ident() == self._owner:
+            getattr(self.target, level)(message)
+        else:
+            self._waiting.put((level, message))
+
+    def debug(self, message: str) -> None:
+        self._emit("debug", message)
+
+    def info(self, message: str) -> None:
+        self._emit("info", message)
+
+    def warning(self, message: str) -> None:
+        self._emit("warning", message)
+
+    def error(self, message: str) -> None:
+        self._emit("error", message)
+
+    def flush(self) -> None:
+        while True:
+            try:
+                level, message = self._waiting.get_nowait()
+            except queue.Empty:
+                return
+            getattr(self.target, level)(message)
+
+
+def at_once(*calls: Callable[[], T]) -> list[T]:
+    """Each call on its own thread, their answers in the calls' order: reads that do not
+    depend on each other cost one latency instead of the sum of theirs. When calls fail, the
+    first one's error (in the calls' order) is raised, once all of them are done."""
+    if len(calls) < 2:
+        return [call() for call in calls]
+    with ThreadPoolExecutor(len(calls), thread_name_prefix="dzlineage-at-once") as pool:
+        futures = [pool.submit(call) for call in calls]
+    return [future.result() for future in futures]
 
 
 def _code_version() -> str:
@@ -154,7 +211,10 @@ class SyncRun:
     topic_names: Sequence[str] | None = None
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
-    _lookup_lock: threading.RLock = field(default_factory=threading.RLock, init=False, repr=False)
+    _lookup_locks: dict[str, threading.RLock] = field(default_factory=dict, init=False, repr=False)
+    _lookup_locks_guard: threading.Lock = field(
+        default_factory=threading.Lock, init=False, repr=False
+    )
     #: When the run started (this machine's clock): a DataZone answer dated before it was
     #: replayed for a client token, not made by this run.
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
@@ -188,6 +248,33 @@ class SyncRun:
             layout=self.settings.ssm_mapping_layout,
             tier=self.settings.ssm_tier,
         )
+
+    def lookup_lock(self, name: str) -> threading.RLock:
+        """The lock that makes the run's ``name`` lookup once, however many threads ask."""
+        with self._lookup_locks_guard:
+            return self._lookup_locks.setdefault(name, threading.RLock())
+
+    def prefetch(self, *lookups: str) -> None:
+        """Make these lookups at once, each on its own thread, so a run's start waits for the
+        slowest of them rather than for their sum (at AWS's latency, the registry's pages, the
+        connectors' descriptions, the cluster and the domain took 1.3 s one after the other).
+
+        Only lookups the caller is about to make anyway: a prefetch adds no call. One that
+        fails is not kept, so the caller's own use makes it again and meets the error where it
+        handles it (e.g. :func:`~dzlineage_dagster.sync.checks.preflight.check_platform` names
+        the setting). Their log lines reach the log on this thread, once they are all made.
+        """
+        pending = [name for name in lookups if name not in self.__dict__]
+        if len(pending) < 2:
+            return
+        log = MainThreadLog(self.log)
+        self.log = log
+        try:
+            with ThreadPoolExecutor(len(pending), thread_name_prefix="dzlineage-lookup") as pool:
+                wait([pool.submit(getattr, self, name) for name in pending])
+        finally:
+            self.log = log.target
+            log.flush()
 
     @run_lookup
     def convention(self) -> NamingConventionMapper:
@@ -389,7 +476,7 @@ class SyncRun:
     @property
     def asset_type_revision(self) -> str:
         """The latest revision of the topic asset type (read once, unless a sync just made it)."""
-        with self._lookup_lock:
+        with self.lookup_lock("asset_type_revision"):
             if self._asset_type_revision is None:
                 self._asset_type_revision = self._read_asset_type_revision()
             return self._asset_type_revision

@@ -14,19 +14,16 @@ thread that runs the step.
 
 from __future__ import annotations
 
-import queue
-import threading
 import time
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, field, replace
 from enum import Enum
-from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.sync.errors import TOPIC_ERRORS, SyncError, describe_error
-from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.run_state import MainThreadLog, SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetOutcome, sync_topic_asset
 from dzlineage_dagster.sync.stages.lineage import LineageOutcome, post_topic_lineage
 from dzlineage_dagster.sync.stages.publish import Publication, publish_topic_asset
@@ -141,42 +138,6 @@ def sync_topics(
         pool.shutdown(wait=True, cancel_futures=True)
         log.flush()
         run.log = log.target
-
-
-class MainThreadLog:
-    """A run's log for its worker threads: their lines wait until the thread that started the
-    run emits them (:meth:`flush`), so Dagster's log is only ever called from that thread."""
-
-    def __init__(self, target: Any) -> None:
-        self.target = target
-        self._owner = threading.get_ident()
-        self._waiting: queue.SimpleQueue[tuple[str, str]] = queue.SimpleQueue()
-
-    def _emit(self, level: str, message: str) -> None:
-        if threading.get_ident() == self._owner:
-            getattr(self.target, level)(message)
-        else:
-            self._waiting.put((level, message))
-
-    def debug(self, message: str) -> None:
-        self._emit("debug", message)
-
-    def info(self, message: str) -> None:
-        self._emit("info", message)
-
-    def warning(self, message: str) -> None:
-        self._emit("warning", message)
-
-    def error(self, message: str) -> None:
-        self._emit("error", message)
-
-    def flush(self) -> None:
-        while True:
-            try:
-                level, message = self._waiting.get_nowait()
-            except queue.Empty:
-                return
-            getattr(self.target, level)(message)
 
 
 def sync_topic(

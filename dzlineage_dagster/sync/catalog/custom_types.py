@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 from dzlineage_dagster.core.aws.authorization import CREATE_ASSET_TYPE, CREATE_FORM_TYPE
@@ -31,7 +32,7 @@ from dzlineage_dagster.core.catalog.forms import (
 from dzlineage_dagster.core.catalog.type_extension import TypeFit, asset_type_fit, form_type_fit
 from dzlineage_dagster.sync.checks.authorization import check_authorization, refusal_explained
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.run_state import SyncRun, at_once
 
 CUSTOM_FORM_TYPES: tuple[FormTypeDefinition, ...] = (KAFKA_SCHEMA_FORM, MSK_SOURCE_REFERENCE_FORM)
 
@@ -89,25 +90,36 @@ def plan_custom_types(run: SyncRun) -> CustomTypesPlan:
     datazone = run.resource.datazone.client()
     domain = run.settings.domain_id
     missing = datazone.exceptions.ResourceNotFoundException
-    forms = []
-    for form in CUSTOM_FORM_TYPES:
-        current = _latest(
-            datazone.get_form_type, missing, domainIdentifier=domain, formTypeIdentifier=form.name
-        )
-        fit = form_type_fit(form, current.get("model", {}).get("smithy", "")) if current else None
-        forms.append(_FormPlan(form, current, fit))
     custom = {form.name for form in CUSTOM_FORM_TYPES}
-    managed = {
-        part.type_name: _managed_revision(datazone, domain, part.type_name)
-        for part in KAFKA_TOPIC_ASSET_TYPE.forms
-        if part.type_name not in custom
-    }
-    asset_type = _latest(
-        datazone.get_asset_type,
-        missing,
-        domainIdentifier=domain,
-        identifier=KAFKA_TOPIC_ASSET_TYPE.name,
+    managed_names = [p.type_name for p in KAFKA_TOPIC_ASSET_TYPE.forms if p.type_name not in custom]
+    # Every read is independent of the others: made at once, they cost one call's latency.
+    answers = at_once(
+        *(
+            partial(
+                _latest,
+                datazone.get_form_type,
+                missing,
+                domainIdentifier=domain,
+                formTypeIdentifier=form.name,
+            )
+            for form in CUSTOM_FORM_TYPES
+        ),
+        *(partial(_managed_revision, datazone, domain, name) for name in managed_names),
+        partial(
+            _latest,
+            datazone.get_asset_type,
+            missing,
+            domainIdentifier=domain,
+            identifier=KAFKA_TOPIC_ASSET_TYPE.name,
+        ),
     )
+    custom_count = len(CUSTOM_FORM_TYPES)
+    currents, revisions, asset_type = answers[:custom_count], answers[custom_count:-1], answers[-1]
+    forms = [
+        _FormPlan(form, current, _form_fit(form, current))
+        for form, current in zip(CUSTOM_FORM_TYPES, currents, strict=True)
+    ]
+    managed = dict(zip(managed_names, revisions, strict=True))
     plan = CustomTypesPlan(forms, managed, asset_type, None)
     if not plan.creates_forms:
         revisions = {f.form.name: f.current["revision"] for f in forms if f.current}
@@ -239,6 +251,10 @@ def _usable_pinned_revisions(
         if form_type_fit(form, model).usable:
             usable[form.name] = revision
     return usable
+
+
+def _form_fit(form: FormTypeDefinition, current: dict[str, Any] | None) -> TypeFit | None:
+    return form_type_fit(form, current.get("model", {}).get("smithy", "")) if current else None
 
 
 def _managed_revision(datazone: Any, domain: str, type_name: str) -> str:

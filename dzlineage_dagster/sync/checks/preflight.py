@@ -10,6 +10,7 @@ it is one error naming the variable to fix.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -24,7 +25,7 @@ from dzlineage_dagster.settings import (
     side_role_variables,
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.run_state import SyncRun, at_once
 
 
 def check_platform(run: SyncRun) -> None:
@@ -32,10 +33,12 @@ def check_platform(run: SyncRun) -> None:
 
     Each check is a lookup the run makes anyway, once (GetDomain for the portal link, GetProject
     for the authorization check and the owners, the registry listing, the cluster description),
-    so it costs no call more than a run that would have succeeded.
+    so it costs no call more than a run that would have succeeded. They are made at once, then
+    checked in this order: a failed one is asked again, to name its setting.
     """
     settings = run.settings
     resource = run.resource
+    run.prefetch("domain", "project", "registry_topics", "cluster")
     _check(
         "domain_id",
         settings.domain_id,
@@ -144,7 +147,7 @@ def check_ownership(run: SyncRun, topics: Sequence[str]) -> None:
         return
     last = len(table_topics) - 1
     sample = [table_topics[i] for i in sorted({0, last // 2, last})][:OWNERSHIP_SAMPLE]
-    owners = {_owning_project(run, topic) for topic in sample}
+    owners = set(at_once(*(partial(_owning_project, run, topic) for topic in sample)))
     if len(owners) != 1:
         return
     [owner] = owners
