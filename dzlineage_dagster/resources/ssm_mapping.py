@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -11,6 +12,8 @@ from dzlineage_dagster.resources.base import AwsClientResource
 
 #: GetParameters' and DeleteParameters' limit of names per call.
 NAMES_PER_GET_PARAMETERS = 10
+#: GetParameters calls one read makes at once.
+BATCHES_AT_ONCE = 8
 
 
 @dataclass(frozen=True)
@@ -57,32 +60,36 @@ class SsmMappingResource(AwsClientResource):
 
     def stored_named(self, references: Sequence[str]) -> dict[str, StoredParameter]:
         """Reference -> parameter for those of ``references`` that exist, 10 a call: a name, or
-        ``name:version`` for an earlier version (SSM keeps the last 100)."""
-        ssm = self.client()
-        found: dict[str, StoredParameter] = {}
+        ``name:version`` for an earlier version (SSM keeps the last 100).
+
+        The calls are independent, so up to :data:`BATCHES_AT_ONCE` are made at once (the
+        client's pacing keeps them within GetParameters' quota): reading a sweep's or a run's
+        few dozen names costs one call's latency, not one per ten names."""
         unique = list(dict.fromkeys(references))
-        for start in range(0, len(unique), NAMES_PER_GET_PARAMETERS):
-            batch = unique[start : start + NAMES_PER_GET_PARAMETERS]
-            for parameter in ssm.get_parameters(Names=batch)["Parameters"]:
-                # AWS answers a versioned name with its Selector (":3"); moto leaves it out.
-                versioned = f"{parameter['Name']}:{parameter.get('Version')}"
-                reference = parameter["Name"] + parameter.get("Selector", "")
-                found[versioned if versioned in batch else reference] = StoredParameter.of(
-                    parameter
-                )
+        batches = [
+            unique[start : start + NAMES_PER_GET_PARAMETERS]
+            for start in range(0, len(unique), NAMES_PER_GET_PARAMETERS)
+        ]
+        if len(batches) < 2:
+            answers = [self._stored_batch(batch) for batch in batches]
+        else:
+            workers = min(len(batches), BATCHES_AT_ONCE)
+            with ThreadPoolExecutor(workers, thread_name_prefix="dzlineage-ssm") as pool:
+                answers = list(pool.map(self._stored_batch, batches))
+        return {reference: p for answer in answers for reference, p in answer.items()}
+
+    def _stored_batch(self, batch: Sequence[str]) -> dict[str, StoredParameter]:
+        found: dict[str, StoredParameter] = {}
+        for parameter in self.client().get_parameters(Names=list(batch))["Parameters"]:
+            # AWS answers a versioned name with its Selector (":3"); moto leaves it out.
+            versioned = f"{parameter['Name']}:{parameter.get('Version')}"
+            reference = parameter["Name"] + parameter.get("Selector", "")
+            found[versioned if versioned in batch else reference] = StoredParameter.of(parameter)
         return found
 
     def parameters_named(self, names: Sequence[str]) -> dict[str, str]:
-        """Name -> value of those of `names` that exist, 10 names a call (GetParameters)."""
-        ssm = self.client()
-        found: dict[str, str] = {}
-        unique = list(dict.fromkeys(names))
-        for start in range(0, len(unique), NAMES_PER_GET_PARAMETERS):
-            batch = unique[start : start + NAMES_PER_GET_PARAMETERS]
-            found.update(
-                {p["Name"]: p["Value"] for p in ssm.get_parameters(Names=batch)["Parameters"]}
-            )
-        return found
+        """Name -> value of those of `names` that exist (:meth:`stored_named`)."""
+        return {name: parameter.value for name, parameter in self.stored_named(names).items()}
 
     def put(
         self, name: str, value: str, description: str = "", tier: str | None = None

@@ -144,24 +144,18 @@ def _create_planned_types(run: SyncRun, plan: CustomTypesPlan, outcome: CustomTy
     domain, project = run.settings.domain_id, run.settings.project_id
 
     for planned in plan.forms:
-        form, current, fit = planned.form, planned.current, planned.fit
         if not planned.creates:
-            outcome.revisions[form.name] = current["revision"]
-            continue
-        model = fit.next_model if fit is not None else form.smithy_model()
-        with _revision_refused(run, "form", form.name, current, fit):
-            created = datazone.create_form_type(
-                domainIdentifier=domain,
-                name=form.name,
-                description=form.description,
-                model={"smithy": model},
-                owningProjectIdentifier=project,
-                status="ENABLED",
+            outcome.revisions[planned.form.name] = planned.current["revision"]
+    # The form types do not depend on each other: created at once. Each records itself as it
+    # is made, so a refusal of one still names the others created before it.
+    creating = [planned for planned in plan.forms if planned.creates]
+    at_once(*(partial(_create_form_type, run, planned, outcome) for planned in creating))
+    for planned in creating:
+        if planned.current is not None:
+            revision = outcome.revisions[planned.form.name]
+            _warn_put_back(
+                run, planned.form.name, planned.current["revision"], revision, planned.fit
             )
-        outcome.revisions[form.name] = created["revision"]
-        outcome.created.append(f"{form.name} revision {created['revision']}")
-        if current is not None:
-            _warn_put_back(run, form.name, current["revision"], created["revision"], fit)
 
     outcome.revisions.update(plan.managed_revisions)
     asset_type, current = KAFKA_TOPIC_ASSET_TYPE.name, plan.asset_type
@@ -186,6 +180,22 @@ def _create_planned_types(run: SyncRun, plan: CustomTypesPlan, outcome: CustomTy
         outcome.created.append(f"{asset_type} revision {created['revision']}")
         if current is not None:
             _warn_put_back(run, asset_type, current["revision"], created["revision"], fit)
+
+
+def _create_form_type(run: SyncRun, planned: _FormPlan, outcome: CustomTypesOutcome) -> None:
+    form, current, fit = planned.form, planned.current, planned.fit
+    model = fit.next_model if fit is not None else form.smithy_model()
+    with _revision_refused(run, "form", form.name, current, fit):
+        created = run.resource.datazone.client().create_form_type(
+            domainIdentifier=run.settings.domain_id,
+            name=form.name,
+            description=form.description,
+            model={"smithy": model},
+            owningProjectIdentifier=run.settings.project_id,
+            status="ENABLED",
+        )
+    outcome.revisions[form.name] = created["revision"]
+    outcome.created.append(f"{form.name} revision {created['revision']}")
 
 
 def _asset_type_fit(
