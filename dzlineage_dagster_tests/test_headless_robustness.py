@@ -88,6 +88,30 @@ def test_a_missing_domain_project_registry_or_cluster_is_one_error_before_any_to
     assert ("glue", "GetSchema") not in _calls(sandbox), "a topic was tried"
 
 
+def test_several_wrong_settings_are_named_in_one_error_a_line_each(sandbox, small, capsys):
+    from dzlineage_dagster.sync.headless import run_headless_sync
+
+    wrong = {
+        "DZLINEAGE_DOMAIN_ID": "dzd_nosuchdomain",
+        "DZLINEAGE_REGISTRY_NAME": "no-such-registry",
+        "DZLINEAGE_MSK_CLUSTER_ARN": "arn:aws:kafka:us-east-1:123456789012:cluster/gone/0000-1",
+    }
+    environment = {**small, **wrong}
+    code = run_headless_sync(LineageSettings.from_env(environment), dry_run=False, out=sys.stdout)
+    captured = capsys.readouterr()
+    assert code == 1
+    lines = captured.err.strip().splitlines()
+    # The project is not blamed: a domain that does not exist has no project to find.
+    assert [
+        line.split("=", 1)[0].removeprefix("dzlineage sync: could not start: ").strip()
+        for line in lines
+    ] == list(wrong), captured.err
+    assert lines[0].startswith("dzlineage sync: could not start: DZLINEAGE_DOMAIN_ID=")
+    assert all(line.startswith("  DZLINEAGE_") for line in lines[1:]), captured.err
+    assert _writes(sandbox) == []
+    assert ("glue", "GetSchema") not in _calls(sandbox), "a topic was tried"
+
+
 def test_access_denied_on_the_domain_is_one_error_naming_it(sandbox, small, capsys):
     from dzlineage_dagster.sync.headless import run_headless_sync
 

@@ -29,32 +29,47 @@ from dzlineage_dagster.sync.run_state import SyncRun, at_once
 
 
 def check_platform(run: SyncRun) -> None:
-    """Raise :class:`SyncError` naming the first setting whose resource is missing or denied.
+    """Raise one :class:`SyncError` naming every setting whose resource is missing or denied,
+    a line each, so a run with several wrong settings is fixed in one go.
 
     Each check is a lookup the run makes anyway, once (GetDomain for the portal link, GetProject
     for the authorization check and the owners, the registry listing, the cluster description),
     so it costs no call more than a run that would have succeeded. They are made at once, then
-    checked in this order: a failed one is asked again, to name its setting.
+    checked: a failed one is asked again, to name its setting. The project is checked only in
+    a domain that exists (a missing domain has no project to find).
     """
     settings = run.settings
     resource = run.resource
     run.prefetch("domain", "project", "registry_topics", "cluster")
-    _check(
-        "domain_id",
-        settings.domain_id,
-        "DataZone domain",
-        lambda: run.portal_url,
-        resource.datazone,
-    )
-    _check(
-        "project_id",
-        settings.project_id,
-        f"DataZone project in domain {settings.domain_id}",
-        lambda: run.project,
-        resource.datazone,
-    )
-    check_registry(run)
-    check_cluster(run)
+
+    def check_domain_and_project() -> None:
+        _check(
+            "domain_id",
+            settings.domain_id,
+            "DataZone domain",
+            lambda: run.portal_url,
+            resource.datazone,
+        )
+        _check(
+            "project_id",
+            settings.project_id,
+            f"DataZone project in domain {settings.domain_id}",
+            lambda: run.project,
+            resource.datazone,
+        )
+
+    problems = []
+    for check in (
+        check_domain_and_project,
+        partial(check_registry, run),
+        partial(check_cluster, run),
+    ):
+        try:
+            check()
+        except SyncError as error:
+            problems.append(str(error))
+    if problems:
+        raise SyncError("\n  ".join(problems))
 
 
 def check_registry(run: SyncRun) -> None:
