@@ -47,6 +47,26 @@ def _writes(sandbox) -> list[tuple[str, str]]:
     return [c for c in _calls(sandbox) if not c[1].startswith(READ_PREFIXES)]
 
 
+def _sync_process(environment: dict[str, str], **settings: str) -> subprocess.Popen:
+    """`dzlineage sync` in a child process, as an operator runs it."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "dzlineage_dagster.cli", "sync"],
+        env={**os.environ, **environment, **settings},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_until_held(sandbox, process: subprocess.Popen, seconds: float) -> None:
+    """Until the sandbox holds one of the process's calls (a ``hold`` fault rule)."""
+    deadline = time.monotonic() + seconds
+    while not sandbox.control.held():
+        assert process.poll() is None, process.communicate()
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+
+
 def _converged(environment) -> None:
     state = catalog_state(environment)
     assert state.assets and set(state.assets.values()) == {1}, state.assets
@@ -196,19 +216,9 @@ def test_sigterm_mid_run_prints_what_was_done_and_exits_non_zero_without_a_trace
     # One topic at a time: the first topic's schema read is held; SIGTERM arrives while it
     # waits, before the second topic starts.
     sandbox.control.set_faults(FaultRule("glue", "GetSchema", "hold", count=1))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dzlineage_dagster.cli", "sync"],
-        env={**os.environ, **small, "DZLINEAGE_CONCURRENCY": "1"},
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process = _sync_process(small, DZLINEAGE_CONCURRENCY="1")
     try:
-        deadline = time.monotonic() + 120
-        while not sandbox.control.held():
-            assert process.poll() is None, process.communicate()
-            assert time.monotonic() < deadline
-            time.sleep(0.05)
+        _wait_until_held(sandbox, process, seconds=120)
         process.send_signal(signal.SIGTERM)
         time.sleep(0.5)
         sandbox.control.clear_faults()  # the held read is dropped: botocore retries it
@@ -374,3 +384,28 @@ def test_a_slow_registry_listing_does_not_hold_the_run_s_other_start_up_reads(sa
         worker.join(timeout=120)
     assert result["code"] == 0, result["out"]
     _converged(small)
+
+
+def test_a_second_ctrl_c_stops_at_once_while_a_start_up_lookup_hangs(sandbox, small):
+    # The start's lookups are made on other threads; "stop now" must not wait for one whose
+    # answer never comes (the sandbox holds the registry listing until told otherwise).
+    sandbox.control.set_faults(FaultRule("glue", "ListSchemas", "hold", count=1))
+    process = _sync_process(small)
+    try:
+        _wait_until_held(sandbox, process, seconds=60)
+        deadline = time.monotonic() + 60
+        process.send_signal(signal.SIGINT)
+        time.sleep(0.5)
+        process.send_signal(signal.SIGINT)
+        while process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process.poll() is not None, "still waiting for the held listing"
+        assert sandbox.control.held(), "the listing was answered: the test proves nothing"
+        out, err = process.communicate(timeout=10)
+    finally:
+        sandbox.control.clear_faults()
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 128 + signal.SIGINT, (out, err)
+    assert "stopped before any topic was synced" in err
+    assert "Traceback" not in out + err

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from functools import partial
 from typing import Any, ClassVar
 
+from dzlineage_dagster.core.aws.concurrency import at_once
 from dzlineage_dagster.resources.base import AwsClientResource
 
 #: GetParameters' and DeleteParameters' limit of names per call.
@@ -70,12 +71,13 @@ class SsmMappingResource(AwsClientResource):
             unique[start : start + NAMES_PER_GET_PARAMETERS]
             for start in range(0, len(unique), NAMES_PER_GET_PARAMETERS)
         ]
-        if len(batches) < 2:
-            answers = [self._stored_batch(batch) for batch in batches]
-        else:
-            workers = min(len(batches), BATCHES_AT_ONCE)
-            with ThreadPoolExecutor(workers, thread_name_prefix="dzlineage-ssm") as pool:
-                answers = list(pool.map(self._stored_batch, batches))
+        answers = [
+            answer
+            for start in range(0, len(batches), BATCHES_AT_ONCE)
+            for answer in at_once(
+                *(partial(self._stored_batch, b) for b in batches[start : start + BATCHES_AT_ONCE])
+            )
+        ]
         return {reference: p for answer in answers for reference, p in answer.items()}
 
     def _stored_batch(self, batch: Sequence[str]) -> dict[str, StoredParameter]:

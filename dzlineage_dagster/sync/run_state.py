@@ -19,17 +19,18 @@ import logging
 import queue
 import threading
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor, wait
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import suppress
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timezone
-from functools import cached_property
+from functools import cached_property, partial
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import yaml
 
+from dzlineage_dagster.core.aws.concurrency import at_once
 from dzlineage_dagster.core.catalog.discovery import (
     RegistryTopic,
     describing_schema_names,
@@ -65,8 +66,6 @@ from dzlineage_dagster.sync.lineage.health import (
     check_lineage_health,
     events_held_before,
 )
-
-T = TypeVar("T")
 
 
 class run_lookup(cached_property):
@@ -125,17 +124,6 @@ class MainThreadLog:
             except queue.Empty:
                 return
             getattr(self.target, level)(message)
-
-
-def at_once(*calls: Callable[[], T]) -> list[T]:
-    """Each call on its own thread, their answers in the calls' order: reads that do not
-    depend on each other cost one latency instead of the sum of theirs. When calls fail, the
-    first one's error (in the calls' order) is raised, once all of them are done."""
-    if len(calls) < 2:
-        return [call() for call in calls]
-    with ThreadPoolExecutor(len(calls), thread_name_prefix="dzlineage-at-once") as pool:
-        futures = [pool.submit(call) for call in calls]
-    return [future.result() for future in futures]
 
 
 def _code_version() -> str:
@@ -270,11 +258,14 @@ class SyncRun:
         log = MainThreadLog(self.log)
         self.log = log
         try:
-            with ThreadPoolExecutor(len(pending), thread_name_prefix="dzlineage-lookup") as pool:
-                wait([pool.submit(getattr, self, name) for name in pending])
+            at_once(*(partial(self._lookup_if_it_answers, name) for name in pending))
         finally:
             self.log = log.target
             log.flush()
+
+    def _lookup_if_it_answers(self, name: str) -> None:
+        with suppress(Exception):
+            getattr(self, name)
 
     @run_lookup
     def convention(self) -> NamingConventionMapper:

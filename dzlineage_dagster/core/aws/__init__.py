@@ -1,6 +1,7 @@
 """What AWS allows: published quotas with their sources (:mod:`.quotas`), the client's and
-the sandbox's token buckets (:mod:`.rate_limit`), and DataZone's authorization policies and
-project membership (:mod:`.authorization`).
+the sandbox's token buckets (:mod:`.rate_limit`), independent calls made at once
+(:mod:`.concurrency`), and DataZone's authorization policies and project membership
+(:mod:`.authorization`).
 
 Imports: nothing outside this package.
 """

@@ -23,6 +23,7 @@ from functools import partial
 from typing import Any
 
 from dzlineage_dagster.core.aws.authorization import CREATE_ASSET_TYPE, CREATE_FORM_TYPE
+from dzlineage_dagster.core.aws.concurrency import at_once
 from dzlineage_dagster.core.catalog.forms import (
     KAFKA_SCHEMA_FORM,
     KAFKA_TOPIC_ASSET_TYPE,
@@ -32,7 +33,7 @@ from dzlineage_dagster.core.catalog.forms import (
 from dzlineage_dagster.core.catalog.type_extension import TypeFit, asset_type_fit, form_type_fit
 from dzlineage_dagster.sync.checks.authorization import check_authorization, refusal_explained
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.run_state import SyncRun, at_once
+from dzlineage_dagster.sync.run_state import SyncRun
 
 CUSTOM_FORM_TYPES: tuple[FormTypeDefinition, ...] = (KAFKA_SCHEMA_FORM, MSK_SOURCE_REFERENCE_FORM)
 

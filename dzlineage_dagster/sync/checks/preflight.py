@@ -15,6 +15,7 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.aws.concurrency import at_once
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.doctor import DENIED_CODES, NOT_FOUND_CODES
 from dzlineage_dagster.resources import AwsClientResource
@@ -25,7 +26,7 @@ from dzlineage_dagster.settings import (
     side_role_variables,
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.run_state import SyncRun, at_once
+from dzlineage_dagster.sync.run_state import SyncRun
 
 
 def check_platform(run: SyncRun) -> None:
