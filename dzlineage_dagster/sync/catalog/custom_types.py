@@ -150,13 +150,16 @@ def _create_planned_types(run: SyncRun, plan: CustomTypesPlan, outcome: CustomTy
     # The form types do not depend on each other: created at once. Each records itself as it
     # is made, so a refusal of one still names the others created before it.
     creating = [planned for planned in plan.forms if planned.creates]
-    at_once(*(partial(_create_form_type, run, planned, outcome) for planned in creating))
-    for planned in creating:
-        if planned.current is not None:
-            revision = outcome.revisions[planned.form.name]
-            _warn_put_back(
-                run, planned.form.name, planned.current["revision"], revision, planned.fit
-            )
+    try:
+        at_once(*(partial(_create_form_type, run, planned, outcome) for planned in creating))
+    finally:
+        # A revision put over someone's latest one is said even when another creation failed.
+        for planned in creating:
+            revision = outcome.revisions.get(planned.form.name)
+            if planned.current is not None and revision is not None:
+                _warn_put_back(
+                    run, planned.form.name, planned.current["revision"], revision, planned.fit
+                )
 
     outcome.revisions.update(plan.managed_revisions)
     asset_type, current = KAFKA_TOPIC_ASSET_TYPE.name, plan.asset_type
