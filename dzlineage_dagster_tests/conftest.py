@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from dzlineage_dagster.sandbox.protocol.aws import ClientTokenPolicy
 from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import SandboxControl, sandbox_environment
 from dzlineage_dagster_tests.clients import sandbox_client
+
+# Hypothesis's 200 ms deadline per example (and its too-slow health check) fail a test because
+# the machine is busy, not because the code is wrong; Hypothesis drops them by itself only where
+# a CI variable is set. Every test, on every machine, runs with neither: the suite has no
+# wall-clock limit. HYPOTHESIS_PROFILE names another registered profile to try one.
+settings.register_profile(
+    "dzlineage", deadline=None, suppress_health_check=[HealthCheck.too_slow], print_blob=True
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dzlineage"))
 
 
 @dataclass

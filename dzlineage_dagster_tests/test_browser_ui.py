@@ -33,9 +33,11 @@ SYNC_JOB = "catalog_sync"
 PARTITIONED_ASSETS = ("registry_schema", "datazone_topic_asset", "topic_lineage")
 #: From `dzlineage demo` starting to the sensor's run having finished. The daemon evaluates the
 #: sensor on start and then every 30 s; an idle 2-core machine needs about 40 s, a busy one 150.
-DEMO_SYNCED_WITHIN_S = 210
-DEMO_STARTUP_TIMEOUT_S = 90
-UI_TIMEOUT_MS = 20_000
+#: These waits guard against a hang only (several times what a loaded machine needs): the test
+#: asserts what the UI shows, never how soon; the demo's speed is the benchmarks' to measure.
+DEMO_SYNCED_WITHIN_S = 900
+DEMO_STARTUP_TIMEOUT_S = 300
+UI_TIMEOUT_MS = 90_000
 CHROMIUM_ARGS = [
     "--headless",
     "--no-sandbox",

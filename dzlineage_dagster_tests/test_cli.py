@@ -16,6 +16,7 @@ from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster_tests.clients import read_env_file, sandbox_client
 from dzlineage_dagster_tests.ui_process import start_demo
+from dzlineage_dagster_tests.waits import HANG_GUARD_SECONDS
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
 
@@ -42,7 +43,7 @@ def test_sandbox_serves_the_seeded_platform_and_writes_its_environment(tmp_path)
         text=True,
     )
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
         while not env_file.exists() and time.monotonic() < deadline:
             assert process.poll() is None, "the sandbox exited early"
             time.sleep(0.2)
@@ -81,7 +82,7 @@ def test_sandbox_stops_cleanly_on_sigterm_too(tmp_path):
         [*COMMAND, "sandbox", "--empty", "--port", str(free_port()), "--env-file", str(env_file)],
         stdout=subprocess.DEVNULL,
     )
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
     while not env_file.exists() and time.monotonic() < deadline:
         time.sleep(0.2)
     process.terminate()

@@ -25,6 +25,7 @@ from dzlineage_dagster_tests.crash_platform import (
     write_small_platform,
 )
 from dzlineage_dagster_tests.platform import READ_PREFIXES
+from dzlineage_dagster_tests.waits import HANG_GUARD_SECONDS
 
 
 @pytest.fixture(scope="module")
@@ -58,9 +59,9 @@ def _sync_process(environment: dict[str, str], **settings: str) -> subprocess.Po
     )
 
 
-def _wait_until_held(sandbox, process: subprocess.Popen, seconds: float) -> None:
+def _wait_until_held(sandbox, process: subprocess.Popen) -> None:
     """Until the sandbox holds one of the process's calls (a ``hold`` fault rule)."""
-    deadline = time.monotonic() + seconds
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
     while not sandbox.control.held():
         assert process.poll() is None, process.communicate()
         assert time.monotonic() < deadline
@@ -218,7 +219,7 @@ def test_sigterm_mid_run_prints_what_was_done_and_exits_non_zero_without_a_trace
     sandbox.control.set_faults(FaultRule("glue", "GetSchema", "hold", count=1))
     process = _sync_process(small, DZLINEAGE_CONCURRENCY="1")
     try:
-        _wait_until_held(sandbox, process, seconds=120)
+        _wait_until_held(sandbox, process)
         process.send_signal(signal.SIGTERM)
         time.sleep(0.5)
         sandbox.control.clear_faults()  # the held read is dropped: botocore retries it
@@ -338,7 +339,7 @@ def test_a_registry_deleted_mid_run_fails_the_remaining_topics_by_name_without_a
         )
     )
     worker.start()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
     while not sandbox.control.held():
         assert worker.is_alive() and time.monotonic() < deadline
         time.sleep(0.02)
@@ -368,7 +369,7 @@ def test_a_slow_registry_listing_does_not_hold_the_run_s_other_start_up_reads(sa
     )
     worker.start()
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
         while not sandbox.control.held():
             assert worker.is_alive() and time.monotonic() < deadline
             time.sleep(0.02)
@@ -392,8 +393,8 @@ def test_a_second_ctrl_c_stops_at_once_while_a_start_up_lookup_hangs(sandbox, sm
     sandbox.control.set_faults(FaultRule("glue", "ListSchemas", "hold", count=1))
     process = _sync_process(small)
     try:
-        _wait_until_held(sandbox, process, seconds=60)
-        deadline = time.monotonic() + 60
+        _wait_until_held(sandbox, process)
+        deadline = time.monotonic() + HANG_GUARD_SECONDS
         process.send_signal(signal.SIGINT)
         time.sleep(0.5)
         process.send_signal(signal.SIGINT)

@@ -88,6 +88,8 @@ class Relay:
         self.first_backoff_seconds = first_backoff_seconds
         self.counts: Counter[str] = Counter()
         self.last_error: str | None = None
+        #: How long the spool's worker waits before its next delivery attempt (0: not waiting).
+        self.backoff_seconds = 0.0
         self._lock = threading.Lock()
         self._wake = threading.Event()
 
@@ -325,9 +327,15 @@ class Relay:
                     backoff = min(
                         self.max_backoff_seconds, self.first_backoff_seconds * 2 ** (failures - 1)
                     )
+                    self._backing_off(backoff)
                     stop.wait(backoff)
                     break
                 failures = 0
+                self._backing_off(0.0)
+
+    def _backing_off(self, seconds: float) -> None:
+        with self._lock:
+            self.backoff_seconds = seconds
 
     def wake(self) -> None:
         """Make the drain worker look at the spool (or at its stop flag) now."""
@@ -344,6 +352,7 @@ class Relay:
                 log.error("DataZone refused spooled event %s: %s", spooled.client_token, error)
                 return True
             self.spool.failed_attempt(spooled, str(error))
+            self.count("failed_delivery_attempts")
             return False
         self.spool.delivered(spooled)
         self.count("forwarded")
@@ -364,10 +373,12 @@ class Relay:
         with self._lock:
             counts = dict(self.counts)
             last_error = self.last_error
+            backoff_seconds = self.backoff_seconds
         main = ("received", "forwarded", "spooled", "rejected")
         return {
             **{name: counts.pop(name, 0) for name in main},
             "spool_depth": len(self.spool) if self.spool is not None else None,
+            "backoff_seconds": backoff_seconds,
             "last_error": last_error,
             "details": dict(sorted(counts.items())),
         }

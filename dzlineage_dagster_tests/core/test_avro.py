@@ -296,7 +296,7 @@ def records(draw: st.DrawFn, names: list[int], name: str = "Row", depth: int = 0
     }
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.builds(list).flatmap(records))
 def test_generated_records_keep_field_names_and_order(record: dict[str, Any]) -> None:
     definition = json.dumps(record)
@@ -307,7 +307,7 @@ def test_generated_records_keep_field_names_and_order(record: dict[str, Any]) ->
     ]
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(st.builds(list).flatmap(records))
 def test_generated_rows_come_out_of_their_envelope(row: dict[str, Any]) -> None:
     definition = json.dumps(envelope(row, namespace="cdc.db.table"))
@@ -325,7 +325,7 @@ def is_json(text: str) -> bool:
     return True
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.text())
 def test_text_that_is_not_json_raises_invalid_avro_schema(text: str) -> None:
     assume(not is_json(text))
@@ -369,7 +369,7 @@ JSON_VALUES = st.recursive(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=300)
 @given(JSON_VALUES)
 def test_any_json_gives_columns_or_invalid_avro_schema_and_nothing_else(document: Any) -> None:
     try:

@@ -215,7 +215,7 @@ def nested_records(draw, depth: int = 0):
     return {"type": "record", "name": record_name, "fields": fields}, f"struct<{','.join(types)}>"
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(nested_records())
 def test_any_nesting_reads_as_the_struct_glue_would_show(generated):
     schema, expected = generated

@@ -227,7 +227,7 @@ def test_an_event_that_cannot_be_split_enough_is_trimmed_not_dropped() -> None:
     assert "columnLineage" not in (document["outputs"][0].get("facets") or {})
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=25)
 @given(
     width=st.integers(min_value=1, max_value=60),
     description=st.text(max_size=80),

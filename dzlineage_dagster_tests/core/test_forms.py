@@ -111,14 +111,14 @@ FORM_TYPES = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(FORM_TYPES)
 def test_any_form_type_model_reads_back_to_its_fields(form: FormTypeDefinition) -> None:
     # Descriptions with quotes, backslashes and newlines must survive as Smithy strings.
     assert fields_of_smithy_model(form.smithy_model(), form.name) == form.fields
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(FORM_TYPES, FORM_TYPES)
 def test_form_fingerprint_changes_exactly_when_what_is_sent_changes(
     first: FormTypeDefinition, second: FormTypeDefinition
@@ -350,7 +350,7 @@ FORM_INPUTS = st.lists(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(FORM_INPUTS, st.randoms())
 def test_forms_fingerprint_ignores_order_and_json_layout(forms, random) -> None:
     relaid = [

@@ -229,7 +229,7 @@ def placed(order: list[int]) -> tuple[dict[str, dict[str, PackEntry]], set[str]]
 INDEXES = st.lists(st.integers(min_value=0, max_value=400), min_size=1, max_size=60, unique=True)
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(INDEXES)
 def test_placing_records_keeps_every_bucket_within_the_value_limit(indexes):
     """Whatever the records, each bucket stays under the limit and a record is found newest in
@@ -258,7 +258,7 @@ def reachable(
     return read
 
 
-@settings(max_examples=50, deadline=None)
+@settings(max_examples=50)
 @given(INDEXES, st.randoms(use_true_random=False))
 def test_a_reader_walking_a_chain_only_below_overflowed_buckets_finds_every_record(indexes, rng):
     """Records placed and updated in any order: each is found in the buckets a reader reads

@@ -153,7 +153,7 @@ DATASETS = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(
     st.lists(DATASETS, max_size=3),
     st.lists(DATASETS, max_size=3),
@@ -229,7 +229,7 @@ def test_deterministic_run_id_is_a_stable_uuid() -> None:
         deterministic_run_id()
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(st.lists(st.text(), min_size=1, max_size=4), st.lists(st.text(), min_size=1, max_size=4))
 def test_distinct_parts_give_distinct_run_ids(first: list[str], second: list[str]) -> None:
     assert (deterministic_run_id(*first) == deterministic_run_id(*second)) == (first == second)

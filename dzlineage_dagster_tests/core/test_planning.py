@@ -92,7 +92,7 @@ KAFKA_TOPICS = st.text(
 CLUSTERS = st.from_regex(r"\A[0-9A-Za-z][0-9A-Za-z\-]{0,63}\Z")
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(CLUSTERS, KAFKA_TOPICS, KAFKA_TOPICS)
 def test_asset_names_fit_and_stay_distinct(cluster: str, first: str, second: str) -> None:
     names = datazone_asset_name(cluster, first), datazone_asset_name(cluster, second)

@@ -104,7 +104,7 @@ _names = st.from_regex(r"[a-z][a-z0-9_]{0,8}", fullmatch=True).filter(
 )
 
 
-@settings(max_examples=15, deadline=None)
+@settings(max_examples=15)
 @given(st.lists(_names, min_size=1, max_size=6, unique=True), st.integers(1, 6))
 def test_any_nesting_of_messages_reads_as_nested_structs(field_names, depth):
     # M0 holds a `child` M1, which holds a `child` M2 ... down to M<depth>; each also has the

@@ -44,14 +44,14 @@ def gsr_arn(registry: str, schema: str) -> str:
     return f"arn:aws:glue:{REGION}:{ACCOUNT}:schema/{registry}/{schema}"
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(ANY_ARN)
 def test_every_name_is_accepted_by_ssm(schema_arn: str) -> None:
     name = parameter_name(PREFIX, schema_arn)
     assert parameter_name_problems(name) == []
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(ANY_ARN)
 def test_readable_names_decode_to_their_arn_and_hash_names_to_none(schema_arn: str) -> None:
     name = parameter_name(PREFIX, schema_arn)
@@ -63,14 +63,14 @@ def test_readable_names_decode_to_their_arn_and_hash_names_to_none(schema_arn: s
         assert decoded is None
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(ANY_ARN, ANY_ARN)
 def test_distinct_arns_get_distinct_names(first: str, second: str) -> None:
     if first != second:
         assert parameter_name(PREFIX, first) != parameter_name(PREFIX, second)
 
 
-@settings(max_examples=100, deadline=None)
+@settings(max_examples=100)
 @given(ANY_ARN)
 def test_names_are_deterministic_and_one_level_below_the_namespace(schema_arn: str) -> None:
     name = parameter_name(PREFIX, schema_arn)
@@ -207,7 +207,7 @@ RECORDS = st.builds(
 )
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(RECORDS)
 def test_mapping_records_round_trip_through_the_parameter_value(record: MappingRecord) -> None:
     try:

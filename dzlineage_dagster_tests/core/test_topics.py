@@ -45,7 +45,7 @@ def test_topic_for_schema_name(schema_name: str, subject: SchemaSubject) -> None
     assert topic_for_schema_name(schema_name) == subject
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(KAFKA_TOPIC, st.sampled_from(["key", "value"]))
 def test_key_and_value_schemas_fold_into_their_topic(topic: str, role: str) -> None:
     assert topic_for_schema_name(f"{topic}-{role}") == SchemaSubject(topic, role)
@@ -112,7 +112,7 @@ def test_classify_topic_honours_the_delimiter() -> None:
     assert classify_topic("__debezium-heartbeat_cdc", delimiter="_") is TopicKind.HEARTBEAT
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(NAME_PART, st.lists(NAME_PART, min_size=2, max_size=3))
 def test_debezium_topics_are_classified_under_their_prefix(prefix: str, names: list[str]) -> None:
     prefixes = {prefix}
@@ -126,7 +126,7 @@ def test_debezium_topics_are_classified_under_their_prefix(prefix: str, names: l
     assert classify_topic(".".join([prefix, *names]), topic_prefixes=prefixes) is TopicKind.TABLE
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(KAFKA_TOPIC, st.lists(KAFKA_TOPIC, min_size=1, max_size=3))
 def test_with_known_prefixes_only_topics_under_one_are_connector_topics(
     topic: str, prefixes: list[str]
@@ -200,7 +200,7 @@ def table_topics(draw: st.DrawFn) -> tuple[ConnectorFlavour, str, list[str]]:
     return flavour, draw(NAME_PART), draw(st.lists(NAME_PART, min_size=count, max_size=count))
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=200)
 @given(table_topics())
 def test_split_table_topic_recovers_the_parts_it_was_built_from(
     table_topic: tuple[ConnectorFlavour, str, list[str]],

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 from dzlineage_dagster.relay.spool import Spool, SpoolFull
 
 
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=10)
 @given(tokens=st.lists(st.text("0123456789abcdef", min_size=1, max_size=4), max_size=30))
 def test_events_come_out_in_arrival_order_once_per_token_and_survive_a_reopen(
     tmp_path_factory, tokens

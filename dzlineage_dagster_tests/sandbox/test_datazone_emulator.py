@@ -46,7 +46,11 @@ structure Field {
 """
 ID = re.compile(r"[a-z0-9]{14}")
 HTTP_SETTINGS = settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+    max_examples=40,
+    suppress_health_check=[
+        *settings.default.suppress_health_check,
+        HealthCheck.function_scoped_fixture,
+    ],
 )
 
 

@@ -265,7 +265,7 @@ def test_reads_by_version_selector_and_public_parameters_pass(ssm, prefix):
 example_ids = itertools.count()
 
 
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=60)
 @given(tail=st.text(alphabet=SEGMENT_ALPHABET + "/: @", min_size=1, max_size=30))
 def test_arbitrary_names_round_trip_exactly_when_the_rules_allow_them(ssm, prefix, tail):
     parent = f"{prefix}/arbitrary/{next(example_ids)}"
