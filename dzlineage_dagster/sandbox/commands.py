@@ -428,11 +428,14 @@ def _stop_process_group(process: subprocess.Popen) -> None:
     SIGINT to `dagster dev` alone first: it stops its webserver, daemon and code servers
     through their shutdown pipes, and run workers get the grace to finish their run. A
     group-wide SIGINT, as a terminal sends, kills a run worker that is just starting with a
-    traceback. What still runs after that grace gets SIGINT, then SIGKILL.
+    traceback. What still runs after that grace (a run on a busy machine) gets SIGTERM, which
+    Dagster's run workers take as a termination request and which ends its helper processes
+    (the compute logs' watchers) without the KeyboardInterrupt traceback a SIGINT prints in
+    each; then SIGKILL.
     """
     steps = (
         (os.kill, signal.SIGINT, 30.0),
-        (os.killpg, signal.SIGINT, 10.0),
+        (os.killpg, signal.SIGTERM, 10.0),
         (os.killpg, signal.SIGKILL, 5.0),
     )
     for send, sig, grace in steps:
