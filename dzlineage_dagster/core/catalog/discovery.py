@@ -6,7 +6,7 @@ import bisect
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any
@@ -140,6 +140,8 @@ class SensorCursor:
     swept_to: str = ""
     #: What the registry showed its ``UpdatedTime`` does (see :class:`UpdatedTimeBehaviour`).
     updated_time: str = "unknown"
+    #: The failed topics' retries (``RetrySchedule.to_json`` of ``registry_cursor``).
+    retry: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -148,6 +150,7 @@ class SensorCursor:
                 "recent": self.recent,
                 "swept_to": self.swept_to,
                 "updated_time": self.updated_time,
+                "retry": dict(self.retry),
             },
             sort_keys=True,
         )
@@ -159,6 +162,7 @@ class SensorCursor:
         now: datetime,
         swept_to: str = "",
         updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN,
+        retry: Mapping[str, Any] | None = None,
     ) -> SensorCursor:
         horizon = now - timedelta(seconds=SETTLING_SECONDS)
         recent = {
@@ -166,7 +170,7 @@ class SensorCursor:
             for topic, info in current.items()
             if not _settled(info, horizon)
         }
-        return cls(horizon.isoformat(), recent, swept_to, updated_time.value)
+        return cls(horizon.isoformat(), recent, swept_to, updated_time.value, retry or {})
 
 
 @dataclass(frozen=True)
