@@ -18,6 +18,9 @@ last listing did not show yet) the sync reads the whole mapping and retires, as 
 
 Anything that shapes every topic (the settings, the connectors, the asset type's revision, the
 code: the run's ``sync_context``) is kept as one digest: when it differs, every topic is read.
+
+What a sync failed is kept too, so the next one tries it again: :class:`FailedTopics` for
+``dzlineage sync``, and :class:`RetrySchedule`, with backoff, for the registry sensor.
 """
 
 from __future__ import annotations
