@@ -21,11 +21,7 @@ from dzlineage_dagster.assets.topics import STAGE_ASSET_KEYS
 from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
 from dzlineage_dagster.core.catalog.discovery import SensorCursor, SweepState, changed_topics
 from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
-from dzlineage_dagster.core.catalog.registry_cursor import (
-    RETRY_FIRST_SECONDS,
-    RETRY_MAX_SECONDS,
-    RetrySchedule,
-)
+from dzlineage_dagster.core.catalog.registry_cursor import Backoff, RetrySchedule
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
 from dzlineage_dagster.jobs import (
@@ -61,9 +57,9 @@ MAX_RUNS_PER_TICK = 4
         "UpdatedTime has shown it does not move with new versions (found within 60 ticks), a "
         "few topics where it moves, twenty until the registry shows which. Deleted "
         "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY. "
-        "A topic whose partition is failed is synced again, "
-        f"{RETRY_FIRST_SECONDS // 60} minutes after a tick first sees it, each further retry "
-        f"waiting twice as long, up to {RETRY_MAX_SECONDS // 3600} hours."
+        "A topic whose partition is failed is synced again DZLINEAGE_SENSOR_RETRY_SECONDS "
+        "after a tick first sees it, each further retry waiting twice as long, up to "
+        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS."
     ),
 )
 def registry_schema_sensor(
@@ -96,8 +92,9 @@ def registry_schema_tick(
     behind = set(sweep.behind) - set(changed)
     found = set(changed) | set(added) | behind
     failed, busy = failed_partitions(context, [t for t in existing if t in current])
+    backoff = Backoff(run.settings.sensor_retry_seconds, run.settings.sensor_retry_max_seconds)
     retries, schedule = RetrySchedule.from_text(context.cursor).plan(
-        failed, busy | found, now.timestamp()
+        failed, busy | found, now.timestamp(), backoff
     )
     to_sync = found | set(retries)
 

@@ -144,11 +144,20 @@ class DemoPlatform:
             frontier = next_frontier
         return found
 
-    def tick(self, cursor: str | None = None, now: datetime | None = None):
+    def tick(
+        self,
+        cursor: str | None = None,
+        now: datetime | None = None,
+        definitions: Definitions = defs,
+    ):
         """One evaluation of the registry sensor (at ``now``, when given, instead of the wall
-        clock's time), with its partition requests applied."""
+        clock's time; with the resources of ``definitions``), with its partition requests
+        applied."""
         with build_sensor_context(
-            instance=self.instance, cursor=cursor, definitions=defs, resources=defs.resources
+            instance=self.instance,
+            cursor=cursor,
+            definitions=definitions,
+            resources=definitions.resources,
         ) as context:
             result = (
                 registry_schema_sensor(context)

@@ -15,9 +15,10 @@ from dagster import AssetPartitionStatus, DagsterRunStatus, Definitions
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.assets.topics import STAGE_ASSET_KEYS
-from dzlineage_dagster.core.catalog.registry_cursor import retry_delay
+from dzlineage_dagster.core.catalog.registry_cursor import Backoff
 from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.test_fault_convergence import (
     EDGES,
     assert_every_hop_has_one_complete_per_version,
@@ -35,7 +36,7 @@ class Sensor:
         self.platform = platform
         # Settings that are numbers are read when the definitions load: these read the test's.
         self.definitions = Definitions(
-            assets=defs.assets, jobs=defs.jobs, resources=build_resources()
+            assets=defs.assets, jobs=defs.jobs, sensors=defs.sensors, resources=build_resources()
         )
         self.now = datetime.now(timezone.utc)
         self.cursor: str | None = None
@@ -43,7 +44,7 @@ class Sensor:
     def tick(self, after: timedelta = INTERVAL):
         """One tick ``after`` the last; its runs, executed in process: (the tick, the runs)."""
         self.now += after
-        result = self.platform.tick(self.cursor, now=self.now)
+        result = self.platform.tick(self.cursor, now=self.now, definitions=self.definitions)
         self.cursor = result.cursor
         runs = [
             self.definitions.resolve_job_def(request.job_name).execute_in_process(
@@ -83,6 +84,9 @@ def test_failed_topics_are_synced_again_by_later_ticks_with_backoff_until_all_ar
     # order, so the fault rules below fail the same topics on every machine.
     monkeypatch.setenv("DZLINEAGE_MAX_ATTEMPTS", "1")
     monkeypatch.setenv("DZLINEAGE_CONCURRENCY", "1")
+    # A first wait of two minutes, not the default five: the setting reaches the sensor.
+    monkeypatch.setenv("DZLINEAGE_SENSOR_RETRY_SECONDS", "120")
+    backoff = Backoff(120, LineageSettings.model_fields["sensor_retry_max_seconds"].default)
     sensor = Sensor(platform)
     table_topics = sorted(EDGES)
     # The first six table topics' CreateAsset is throttled; the seventh's asset is created and
@@ -108,9 +112,9 @@ def test_failed_topics_are_synced_again_by_later_ticks_with_backoff_until_all_ar
     assert not runs
     assert waiting.skip_reason.skip_message == (
         "no schema changed among 8 topics; 7 failed topics wait to be synced again, the first "
-        f"in {retry_delay(0):.0f} s"
+        f"in {backoff.delay(0):.0f} s"
     )
-    assert not sensor.tick(timedelta(seconds=retry_delay(0) - 1))[1]
+    assert not sensor.tick(timedelta(seconds=backoff.delay(0) - 1))[1]
 
     retried, [retry_run] = sensor.tick(timedelta(seconds=1))
     assert sensor.requested_topics(retried) == set(table_topics)
@@ -132,14 +136,14 @@ def test_failed_topics_are_synced_again_by_later_ticks_with_backoff_until_all_ar
     assert sensor.requested_topics(changed) == set(table_topics)
     assert not lineage_failed.success
     assert not sensor.tick()[1]
-    first_retry, [still_failing] = sensor.tick(timedelta(seconds=retry_delay(0)))
+    first_retry, [still_failing] = sensor.tick(timedelta(seconds=backoff.delay(0)))
     assert sensor.requested_topics(first_retry) == set(table_topics)
     assert not still_failing.success
     # The first wait has passed again, but the second is twice as long.
-    too_early, runs = sensor.tick(timedelta(seconds=retry_delay(0)))
+    too_early, runs = sensor.tick(timedelta(seconds=backoff.delay(0)))
     assert not runs, too_early.skip_reason
     platform.control.clear_faults()
-    second_retry, [converged] = sensor.tick(timedelta(seconds=retry_delay(1) - retry_delay(0)))
+    second_retry, [converged] = sensor.tick(timedelta(seconds=backoff.delay(1) - backoff.delay(0)))
     assert sensor.requested_topics(second_retry) == set(table_topics)
     assert converged.success
     assert not sensor.tick()[1]

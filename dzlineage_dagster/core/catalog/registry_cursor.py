@@ -162,16 +162,17 @@ class FailedTopics:
         return cls(overflowed=True)
 
 
-#: The registry sensor's first retry of a failed topic waits this long after it saw the failure
-#: (Dagster's own run retries, where enabled, go first), each further one twice the last.
-RETRY_FIRST_SECONDS = 300
-#: No retry of a failed topic waits longer: a topic that stays broken costs a run this often.
-RETRY_MAX_SECONDS = 4 * 3600
+@dataclass(frozen=True)
+class Backoff:
+    """How long a failed topic waits for each retry: ``first``, then twice the last wait, never
+    more than ``longest`` (seconds; the registry sensor's settings)."""
 
+    first: float
+    longest: float
 
-def retry_delay(retries: int) -> float:
-    """Seconds to wait before the next retry of a topic already retried ``retries`` times."""
-    return float(min(RETRY_FIRST_SECONDS * 2 ** min(retries, 32), RETRY_MAX_SECONDS))
+    def delay(self, retries: int) -> float:
+        """Seconds to wait before the next retry of a topic already retried ``retries`` times."""
+        return float(min(self.first * 2 ** min(retries, 32), self.longest))
 
 
 @dataclass(frozen=True)
@@ -182,9 +183,9 @@ class RetrySchedule:
     Which topics failed is not kept here: Dagster's records of failed partitions say it (a
     topic's partition is failed while its last planned materialization ended in a failed run),
     so a failure of any run counts, whoever launched it. This keeps, per failed topic, how many
-    times the sensor has retried it and when it may next: a topic seen failed is retried
-    :func:`retry_delay` later, again and again, each wait twice the last up to
-    :data:`RETRY_MAX_SECONDS`; a topic no longer failed (synced, or gone) is forgotten.
+    times the sensor has retried it and when it may next: a topic seen failed is retried after
+    the :class:`Backoff`'s first wait, again and again, each wait twice the last up to its
+    longest; a topic no longer failed (synced, or gone) is forgotten.
     """
 
     #: Topic -> (retries requested so far, the POSIX time before which it is not retried).
@@ -204,7 +205,7 @@ class RetrySchedule:
         return {topic: [n, at] for topic, (n, at) in sorted(self.topics.items())}
 
     def plan(
-        self, failed: Collection[str], busy: Collection[str], now: float
+        self, failed: Collection[str], busy: Collection[str], now: float, backoff: Backoff
     ) -> tuple[dict[str, str], RetrySchedule]:
         """The ``failed`` topics due for a retry at ``now`` (topic -> a key naming the attempt,
         new for each), and the schedule after requesting them. ``busy`` topics (a run of them
@@ -212,10 +213,10 @@ class RetrySchedule:
         due: dict[str, str] = {}
         kept: dict[str, tuple[int, float]] = {}
         for topic in sorted({*failed, *busy}):
-            retries, not_before = self.topics.get(topic, (0, now + retry_delay(0)))
+            retries, not_before = self.topics.get(topic, (0, now + backoff.delay(0)))
             if topic in failed and topic not in busy and not_before <= now:
                 due[topic] = f"retry{retries + 1}@{not_before:.0f}"
-                retries, not_before = retries + 1, now + retry_delay(retries + 1)
+                retries, not_before = retries + 1, now + backoff.delay(retries + 1)
             if topic in failed or topic in self.topics:
                 kept[topic] = (retries, not_before)
         return due, RetrySchedule(kept)
