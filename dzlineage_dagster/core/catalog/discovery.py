@@ -131,7 +131,8 @@ class SensorCursor:
     at or before the horizon is unchanged (its change was listed, and synced, by a tick that
     still had it in its window); one after it is compared by token. New and deleted topics come
     from the partitions, not from the cursor. So the cursor grows with the topics changed in
-    the last minutes, not with the registry.
+    the last minutes, and with those whose last run failed (``retry``: a topic's retries and
+    when it may be tried next, about 40 characters besides its name), not with the registry.
     """
 
     horizon: str
