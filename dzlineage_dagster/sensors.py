@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
+    AssetPartitionStatus,
     DefaultSensorStatus,
     RunRequest,
     SensorEvaluationContext,
@@ -16,9 +17,11 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.assets.topics import STAGE_ASSET_KEYS
 from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
 from dzlineage_dagster.core.catalog.discovery import SensorCursor, SweepState, changed_topics
 from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
+from dzlineage_dagster.core.catalog.registry_cursor import Backoff, RetrySchedule
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
 from dzlineage_dagster.jobs import (
@@ -32,10 +35,10 @@ from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_ver
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
-#: The cursor moves on once a run is requested, so a topic that failed transiently (throttling
-#: past botocore's retries) is retried by the run retry, where the instance enables run retries
-#: (`run_retries: enabled: true` in dagster.yaml; the demo's instance does). The retry skips
-#: every topic that already succeeded as unchanged.
+#: A topic that failed transiently (throttling past botocore's retries) is retried first by the
+#: run retry, where the instance enables run retries (`run_retries: enabled: true` in
+#: dagster.yaml; the demo's instance does; the retry skips every topic that already succeeded as
+#: unchanged), then by later ticks, with backoff (:class:`RetrySchedule`), until it syncs.
 RETRY_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FROM_FAILURE"}
 #: Changed topics scattered through the partition order are batched into at most this many runs.
 MAX_RUNS_PER_TICK = 4
@@ -53,12 +56,23 @@ MAX_RUNS_PER_TICK = 4
         "is also checked each tick (GetSchema, and their mapping records): a sixtieth where "
         "UpdatedTime has shown it does not move with new versions (found within 60 ticks), a "
         "few topics where it moves, twenty until the registry shows which. Deleted "
-        "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY."
+        "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY. "
+        "A topic whose partition is failed is synced again DZLINEAGE_SENSOR_RETRY_SECONDS "
+        "after a tick first sees it, each further retry waiting twice as long, up to "
+        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS."
     ),
 )
 def registry_schema_sensor(
     context: SensorEvaluationContext, lineage_sync: LineageSyncResource
 ) -> SensorResult:
+    return registry_schema_tick(context, lineage_sync, datetime.now(timezone.utc))
+
+
+def registry_schema_tick(
+    context: SensorEvaluationContext, lineage_sync: LineageSyncResource, now: datetime
+) -> SensorResult:
+    """One tick of :func:`registry_schema_sensor` at ``now`` (its clock, given so a test can
+    move it)."""
     run = SyncRun(lineage_sync, context.log)
     current = run.registry_topics
     changed = changed_topics(current, context.cursor)
@@ -76,15 +90,23 @@ def registry_schema_sensor(
     removed = [topic for topic in existing if topic not in current]
     order = [topic for topic in existing if topic in current] + added
     behind = set(sweep.behind) - set(changed)
-    to_sync = set(changed) | set(added) | behind
+    found = set(changed) | set(added) | behind
+    failed, busy = failed_partitions(context, [t for t in existing if t in current])
+    backoff = Backoff(run.settings.sensor_retry_seconds, run.settings.sensor_retry_max_seconds)
+    retries, schedule = RetrySchedule.from_text(context.cursor).plan(
+        failed, busy | found, now.timestamp(), backoff
+    )
+    to_sync = found | set(retries)
 
     run_requests = catalog_sync_requests(
         order,
         to_sync,
         # A behind topic's key names its latest version: its UpdatedTime, so its token, may not
-        # move, and a run key Dagster has seen requests nothing.
+        # move, and a run key Dagster has seen requests nothing; a retry's names its attempt.
         {
-            t: current[t].change_token + (f"@v{sweep.behind[t]}" if t in behind else "")
+            t: current[t].change_token
+            + (f"@v{sweep.behind[t]}" if t in behind else "")
+            + (f"@{retries[t]}" if t in retries else "")
             for t in to_sync
         },
     )
@@ -102,11 +124,12 @@ def registry_schema_sensor(
     if removed:
         partition_requests.append(kafka_topics.build_delete_request(removed))
     cursor = SensorCursor.after(
-        current, datetime.now(timezone.utc), sweep.swept_to, sweep.updated_time
+        current, now, sweep.swept_to, sweep.updated_time, schedule.to_json()
     ).to_json()
+    waiting = retry_wait_note(schedule, failed - set(retries), now)
     if not run_requests and not partition_requests:
         return SensorResult(
-            skip_reason=f"no schema changed among {len(current)} topics", cursor=cursor
+            skip_reason=f"no schema changed among {len(current)} topics{waiting}", cursor=cursor
         )
     found_by_sweep = (
         f"; {len(behind)} behind their latest version though their UpdatedTime did not move "
@@ -114,12 +137,47 @@ def registry_schema_sensor(
         if behind
         else ""
     )
+    retried = (
+        f"; {len(retries)} synced again as their last run failed ({', '.join(sorted(retries))})"
+        if retries
+        else ""
+    )
     context.log.info(
         f"{len(added)} new, {len(set(changed) - set(added))} changed, {len(removed)} removed "
-        f"topics{found_by_sweep}; {len(run_requests)} runs requested"
+        f"topics{found_by_sweep}{retried}{waiting}; {len(run_requests)} runs requested"
     )
     return SensorResult(
         run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
+    )
+
+
+def failed_partitions(
+    context: SensorEvaluationContext, topics: Sequence[str]
+) -> tuple[set[str], set[str]]:
+    """Of ``topics``, those whose partition of a stage's asset is failed (its last planned
+    materialization ended in a failed run, whichever launched it), and those a run is
+    materializing now, as Dagster's instance records them (what the UI shows red and
+    in progress)."""
+    failed: set[str] = set()
+    busy: set[str] = set()
+    for key in STAGE_ASSET_KEYS.values():
+        statuses = context.instance.get_status_by_partition(key, topics, kafka_topics) or {}
+        for topic, status in statuses.items():
+            if status is AssetPartitionStatus.FAILED:
+                failed.add(topic)
+            elif status is AssetPartitionStatus.IN_PROGRESS:
+                busy.add(topic)
+    return failed - busy, busy
+
+
+def retry_wait_note(schedule: RetrySchedule, waiting: Collection[str], now: datetime) -> str:
+    """What the skip reason or log says of failed topics left for a later tick ("": none)."""
+    times = [schedule.topics[t][1] for t in waiting if t in schedule.topics]
+    if not times:
+        return ""
+    return (
+        f"; {len(times)} failed topics wait to be synced again, the first in "
+        f"{max(0, round(min(times) - now.timestamp()))} s"
     )
 
 

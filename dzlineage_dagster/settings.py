@@ -265,6 +265,22 @@ class LineageSettings(ConfigurableResource):
             "between two syncs."
         ),
     )
+    sensor_retry_seconds: int = Field(
+        default=300,
+        ge=1,
+        description=(
+            "How long after `registry_schema_sensor` first sees a topic's run failed it syncs "
+            "the topic again; each retry that fails again doubles the wait (docs/lineage.md)."
+        ),
+    )
+    sensor_retry_max_seconds: int = Field(
+        default=4 * 3600,
+        ge=1,
+        description=(
+            "The longest wait between two retries of a failed topic by "
+            "`registry_schema_sensor`: a topic that stays broken costs a run this often."
+        ),
+    )
 
     @field_validator("domain_id", mode="before")
     @classmethod

@@ -6,6 +6,7 @@ import json
 import os
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 from functools import cached_property
 from typing import Any
 
@@ -23,7 +24,7 @@ from dzlineage_dagster.sandbox.demo.seed import (
     grant_type_policies,
     seed_platform,
 )
-from dzlineage_dagster.sensors import registry_schema_sensor
+from dzlineage_dagster.sensors import registry_schema_sensor, registry_schema_tick
 from dzlineage_dagster.settings import LineageSettings
 
 READ_PREFIXES = ("Get", "List", "Search", "Describe")
@@ -143,12 +144,26 @@ class DemoPlatform:
             frontier = next_frontier
         return found
 
-    def tick(self, cursor: str | None = None):
-        """One evaluation of the registry sensor, with its partition requests applied."""
+    def tick(
+        self,
+        cursor: str | None = None,
+        now: datetime | None = None,
+        definitions: Definitions = defs,
+    ):
+        """One evaluation of the registry sensor (at ``now``, when given, instead of the wall
+        clock's time; with the resources of ``definitions``), with its partition requests
+        applied."""
         with build_sensor_context(
-            instance=self.instance, cursor=cursor, definitions=defs, resources=defs.resources
+            instance=self.instance,
+            cursor=cursor,
+            definitions=definitions,
+            resources=definitions.resources,
         ) as context:
-            result = registry_schema_sensor(context)
+            result = (
+                registry_schema_sensor(context)
+                if now is None
+                else registry_schema_tick(context, context.resources.lineage_sync, now)
+            )
         for request in getattr(result, "dynamic_partitions_requests", None) or []:
             if type(request).__name__ == "AddDynamicPartitionsRequest":
                 self.instance.add_dynamic_partitions(

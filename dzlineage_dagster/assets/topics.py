@@ -53,6 +53,8 @@ STAGE_ASSET_KEYS = {
     Stage.LINEAGE: TOPIC_LINEAGE,
 }
 STAGE_OF_ASSET_KEY = {key: stage for stage, key in STAGE_ASSET_KEYS.items()}
+#: Failed topics a run's failure description names; its `failed_topics` metadata lists all.
+FAILURES_DESCRIBED = 5
 
 TOPIC_ASSET_SPECS = [
     AssetSpec(
@@ -157,10 +159,12 @@ def kafka_topic_catalog(
             f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"
             for o in failed
         )
+        left_out = len(failed) - FAILURES_DESCRIBED
         raise Failure(
             description=(
                 f"{len(failed)} of {len(topics)} topics failed: "
-                + "; ".join(f"{o.topic}: {o.error}" for o in failed[:5])
+                + "; ".join(f"{o.topic}: {o.error}" for o in failed[:FAILURES_DESCRIBED])
+                + (f"; and {left_out} more (failed_topics lists every one)" if left_out > 0 else "")
             ),
             metadata={
                 "failed_topics": MetadataValue.md(

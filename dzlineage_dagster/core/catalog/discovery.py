@@ -6,7 +6,7 @@ import bisect
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any
@@ -131,7 +131,8 @@ class SensorCursor:
     at or before the horizon is unchanged (its change was listed, and synced, by a tick that
     still had it in its window); one after it is compared by token. New and deleted topics come
     from the partitions, not from the cursor. So the cursor grows with the topics changed in
-    the last minutes, not with the registry.
+    the last minutes, and with those whose last run failed (``retry``: a topic's retries and
+    when it may be tried next, about 40 characters besides its name), not with the registry.
     """
 
     horizon: str
@@ -140,6 +141,8 @@ class SensorCursor:
     swept_to: str = ""
     #: What the registry showed its ``UpdatedTime`` does (see :class:`UpdatedTimeBehaviour`).
     updated_time: str = "unknown"
+    #: The failed topics' retries (``RetrySchedule.to_json`` of ``registry_cursor``).
+    retry: Mapping[str, Any] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps(
@@ -148,6 +151,7 @@ class SensorCursor:
                 "recent": self.recent,
                 "swept_to": self.swept_to,
                 "updated_time": self.updated_time,
+                "retry": dict(self.retry),
             },
             sort_keys=True,
         )
@@ -159,6 +163,7 @@ class SensorCursor:
         now: datetime,
         swept_to: str = "",
         updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN,
+        retry: Mapping[str, Any] | None = None,
     ) -> SensorCursor:
         horizon = now - timedelta(seconds=SETTLING_SECONDS)
         recent = {
@@ -166,7 +171,7 @@ class SensorCursor:
             for topic, info in current.items()
             if not _settled(info, horizon)
         }
-        return cls(horizon.isoformat(), recent, swept_to, updated_time.value)
+        return cls(horizon.isoformat(), recent, swept_to, updated_time.value, retry or {})
 
 
 @dataclass(frozen=True)

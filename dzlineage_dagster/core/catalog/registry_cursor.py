@@ -18,6 +18,9 @@ last listing did not show yet) the sync reads the whole mapping and retires, as 
 
 Anything that shapes every topic (the settings, the connectors, the asset type's revision, the
 code: the run's ``sync_context``) is kept as one digest: when it differs, every topic is read.
+
+What a sync failed is kept too, so the next one tries it again: :class:`FailedTopics` for
+``dzlineage sync``, and :class:`RetrySchedule`, with backoff, for the registry sensor.
 """
 
 from __future__ import annotations
@@ -157,3 +160,63 @@ class FailedTopics:
         if isinstance(saved, list) and all(isinstance(topic, str) for topic in saved):
             return cls(frozenset(saved))
         return cls(overflowed=True)
+
+
+@dataclass(frozen=True)
+class Backoff:
+    """How long a failed topic waits for each retry: ``first``, then twice the last wait, never
+    more than ``longest`` (seconds; the registry sensor's settings)."""
+
+    first: float
+    longest: float
+
+    def delay(self, retries: int) -> float:
+        """Seconds to wait before the next retry of a topic already retried ``retries`` times."""
+        return float(min(self.first * 2 ** min(retries, 32), self.longest))
+
+
+@dataclass(frozen=True)
+class RetrySchedule:
+    """The registry sensor's counterpart of :class:`FailedTopics`: which failed topics a tick
+    syncs again, with exponential backoff, kept in the sensor's cursor.
+
+    Which topics failed is not kept here: Dagster's records of failed partitions say it (a
+    topic's partition is failed while its last planned materialization ended in a failed run),
+    so a failure of any run counts, whoever launched it. This keeps, per failed topic, how many
+    times the sensor has retried it and when it may next: a topic seen failed is retried after
+    the :class:`Backoff`'s first wait, again and again, each wait twice the last up to its
+    longest; a topic no longer failed (synced, or gone) is forgotten.
+    """
+
+    #: Topic -> (retries requested so far, the POSIX time before which it is not retried).
+    topics: Mapping[str, tuple[int, float]]
+
+    @classmethod
+    def from_text(cls, text: str | None) -> RetrySchedule:
+        """From the sensor's cursor (its ``retry`` field); anything unreadable is no schedule:
+        every failed topic then waits its first delay again."""
+        try:
+            saved = json.loads(text or "{}").get("retry", {})
+            return cls({str(t): (int(n), float(at)) for t, (n, at) in saved.items()})
+        except (ValueError, TypeError, AttributeError):
+            return cls({})
+
+    def to_json(self) -> dict[str, list[float]]:
+        return {topic: [n, at] for topic, (n, at) in sorted(self.topics.items())}
+
+    def plan(
+        self, failed: Collection[str], busy: Collection[str], now: float, backoff: Backoff
+    ) -> tuple[dict[str, str], RetrySchedule]:
+        """The ``failed`` topics due for a retry at ``now`` (topic -> a key naming the attempt,
+        new for each), and the schedule after requesting them. ``busy`` topics (a run of them
+        is under way, or this tick syncs them for another reason) keep their place."""
+        due: dict[str, str] = {}
+        kept: dict[str, tuple[int, float]] = {}
+        for topic in sorted({*failed, *busy}):
+            retries, not_before = self.topics.get(topic, (0, now + backoff.delay(0)))
+            if topic in failed and topic not in busy and not_before <= now:
+                due[topic] = f"retry{retries + 1}@{not_before:.0f}"
+                retries, not_before = retries + 1, now + backoff.delay(retries + 1)
+            if topic in failed or topic in self.topics:
+                kept[topic] = (retries, not_before)
+        return due, RetrySchedule(kept)
