@@ -10,8 +10,9 @@ from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
-from dzlineage_dagster.settings import LineageSettings, env_name
+from dzlineage_dagster.settings import LineageSettings, env_name, setting_problems
 
 _ACCOUNT = re.compile(r"\d{12}")
 
@@ -163,6 +164,26 @@ class RelaySettings(BaseModel):
         return frozenset(account for account in platform if account)
 
     @classmethod
+    def own_fields(cls) -> dict[str, FieldInfo]:
+        """The relay's own settings (``DZLINEAGE_RELAY_*``); the others are the sync's too."""
+        return {name: f for name, f in cls.model_fields.items() if name.startswith("relay_")}
+
+    @classmethod
+    def problems(cls, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Variable -> what is wrong with it, for the relay's own settings that are set."""
+        environ = os.environ if environ is None else environ
+        problems = {}
+        for name in cls.own_fields():
+            variable = env_name(name)
+            if variable not in environ:
+                continue
+            try:
+                cls(domain_id="-", **{name: environ[variable]})
+            except ValidationError as error:
+                problems[variable] = " ".join(setting_problems(error))
+        return problems
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RelaySettings:
         """Values from ``DZLINEAGE_*`` variables; a wrong or missing one is named in the error."""
         environ = os.environ if environ is None else environ
@@ -174,7 +195,4 @@ class RelaySettings(BaseModel):
         try:
             return cls(**values)
         except ValidationError as error:
-            problems = "; ".join(
-                f"{env_name(str(e['loc'][0]))}: {e['msg']}" for e in error.errors()
-            )
-            raise RelaySettingsError(problems) from None
+            raise RelaySettingsError("; ".join(setting_problems(error))) from None
