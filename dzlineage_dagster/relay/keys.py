@@ -81,24 +81,30 @@ class KeyStore:
 
     def _refresh(self, strict: bool) -> None:
         """Re-read what changed; ``strict``: an unreadable document raises instead of being
-        logged (at start there are no last good keys to keep)."""
-        try:
-            # Both read, whichever changed: `|`, not `or`.
-            self._stale |= self._read_file_if_changed() | self._read_secret_if_due()
-            if not self._stale:
-                return
-            keys = merge_keys(self._documents())
-        except InvalidKeys as error:
-            if strict:
-                raise
-            if str(error) != self.last_error:
-                log.error("relay keys not reloaded, the last good keys stay in use: %s", error)
-            self.last_error = str(error)
-            return
-        reloaded = bool(self._keys)
-        self._keys, self._stale, self.last_error = keys, False, None
-        if reloaded:
-            log.warning("relay keys reloaded: producers %s", ", ".join(self.producers()))
+        logged (at start there are no last good keys to keep). One document that does not
+        read keeps its last good keys; the other's changes still apply."""
+        problems = []
+        for read in (self._read_file_if_changed, self._read_secret_if_due):
+            try:
+                self._stale |= read()
+            except InvalidKeys as error:
+                problems.append(str(error))
+        if self._stale and not (strict and problems):
+            try:
+                keys = merge_keys(self._documents())
+            except InvalidKeys as error:
+                problems.append(str(error))
+            else:
+                reloaded = bool(self._keys)
+                self._keys, self._stale = keys, False
+                if reloaded:
+                    log.warning("relay keys reloaded: producers %s", ", ".join(self.producers()))
+        problem = "; ".join(problems) or None
+        if problem and strict:
+            raise InvalidKeys(problem)
+        if problem and problem != self.last_error:
+            log.error("relay keys: %s (the last good keys stay in use)", problem)
+        self.last_error = problem
 
     def _documents(self) -> list[tuple[str, dict[str, Producer]]]:
         documents = [
