@@ -74,6 +74,12 @@ def test_a_foreign_run_on_the_syncs_job_is_noticed_and_the_true_edge_posted_agai
     assert TOPIC not in upstream(capsys)  # the symptom: the edge is gone
     assert TOPIC in orphan_topics(capsys)
 
+    assert dzlineage([*command, "--dry-run"]) == 0
+    plan = capsys.readouterr().out
+    assert re.search(
+        rf"^{re.escape(TOPIC)}\s.*re-post \(not the sync's: run {foreign} ", plan, re.M
+    )
+
     with caplog.at_level(logging.WARNING):
         assert dzlineage(command) == 0
     out = capsys.readouterr().out

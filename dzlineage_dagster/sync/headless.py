@@ -78,6 +78,9 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 state = "unchanged" if lineage.already_posted else "post"
                 if lineage.failed_events:
                     state = "re-post (its events failed after acceptance)"
+                if lineage.foreign_runs:
+                    runs = ", ".join(f.describe() for f in lineage.foreign_runs)
+                    state = f"re-post (not the sync's: {runs})"
                 edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
             action = NOT_CATALOGED if snapshot.kind is TopicKind.OTHER_REGISTRY else asset.action
             catalog = planned_publication(run, asset)
@@ -174,6 +177,7 @@ def run_headless_sync(
     with stop_on_signals() as stop:
         try:
             run = start_run(settings, log, aws_options)
+            run.reconciling = reconcile
             check_platform(run)
             if dry_run:
                 run.mappings.read_only = True
@@ -188,7 +192,6 @@ def run_headless_sync(
             # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
             # failure found here is a change the registry cursor cannot see; so is a foreign run
             # on one of the sync's jobs, and a failure of the last sync too many to list.
-            run.reconciling = reconcile
             trust_tokens = (
                 not reconcile
                 and not run.lineage_health.failed_runs
