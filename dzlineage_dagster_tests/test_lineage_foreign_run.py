@@ -41,14 +41,14 @@ def sink_event(platform) -> dict:
     raise AssertionError(f"no event of {SINK_JOB}")
 
 
-def forge(platform, ahead: timedelta = timedelta(0)) -> str:
+def forge(platform, at: datetime | None = None) -> str:
     """A COMPLETE under the sync's sink job claiming the topic now feeds a revenue dataset
     (none of the sync's tables), posted with boto3 as anyone with datazone:PostLineageEvent
-    could; its run id."""
+    could, dated ``at`` (default now); its run id."""
     event = sink_event(platform)
     event["outputs"] = [{"namespace": "s3://lake", "name": "warehouse/daily_revenue"}]
     event["run"] = {"runId": str(uuid.uuid4())}
-    event["eventTime"] = (datetime.now(timezone.utc) + ahead).isoformat()
+    event["eventTime"] = (at or datetime.now(timezone.utc)).isoformat()
     platform.client("datazone").post_lineage_event(
         domainIdentifier=platform.settings.domain_id, event=json.dumps(event).encode()
     )
@@ -116,7 +116,7 @@ def test_an_idle_sync_looks_at_one_page_of_events_while_nobody_else_posts(synced
 def test_a_foreign_run_dated_ahead_is_outdated_by_the_repost(synced, capsys):
     """DataZone's latest run of a job is the one with the latest eventTime: the re-post is
     dated after the foreign run, even one dated an hour ahead."""
-    foreign = forge(synced, ahead=timedelta(hours=1))
+    foreign = forge(synced, at=datetime.now(timezone.utc) + timedelta(hours=1))
     assert dzlineage(["sync"]) == 0
     assert "re-posted over a foreign run" in capsys.readouterr().out
     datazone = synced.client("datazone")
@@ -127,3 +127,24 @@ def test_a_foreign_run_dated_ahead_is_outdated_by_the_repost(synced, capsys):
     summaries = (item["eventSummary"]["openLineageRunEventSummary"] for item in items)
     latest = next(s for s in summaries if (s["job"]["namespace"], s["job"]["name"]) == SINK_JOB)
     assert latest["runId"] != foreign
+
+
+def test_a_foreign_run_dated_below_the_syncs_newest_is_found_by_a_reconcile(synced, capsys):
+    """A plain sync looks down to its newest run; a run forged with an eventTime just below it
+    (after the topic's own run) escapes that look, and a reconcile, reading the whole lookback
+    window, repairs it."""
+    synced.register_new_version("shop.sales.payments", "refund_reason")
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    datazone = synced.client("datazone")
+    newest = datazone.list_lineage_events(
+        domainIdentifier=synced.settings.domain_id, sortOrder="DESCENDING", maxResults=1
+    )["items"][0]["eventTime"]
+    forge(synced, at=newest - timedelta(milliseconds=1))
+    assert TOPIC not in upstream(capsys)
+
+    assert dzlineage(["sync"]) == 0
+    assert "foreign run" not in capsys.readouterr().out  # below the sync's newest: not seen
+    assert dzlineage(["sync", "--reconcile"]) == 0
+    assert "re-posted over a foreign run" in capsys.readouterr().out
+    assert TOPIC in upstream(capsys)
