@@ -82,9 +82,6 @@ class ReservedNamespaces:
             return "the downstream lineage jobs of Dagster assets"
         return None
 
-    def describe(self) -> str:
-        return ", ".join([*sorted(self.exact), *(f"{p}*" for p in self.prefixes)])
-
 
 def check_job_namespace(namespace: str, producer: Producer, reserved: ReservedNamespaces) -> None:
     """Raise :class:`AccessDenied` when ``producer`` may not post a run of a job in
