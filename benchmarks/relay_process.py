@@ -45,8 +45,11 @@ class RelayProcess:
     url: str
     process: subprocess.Popen
 
-    def get(self, path: str) -> dict[str, Any]:
-        with urllib.request.urlopen(f"{self.url}{path}", timeout=10) as response:
+    def get(self, path: str, api_key: str | None = API_KEY) -> dict[str, Any]:
+        """GET ``path`` with the key (``/status`` needs one when the relay has keys)."""
+        headers = {"Authorization": f"Bearer {api_key}"} if api_key else {}
+        request = urllib.request.Request(f"{self.url}{path}", headers=headers)
+        with urllib.request.urlopen(request, timeout=10) as response:
             return json.loads(response.read())
 
     def status(self) -> dict[str, Any]:

@@ -396,8 +396,9 @@ def test_every_lineage_event_is_held_once_whatever_a_409_means(platform, lineage
     assert held_events(platform) == held
     assert "(already posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
     assert counts[("datazone", "PostLineageEvent")] == len(held), "a 409 was posted again"
-    # Bounded: the health check's listing and one listing of the events held, for all 409s.
-    assert counts[("datazone", "ListLineageEvents")] == 2
+    # Bounded: the health check's listing, the look for foreign runs (down to the sync's newest
+    # run) and one listing of the events held, for all 409s.
+    assert counts[("datazone", "ListLineageEvents")] == 3
 
 
 def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
@@ -414,10 +415,11 @@ def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
     )
     counts = platform.control.call_counts()
     # Per topic: its first hop's post, then the same token and a derived one; for the run, the
-    # health check's listing and one of the events held; per topic whose same-token post was
-    # refused again, one more listing (a concurrent sync may have posted the event meanwhile).
+    # health check's listing, the look for foreign runs and one of the events held; per topic
+    # whose same-token post was refused again, one more listing (a concurrent sync may have
+    # posted the event meanwhile).
     assert counts[("datazone", "PostLineageEvent")] == 3 * topics
-    assert counts[("datazone", "ListLineageEvents")] == 2 + topics
+    assert counts[("datazone", "ListLineageEvents")] == 3 + topics
     assert held_events(platform) == Counter()
 
     platform.control.clear_faults()

@@ -197,3 +197,26 @@ def test_a_dagster_run_with_an_invalid_setting_fails_naming_the_variable(
     assert not result.success
     assert f"{variable}={value!r}" in _failure_text(result)
     assert platform.control.call_counts().get(("datazone", "CreateAsset"), 0) == 0
+
+
+def test_settings_lists_every_relay_setting_with_its_value_the_key_masked():
+    from dzlineage_dagster.relay.settings import RelaySettings
+
+    key = "relay-key-that-must-not-show-0123"
+    listing = _cli(
+        "settings",
+        DZLINEAGE_RELAY_API_KEY=key,
+        DZLINEAGE_RELAY_SPOOL_MAX_EVENTS="500",
+        DZLINEAGE_RELAY_GLUE_ACCOUNTS="12345",
+    )
+    assert listing.returncode == 1
+    for name in RelaySettings.own_fields():
+        assert f"\nDZLINEAGE_{name.upper()} = " in listing.stdout, name
+    assert key not in listing.stdout + listing.stderr
+    assert f"DZLINEAGE_RELAY_API_KEY = (set, {len(key)} characters, not shown)" in listing.stdout
+    assert "DZLINEAGE_RELAY_SPOOL_MAX_EVENTS = 500\n" in listing.stdout
+    assert "DZLINEAGE_RELAY_KEYS_TTL_SECONDS = (default: 60.0)\n" in listing.stdout
+    assert listing.stderr.strip().splitlines() == [
+        "dzlineage settings: invalid setting DZLINEAGE_RELAY_GLUE_ACCOUNTS='12345': '12345' is "
+        "not an account id (12 digits)"
+    ]

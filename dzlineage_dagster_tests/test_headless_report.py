@@ -47,7 +47,8 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     # where its parent overflowed (here the root alone holds all 8), so 10 names a call (104
     # calls in the one-per-topic layout; 109 when a topic's whole chain and its two one-per-topic
     # names filled one GetParameters). Each table topic's schema tags are read for the owners its
-    # asset lists (one GetTags each): 112.
+    # asset lists (one GetTags each). Every sync looks for foreign runs on its jobs (one
+    # ListLineageEvents page down to its newest run): 113.
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
@@ -64,7 +65,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
 
         lineage read-back: all landed (7 tables, 7 topic assets of 7 topics, 21 GetLineageNode calls)
 
-        8 topics, 0 failed, 112 AWS API calls
+        8 topics, 0 failed, 113 AWS API calls
         """
     )
     cursor = stored_cursor(platform)
@@ -75,13 +76,14 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     # until the registry shows what UpdatedTime does the sweep checks 20 topics a run (here all
     # 8, one GetParameters of the root bucket: it did not overflow, and its "migrated" mark says
     # no one-per-topic name is left to read; 7 GetParameters before both flags, 30 calls then),
-    # and probes one schema of two versions (GetSchemaVersion).
+    # and probes one schema of two versions (GetSchemaVersion); the look for foreign runs stops
+    # at the newest event, the sync's own, whose record the sweep has read: one call.
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
         registry shop-cdc unchanged since the last complete sync: nothing to do
 
-        8 topics, 0 failed, 24 AWS API calls
+        8 topics, 0 failed, 25 AWS API calls
         """
     )
 
@@ -90,7 +92,8 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     # that topic alone): the others are not even read. The sweep reads its records 10 names a
     # call (a topic's whole chain and one-per-topic names before the buckets' overflow and
     # migrated flags: 4 more calls); the revised topic's schema tags are read (its owners); the
-    # read-back reads its two events' status by id (GetLineageEvent): 41.
+    # read-back reads its two events' status by id (GetLineageEvent); the foreign runs' look,
+    # one page: 42.
     platform.register_new_version("shop.sales.orders", "coupon")
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
@@ -101,7 +104,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
 
         lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
 
-        8 topics, 0 failed, 41 AWS API calls
+        8 topics, 0 failed, 42 AWS API calls
         """
     )
     assert stored_cursor(platform) != cursor, "the changed registry's cursor was not recorded"
@@ -136,7 +139,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     ]
     # The version sweep reads its records 10 names a call, not a chain each (5 calls fewer);
     # the failed topic is recorded for the next sync to retry (one PutParameter).
-    assert report[-1] == "9 topics, 1 failed, 113 AWS API calls"
+    assert report[-1] == "9 topics, 1 failed, 114 AWS API calls"
 
 
 def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries(platform, capsys):

@@ -6,6 +6,9 @@ import argparse
 import os
 import sys
 
+from pydantic.fields import FieldInfo
+
+from dzlineage_dagster.relay.settings import RelaySettings
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
     AWS_SIDES,
@@ -44,9 +47,28 @@ def cmd_settings(args: argparse.Namespace) -> int:
             print(f"    {side_role_description(side, field_name)}")
             if variable in problems:
                 print(f"    INVALID: {problems[variable]}")
+    relay_problems = RelaySettings.problems()
+    for name, field in RelaySettings.own_fields().items():
+        variable = env_name(name)
+        current = os.environ.get(variable)
+        if current is None:
+            shown = "(unset)" if field.default is None else f"(default: {_default(field)})"
+        elif (field.json_schema_extra or {}).get("secret"):
+            shown = f"(set, {len(current)} characters, not shown)"
+        else:
+            shown = current
+        print(f"{variable} = {shown}")
+        print(f"    relay: {field.description}")
+        if variable in relay_problems:
+            print(f"    INVALID: {relay_problems[variable]}")
+    problems.update(relay_problems)
     for line in problems.values():
         print(f"dzlineage settings: invalid setting {line}", file=sys.stderr)
     return 1 if problems else 0
+
+
+def _default(field: FieldInfo) -> object:
+    return field.default_factory() if field.default_factory is not None else field.default
 
 
 def add_settings_command(commands: argparse._SubParsersAction) -> None:

@@ -10,7 +10,9 @@ from dzlineage_dagster.core.lineage.openlineage import (
     kafka_dataset_namespace,
     preferred_broker_string,
 )
+from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
 from dzlineage_dagster.core.lineage.relay_events import NameRules
+from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
@@ -57,6 +59,21 @@ def build_relay(
         }
     except InvalidSettings as error:
         raise RelaySettingsError(str(error)) from None
+    try:
+        keys = KeyStore(
+            api_key=settings.relay_api_key,
+            keys_file=settings.relay_keys_file,
+            keys_secret=settings.relay_keys_secret,
+            # The secret is read with the credentials that post to DataZone.
+            secrets=(
+                DataZoneResource(**sides["governance"]).client("secretsmanager")
+                if settings.relay_keys_secret
+                else None
+            ),
+            ttl_seconds=settings.relay_keys_ttl_seconds,
+        )
+    except InvalidKeys as error:
+        raise RelaySettingsError(str(error)) from None
     spool = None
     if with_spool:
         spool = Spool(settings.relay_spool_path, settings.relay_spool_max_events)
@@ -64,7 +81,9 @@ def build_relay(
         datazone=DataZoneResource(**sides["governance"]).client(),
         domain_id=settings.domain_id,
         rules=name_rules(settings, MskResource(**sides["data"])),
-        api_key=settings.relay_api_key,
+        keys=keys,
+        reserved=ReservedNamespaces.of_product(settings.job_namespace),
+        glue_accounts=settings.glue_accounts_allowed(),
         max_body_bytes=settings.relay_max_body_bytes,
         spool=spool,
         max_backoff_seconds=settings.relay_max_backoff_seconds,

@@ -36,13 +36,23 @@ def handler(event: dict[str, Any], context: Any = None) -> dict[str, Any]:
     # Function URLs lower-case header names; look up case-insensitively all the same.
     headers = {name.lower(): value for name, value in (event.get("headers") or {}).items()}
     body = event.get("body") or ""
-    raw = base64.b64decode(body) if event.get("isBase64Encoded") else body.encode("utf-8")
-    answer = relay.route(
-        http.get("method", "GET"),
-        event.get("rawPath") or http.get("path", "/"),
-        lambda name: headers.get(name.lower()),
-        raw,
-    )
+    try:
+        # A lone surrogate passes into bytes that are not UTF-8: the relay answers 400 for it.
+        raw = (
+            base64.b64decode(body, validate=True)
+            if event.get("isBase64Encoded")
+            else body.encode("utf-8", "surrogatepass")
+        )
+    except ValueError as error:  # binascii.Error is one
+        relay.count("received")
+        answer = relay.refuse(400, f"the body is not valid base64: {error}")
+    else:
+        answer = relay.route(
+            http.get("method", "GET"),
+            event.get("rawPath") or http.get("path", "/"),
+            lambda name: headers.get(name.lower()),
+            raw,
+        )
     return {
         "statusCode": answer.status,
         "headers": {"content-type": "application/json", **answer.headers},

@@ -68,10 +68,11 @@ def serve(host: str, port: int) -> int:
         settings = RelaySettings.from_env()
     except RelaySettingsError as error:
         raise SystemExit(f"dzlineage relay: {error}") from None
-    if not settings.relay_api_key and not is_loopback(host):
+    if not settings.has_keys and not is_loopback(host):
         raise SystemExit(
             f"dzlineage relay: refusing to listen on {host} without an API key: set "
-            f"{env_name('relay_api_key')} (or listen on 127.0.0.1)"
+            f"{env_name('relay_api_key')}, {env_name('relay_keys_file')} or "
+            f"{env_name('relay_keys_secret')} (or listen on 127.0.0.1)"
         )
     try:
         relay = build_relay(settings, with_spool=True)

@@ -7,7 +7,6 @@ turns its request into :meth:`Relay.route` and the :class:`RelayResponse` back i
 
 from __future__ import annotations
 
-import hmac
 import json
 import logging
 import threading
@@ -22,6 +21,13 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.lineage.health import FAILED, LineageEventStatus
+from dzlineage_dagster.core.lineage.relay_access import (
+    AccessDenied,
+    Producer,
+    ReservedNamespaces,
+    check_glue_accounts,
+    check_job_namespace,
+)
 from dzlineage_dagster.core.lineage.relay_events import (
     EventTooLarge,
     InvalidEvent,
@@ -33,11 +39,14 @@ from dzlineage_dagster.core.lineage.relay_events import (
     fit_to_size,
     parse_event,
 )
+from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
 
 LINEAGE_PATH = "/api/v1/lineage"
+MISSING_KEY = "missing or wrong API key (Authorization: Bearer <key>)"
+MAX_REASON_CHARS = 1000
 log = logging.getLogger("dzlineage.relay")
 
 #: DataZone error codes that a retry can never fix: the event goes to the spool's rejected
@@ -72,8 +81,10 @@ class Relay:
         datazone: Any,
         domain_id: str,
         rules: NameRules,
-        api_key: str | None,
+        keys: KeyStore,
+        reserved: ReservedNamespaces,
         max_body_bytes: int,
+        glue_accounts: frozenset[str] = frozenset(),
         spool: Spool | None = None,
         max_backoff_seconds: float = 30.0,
         first_backoff_seconds: float = 0.05,
@@ -81,7 +92,9 @@ class Relay:
         self.datazone = datazone
         self.domain_id = domain_id
         self.rules = rules
-        self.api_key = api_key
+        self.keys = keys
+        self.reserved = reserved
+        self.glue_accounts = glue_accounts
         self.max_body_bytes = max_body_bytes
         self.spool = spool
         self.max_backoff_seconds = max_backoff_seconds
@@ -98,10 +111,25 @@ class Relay:
     def route(
         self, method: str, path: str, headers: Callable[[str], str | None], body: bytes
     ) -> RelayResponse:
-        """Answer one request; ``headers`` looks a header up by name, case-insensitively."""
+        """Answer one request; ``headers`` looks a header up by name, case-insensitively.
+
+        Whatever the client sends, the answer is the relay's JSON: a fault of the relay's
+        own is a JSON 500, logged and counted, never the server's HTML page."""
+        try:
+            return self._route(method, path, headers, body)
+        except Exception:
+            log.exception("the relay failed on a %s %s request", method, path)
+            self.count("internal_errors")
+            return RelayResponse(500, {"error": "the relay failed on this request; see its log"})
+
+    def _route(
+        self, method: str, path: str, headers: Callable[[str], str | None], body: bytes
+    ) -> RelayResponse:
         if path == "/healthz" and method == "GET":
             return RelayResponse(200, {"status": "ok"})
         if path == "/status" and method == "GET":
+            if self.keys.producer(headers("authorization")) is None:
+                return RelayResponse(401, {"error": MISSING_KEY})
             return RelayResponse(200, self.status())
         if path == LINEAGE_PATH:
             if method != "POST":
@@ -109,21 +137,13 @@ class Relay:
             return self.receive(body, headers("authorization"), headers("content-encoding"))
         return RelayResponse(404, {"error": f"no such path {path}; events go to {LINEAGE_PATH}"})
 
-    def authorized(self, authorization: str | None) -> bool:
-        if self.api_key is None:
-            return True
-        scheme, _, key = (authorization or "").partition(" ")
-        # Constant time, so the key cannot be guessed from how fast a wrong one is refused.
-        return scheme.lower() == "bearer" and hmac.compare_digest(
-            key.strip().encode(), self.api_key.encode()
-        )
-
     def receive(
         self, body: bytes, authorization: str | None, content_encoding: str | None
     ) -> RelayResponse:
         self.count("received")
-        if not self.authorized(authorization):
-            return self.refuse(401, "missing or wrong API key (Authorization: Bearer <key>)")
+        producer = self.keys.producer(authorization)
+        if producer is None:
+            return self.refuse(401, MISSING_KEY)
         if len(body) > self.max_body_bytes:
             return self.refuse(413, f"the body exceeds {self.max_body_bytes} bytes")
         try:
@@ -133,6 +153,10 @@ class Relay:
             return self.refuse(400, f"not a valid OpenLineage event: {error}")
         except _BodyTooLarge as error:
             return self.refuse(413, str(error))
+        try:
+            self.check_access(event, producer)
+        except AccessDenied as error:
+            return self.refuse(403, str(error))
         if event.kind != "run":
             # DataZone's PostLineageEvent takes RunEvents only, and a dataset or job event
             # carries no run to make one of: say so, and count it.
@@ -151,6 +175,27 @@ class Relay:
         except EventTooLarge as error:
             return self.refuse(413, str(error))
         return self._deliver(token, event_json, notes)
+
+    def check_access(self, event: ReceivedEvent, producer: Producer) -> None:
+        """Raise :class:`AccessDenied` for an event ``producer`` may not post: a run of a job in
+        a reserved namespace or one its key does not list, or a Glue table of an account
+        outside the allowed ones."""
+        job = event.document.get("job")
+        if isinstance(job, dict):  # a dataset event has no job
+            try:
+                check_job_namespace(job["namespace"], producer, self.reserved)
+            except AccessDenied:
+                self.count(
+                    "refused_reserved_namespace"
+                    if self.reserved.owner_of(job["namespace"])
+                    else "refused_namespace_not_allowed"
+                )
+                raise
+        try:
+            check_glue_accounts(event.document, self.glue_accounts)
+        except AccessDenied:
+            self.count("refused_glue_account")
+            raise
 
     def _decode(self, body: bytes, content_encoding: str | None) -> bytes:
         encoding = (content_encoding or "identity").strip().lower()
@@ -219,6 +264,9 @@ class Relay:
     def refuse(self, status: int, reason: str) -> RelayResponse:
         self.count("rejected")
         self.count(f"rejected_{status}")
+        # A reason may quote what the client sent: enough of it to find, never all of it.
+        if len(reason) > MAX_REASON_CHARS:
+            reason = f"{reason[:MAX_REASON_CHARS]}... ({len(reason)} characters)"
         return RelayResponse(status, {"error": reason})
 
     # --- DataZone ------------------------------------------------------------------------------
@@ -379,7 +427,8 @@ class Relay:
             **{name: counts.pop(name, 0) for name in main},
             "spool_depth": len(self.spool) if self.spool is not None else None,
             "backoff_seconds": backoff_seconds,
-            "last_error": last_error,
+            "last_error": last_error or self.keys.last_error,
+            "producers": self.keys.producers(),
             "details": dict(sorted(counts.items())),
         }
 

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
 from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic.fields import FieldInfo
 
-from dzlineage_dagster.settings import env_name
+from dzlineage_dagster.settings import LineageSettings, env_name, setting_problems
+
+_ACCOUNT = re.compile(r"\d{12}")
 
 
 class RelaySettingsError(ValueError):
@@ -32,11 +36,52 @@ class RelaySettings(BaseModel):
         default="bootstrap",
         description="The Kafka namespace the relay maps to, as for the sync (see above).",
     )
+    job_namespace: str = Field(
+        default=LineageSettings.model_fields["job_namespace"].default,
+        description=(
+            "The sync's namespace of the jobs of hops no connector decided: reserved, like "
+            "`kafka-connect` and `dagster://*`, so no producer can post runs in it."
+        ),
+    )
+    glue_catalog_id: str | None = Field(
+        default=None,
+        description="The Glue Data Catalog's account, where set: one of the default Glue accounts.",
+    )
     relay_api_key: str | None = Field(
         default=None,
         description=(
-            "Key producers send as `Authorization: Bearer <key>` (the OpenLineage HTTP "
-            "transport's `api_key` auth). Required unless the relay listens on loopback only."
+            "A key producers send as `Authorization: Bearer <key>` (the OpenLineage HTTP "
+            "transport's `api_key` auth); it may write every job namespace that is not "
+            "reserved. A key is required unless the relay listens on loopback only."
+        ),
+        json_schema_extra={"secret": True},
+    )
+    relay_keys_file: Path | None = Field(
+        default=None,
+        description=(
+            'JSON file of producers\' keys: `{"<producer>": {"key": "...", "namespaces": '
+            '["spark", "spark-*"]}}`, each key writing only the job namespaces listed '
+            "(patterns allowed); re-read when it changes, no restart needed."
+        ),
+    )
+    relay_keys_secret: str | None = Field(
+        default=None,
+        description=(
+            "Secrets Manager secret (name or ARN) holding the same JSON as "
+            "DZLINEAGE_RELAY_KEYS_FILE; re-read every DZLINEAGE_RELAY_KEYS_TTL_SECONDS."
+        ),
+    )
+    relay_keys_ttl_seconds: float = Field(
+        default=60.0,
+        gt=0,
+        description="How long the keys read from DZLINEAGE_RELAY_KEYS_SECRET are used before it is read again.",
+    )
+    relay_glue_accounts: list[str] | None = Field(
+        default=None,
+        description=(
+            "Comma-separated accounts whose Glue tables an event may name (others get 403); "
+            "unset: the accounts of DZLINEAGE_MSK_CLUSTER_ARN and DZLINEAGE_GLUE_CATALOG_ID; "
+            "empty: no check."
         ),
     )
     relay_spool_path: Path = Field(
@@ -94,6 +139,50 @@ class RelaySettings(BaseModel):
                 ) from None
         return value
 
+    @field_validator("relay_glue_accounts", mode="before")
+    @classmethod
+    def _accounts(cls, value: object) -> object:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        for account in value or ():
+            if not isinstance(account, str) or not _ACCOUNT.fullmatch(account):
+                raise ValueError(f"{account!r} is not an account id (12 digits)")
+        return value
+
+    @property
+    def has_keys(self) -> bool:
+        return bool(self.relay_api_key or self.relay_keys_file or self.relay_keys_secret)
+
+    def glue_accounts_allowed(self) -> frozenset[str]:
+        """The accounts whose Glue tables events may name (empty: any)."""
+        if self.relay_glue_accounts is not None:
+            return frozenset(self.relay_glue_accounts)
+        platform = {self.glue_catalog_id}
+        arn = (self.msk_cluster_arn or "").split(":")
+        if len(arn) > 4:  # arn:aws:kafka:<region>:<account>:cluster/...
+            platform.add(arn[4])
+        return frozenset(account for account in platform if account)
+
+    @classmethod
+    def own_fields(cls) -> dict[str, FieldInfo]:
+        """The relay's own settings (``DZLINEAGE_RELAY_*``); the others are the sync's too."""
+        return {name: f for name, f in cls.model_fields.items() if name.startswith("relay_")}
+
+    @classmethod
+    def problems(cls, environ: Mapping[str, str] | None = None) -> dict[str, str]:
+        """Variable -> what is wrong with it, for the relay's own settings that are set."""
+        environ = os.environ if environ is None else environ
+        problems = {}
+        for name in cls.own_fields():
+            variable = env_name(name)
+            if variable not in environ:
+                continue
+            try:
+                cls(domain_id="-", **{name: environ[variable]})
+            except ValidationError as error:
+                problems[variable] = " ".join(setting_problems(error))
+        return problems
+
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> RelaySettings:
         """Values from ``DZLINEAGE_*`` variables; a wrong or missing one is named in the error."""
@@ -106,7 +195,4 @@ class RelaySettings(BaseModel):
         try:
             return cls(**values)
         except ValidationError as error:
-            problems = "; ".join(
-                f"{env_name(str(e['loc'][0]))}: {e['msg']}" for e in error.errors()
-            )
-            raise RelaySettingsError(problems) from None
+            raise RelaySettingsError("; ".join(setting_problems(error))) from None

@@ -78,6 +78,9 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 state = "unchanged" if lineage.already_posted else "post"
                 if lineage.failed_events:
                     state = "re-post (its events failed after acceptance)"
+                if lineage.foreign_runs:
+                    runs = ", ".join(f.describe() for f in lineage.foreign_runs)
+                    state = f"re-post (not the sync's: {runs})"
                 edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
             action = NOT_CATALOGED if snapshot.kind is TopicKind.OTHER_REGISTRY else asset.action
             catalog = planned_publication(run, asset)
@@ -174,6 +177,7 @@ def run_headless_sync(
     with stop_on_signals() as stop:
         try:
             run = start_run(settings, log, aws_options)
+            run.reconciling = reconcile
             check_platform(run)
             if dry_run:
                 run.mappings.read_only = True
@@ -186,10 +190,13 @@ def run_headless_sync(
             listing = RegistryCursor.of(run.registry_topics, run.sync_context)
             last = run.mappings.last_sync(registry_arn)
             # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
-            # failure found here is a change the registry cursor cannot see; so is a failure of
-            # the last sync too many to list.
+            # failure found here is a change the registry cursor cannot see; so is a foreign run
+            # on one of the sync's jobs, and a failure of the last sync too many to list.
             trust_tokens = (
-                not reconcile and not run.lineage_health.failed_runs and not last.failed.overflowed
+                not reconcile
+                and not run.lineage_health.failed_runs
+                and not run.foreign_runs
+                and not last.failed.overflowed
             )
             # A reconcile reads every topic anyway; otherwise the sweep catches a version that
             # the listing's UpdatedTime (so the cursor) does not show.
@@ -252,6 +259,7 @@ def run_headless_sync(
         rows: list[tuple[str, ...]] = []
         outcomes: list[TopicOutcome] = []
         reposted: list[str] = []
+        over_foreign: list[str] = []
         failed = done = 0
         try:
             for outcome in sync_topics(
@@ -261,6 +269,8 @@ def run_headless_sync(
                 outcomes.append(outcome)
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
+                if outcome.lineage is not None and outcome.lineage.reposted_over_foreign:
+                    over_foreign.append(outcome.topic)
                 if outcome.ok:
                     asset = _asset_column(outcome)
                     if outcome.unchanged_by_token:
@@ -305,6 +315,12 @@ def run_headless_sync(
             print(
                 f"\nlineage re-posted for {len(reposted)} topics whose events DataZone had failed "
                 f"after accepting them: {', '.join(reposted)}",
+                file=out,
+            )
+        if over_foreign:
+            print(
+                f"\nlineage re-posted for {len(over_foreign)} topics whose job's latest run in "
+                f"DataZone was not the sync's (see the WARNINGs): {', '.join(over_foreign)}",
                 file=out,
             )
         _print_scope_notes(run, out, report, retiring=retiring)

@@ -61,6 +61,7 @@ from dzlineage_dagster.resources.kafka_connect_rest import (
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.catalog.mapping_store import MappingStore
 from dzlineage_dagster.sync.errors import SyncError, error_code
+from dzlineage_dagster.sync.lineage.foreign import ForeignRun, find_foreign_runs
 from dzlineage_dagster.sync.lineage.health import (
     LineageHealth,
     check_lineage_health,
@@ -208,6 +209,9 @@ class SyncRun:
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
     #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
     repost_lineage: set[str] = field(default_factory=set, init=False)
+    #: A reconcile looks for foreign runs on the sync's jobs through the whole lookback window,
+    #: not only down to the sync's newest run (:func:`find_foreign_runs`).
+    reconciling: bool = field(default=False, init=False)
 
     @classmethod
     def over_topics(
@@ -512,6 +516,12 @@ class SyncRun:
         """The lineage runs DataZone failed after accepting them: looked up once per run, when
         the lineage stage first plans an edge (one ListLineageEvents page when none failed)."""
         return check_lineage_health(self)
+
+    @run_lookup
+    def foreign_runs(self) -> tuple[ForeignRun, ...]:
+        """Runs someone else posted under the sync's jobs that are their job's latest: looked
+        up once per run (one ListLineageEvents page while nobody else posts)."""
+        return find_foreign_runs(self, whole_window=self.reconciling)
 
     @run_lookup
     def domain(self) -> dict[str, Any]:

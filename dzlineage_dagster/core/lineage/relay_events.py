@@ -67,6 +67,12 @@ _GLUE_ARN_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:([a-z0-9-]+):(\d{12})")
 _GLUE_TABLE_NAME = re.compile(r"table/([^/]+)/([^/]+)")
 
 
+#: Deepest JSON nesting an event may have. OpenLineage's own facets nest a few levels (a
+#: schema facet's nested fields one per level of the record): 64 is far beyond any, and far
+#: from the ~1,000 where Python's recursion gives out copying or encoding the event.
+MAX_NESTING_DEPTH = 64
+
+
 class InvalidEvent(ValueError):
     """The body is not an OpenLineage event the relay can forward; the message says why."""
 
@@ -123,8 +129,11 @@ def parse_event(body: bytes | str) -> ReceivedEvent:
         document = json.loads(body)
     except (UnicodeDecodeError, ValueError) as error:
         raise InvalidEvent(f"the body is not JSON: {error}") from None
+    except RecursionError:
+        raise InvalidEvent(f"the body nests JSON deeper than {MAX_NESTING_DEPTH} levels") from None
     if not isinstance(document, dict):
         raise InvalidEvent("the body must be a JSON object (one OpenLineage event)")
+    _check_structure(document)
     for key in ("eventTime", "producer", "schemaURL"):
         _require_string(document, key, "event")
     for key in ("producer", "schemaURL"):
@@ -150,6 +159,46 @@ def parse_event(body: bytes | str) -> ReceivedEvent:
     raise InvalidEvent("an OpenLineage event needs `run` and `job` (RunEvent), `dataset` or `job`")
 
 
+def _check_structure(document: dict[str, Any]) -> None:
+    """Refuse what JSON can carry but the relay cannot forward: nesting deeper than
+    :data:`MAX_NESTING_DEPTH` (copying or encoding it would exhaust Python's recursion), and
+    text that is not Unicode (a lone surrogate such as ``"\\ud800"``: no UTF-8 encodes it, so
+    neither the client token nor DataZone's blob could be made of it). Walked without
+    recursion, so any depth is measured, not crashed on."""
+    pending: list[tuple[Any, str, int]] = [(document, "event", 1)]
+    while pending:
+        value, where, depth = pending.pop()
+        if isinstance(value, str):
+            _check_text(value, where)
+            continue
+        if not isinstance(value, (dict, list)):
+            continue
+        if depth > MAX_NESTING_DEPTH:
+            raise InvalidEvent(f"{_shown(where)} nests JSON deeper than {MAX_NESTING_DEPTH} levels")
+        if isinstance(value, dict):
+            for key, item in value.items():
+                _check_text(key, f"a key of {where}")
+                pending.append((item, f"{where}.{key}", depth + 1))
+        else:
+            pending.extend((item, f"{where}[{i}]", depth + 1) for i, item in enumerate(value))
+
+
+def _check_text(text: str, where: str) -> None:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as error:
+        bad = text[error.start : error.end].encode("unicode_escape").decode("ascii")
+        raise InvalidEvent(
+            f"{_shown(where)} holds {bad}, a lone surrogate: not Unicode text"
+        ) from None
+
+
+def _shown(where: str, limit: int = 200) -> str:
+    """A path fit for an error message: printable, at most ``limit`` characters."""
+    printable = where.encode("unicode_escape").decode("ascii")
+    return printable if len(printable) <= limit else f"{printable[:limit]}..."
+
+
 def _build_run_event(document: dict[str, Any]) -> RunEvent:
     run = document["run"]
     if not isinstance(run, dict):
@@ -164,7 +213,7 @@ def _build_run_event(document: dict[str, Any]) -> RunEvent:
         raise InvalidEvent(
             f"event.eventType is required by DataZone; one of {[s.value for s in RunState]}"
         )
-    if event_type not in {state.value for state in RunState}:
+    if not isinstance(event_type, str) or event_type not in {state.value for state in RunState}:
         raise InvalidEvent(
             f"event.eventType must be one of {[s.value for s in RunState]}, got {event_type!r}"
         )

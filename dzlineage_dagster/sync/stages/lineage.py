@@ -33,7 +33,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from botocore.exceptions import ClientError
 from openlineage.client.event_v2 import RunEvent, RunState
@@ -67,6 +67,7 @@ from dzlineage_dagster.core.lineage.state import (
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
+from dzlineage_dagster.sync.lineage.foreign import ForeignRun
 from dzlineage_dagster.sync.lineage.health import events_held_before
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
@@ -74,6 +75,8 @@ from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster"
 #: See the module doc: DataZone builds the same graph from the COMPLETE event alone.
 EVENT_TYPES = (RunState.COMPLETE,)
+#: How far after a foreign run's eventTime a re-post is dated when that time is ahead of now.
+EVENT_TIME_STEP = timedelta(milliseconds=1)
 #: Prefix of the field names of a topic whose records keep Debezium's change-event envelope.
 ENVELOPE_PREFIX = "after."
 
@@ -153,6 +156,9 @@ class LineagePlan:
     failed_events: tuple[str, ...] = ()
     #: Jobs posted before whose hop is gone: each gets a closing run.
     closing: tuple[ClosingHop, ...] = ()
+    #: Runs someone else posted under these hops' jobs, now their latest in DataZone: the
+    #: hops are posted again, under new run ids dated after them.
+    foreign_runs: tuple[ForeignRun, ...] = ()
 
     @property
     def run_id(self) -> str | None:
@@ -197,6 +203,11 @@ class LineageOutcome:
         return self.plan.output_source_identifier
 
     @property
+    def reposted_over_foreign(self) -> bool:
+        """Posted again because someone else's run was the latest of one of its jobs."""
+        return self.posted and bool(self.plan.foreign_runs)
+
+    @property
     def columns_dropped(self) -> bool:
         return self.trimmed
 
@@ -210,6 +221,9 @@ class LineageOutcome:
         if self.reposted_failed_events:
             count = len(self.reposted_failed_events)
             state = f"re-posted: {count} events had failed after acceptance"
+        if self.reposted_over_foreign:
+            jobs = ", ".join(f"[{f.job[0]}.{f.job[1]}]" for f in self.plan.foreign_runs)
+            state = f"re-posted over a foreign run of {jobs}"
         tables = ", ".join(str(t.ref) for t in self.lineage.tables) or "no table"
         sources = ", ".join(t.qualified for t in self.lineage.source_tables) or "no source"
         # The edges are whole either way; whether every column's lineage is there is not.
@@ -248,6 +262,12 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         snapshot.schema_arn, str(snapshot.version), json.dumps([_hop_key(h) for h in hops])
     )
     base = next_base(content, previous)
+    jobs = {hop.job for hop in hops}
+    foreign = tuple(f for f in run.foreign_runs if f.job in jobs)
+    if foreign:
+        # New run ids (and so client tokens): the sync's runs of this content are older than
+        # the foreign ones, and a replay of them would change nothing.
+        base = deterministic_run_id("over foreign runs", base, *(f.run_id for f in foreign))
     failed_events = tuple(
         event
         for hop in (*hops, *closing)
@@ -272,9 +292,15 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         base,
         posted.encode(),
         identifier,
-        already_posted=previous is not None and previous.content == content and not failed_events,
+        already_posted=(
+            previous is not None
+            and previous.content == content
+            and not failed_events
+            and not foreign
+        ),
         failed_events=failed_events,
         closing=closing,
+        foreign_runs=foreign,
     )
 
 
@@ -289,7 +315,15 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     delivery = (
         f"repost {run.started_at.isoformat()}" if snapshot.schema_arn in run.repost_lineage else ""
     )
-    posted = _post_runs(run, snapshot.topic, plan.fingerprint, plan.posts, delivery)
+    for foreign in plan.foreign_runs:
+        run.log.warning(
+            f"{snapshot.topic}: the latest run of the sync's job [{foreign.job[0]}."
+            f"{foreign.job[1]}] in DataZone is not the sync's: {foreign.describe()}; its edges "
+            "replaced the platform's, so the topic's lineage is posted again (posting runs "
+            "under the product's job namespaces is for the sync alone; the relay refuses it)"
+        )
+    after = max((f.event_time for f in plan.foreign_runs), default=None)
+    posted = _post_runs(run, snapshot.topic, plan.fingerprint, plan.posts, delivery, after)
     # The asset stage of this run may have staged the record: it gets the state on top.
     current = run.mappings.get(snapshot.schema_arn)
     if current is not None:
@@ -337,12 +371,17 @@ def _post_runs(
     base: str,
     posts: Sequence[Hop | ClosingHop],
     delivery: str,
+    after: datetime | None = None,
 ) -> _Posted:
-    """One run per hop under ``base``: PostLineageEvent for each of its events."""
+    """One run per hop under ``base``: PostLineageEvent for each of its events, dated now or,
+    when that is not later, just ``after`` (DataZone's latest run of a job is the one with the
+    latest eventTime, and a foreign run may be dated ahead)."""
     events, refused, split, trimmed = 0, 0, False, False
     oversized_hops: list[str] = []
     event_ids: list[str] = []
     now = datetime.now(timezone.utc)
+    if after is not None and after >= now:
+        now = after + EVENT_TIME_STEP
     for hop in posts:
         run_id = hop_run_id(base, hop.side, hop.job)
         try:
