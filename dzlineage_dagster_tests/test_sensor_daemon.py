@@ -28,6 +28,7 @@ from dagster._core.test_utils import (
 )
 from dagster._core.types.loadable_target_origin import LoadableTargetOrigin
 from dagster._daemon.sensor import execute_sensor_iteration
+from dagster_graphql.test.utils import execute_dagster_graphql
 
 from dzlineage_dagster_tests.platform import fresh_platform
 
@@ -45,6 +46,37 @@ DEMO_TOPICS = [
     "shop.sales.orders",
     "shop.sales.payments",
 ]
+
+PARTITIONED_ASSETS = ("registry_schema", "datazone_topic_asset", "topic_lineage")
+#: What Dagster's UI asks its GraphQL server about the asset graph: "Unsynced" is a stale
+#: status, its causes the lines under it; each check's page shows its latest evaluation.
+UI_STATE_QUERY = """
+query UiState($partitioned: [AssetKeyInput!]) {
+  partitioned: assetNodes(assetKeys: $partitioned) {
+    assetKey { path }
+    staleStatusByPartition
+    staleCausesByPartition { reason dependency { path } }
+  }
+  nodes: assetNodes {
+    assetKey { path }
+    isObservable
+    dataVersion
+    staleStatus
+    staleCauses { reason dependency { path } }
+    assetChecksOrError {
+      ... on AssetChecks {
+        checks {
+          name
+          description
+          executionForLatestMaterialization {
+            evaluation { success severity description metadataEntries { label } }
+          }
+        }
+      }
+    }
+  }
+}
+"""
 
 
 @dataclass
@@ -80,11 +112,19 @@ class SensorDaemon:
         sensor = repository.get_sensor(SENSOR)
         return self.instance.get_ticks(sensor.get_remote_origin_id(), sensor.selector_id)
 
-    def runs(self):
+    def runs(self, sensor: str = SENSOR):
         """Every run the sensor launched, oldest first."""
         return list(
-            reversed(self.instance.get_runs(RunsFilter(tags={"dagster/sensor_name": SENSOR})))
+            reversed(self.instance.get_runs(RunsFilter(tags={"dagster/sensor_name": sensor})))
         )
+
+    def ui_state(self) -> dict:
+        """The asset graph as the UI reads it (Dagster's GraphQL, over this workspace)."""
+        variables = {"partitioned": [{"path": [name]} for name in PARTITIONED_ASSETS]}
+        result = execute_dagster_graphql(
+            self.context.create_request_context(), UI_STATE_QUERY, variables
+        )
+        return result.data
 
 
 @contextmanager
@@ -175,3 +215,68 @@ def test_the_daemon_launches_one_run_per_change_even_when_the_same_topic_changes
         domainIdentifier=platform.settings.domain_id, identifier=asset["identifier"]
     )["revision"]
     assert revision == "3"
+
+
+def test_after_the_sensors_first_sync_nothing_reads_unsynced_and_every_check_says_why(platform):
+    """The demo's first minutes, as the daemon runs them: the connector sensor has the topology
+    observed, the registry sensor syncs every topic, the catalog checks run once after it.
+    Then no partition reads "Unsynced" in the UI, and every check that did not pass says why
+    and what to do on its own page."""
+    with sensor_daemon() as daemon:
+        daemon.tick()
+        daemon.tick()  # the checks sensor sees the sync that succeeded
+        launched = {
+            sensor: [(r.job_name, r.status) for r in daemon.runs(sensor)]
+            for sensor in (SENSOR, "connector_config_sensor", "catalog_checks_after_first_sync")
+        }
+        assert launched == {
+            SENSOR: [("catalog_sync", DagsterRunStatus.SUCCESS)],
+            "connector_config_sensor": [("connector_topology_refresh", DagsterRunStatus.SUCCESS)],
+            "catalog_checks_after_first_sync": [("catalog_checks", DagsterRunStatus.SUCCESS)],
+        }
+        daemon.tick()
+        assert len(daemon.runs("catalog_checks_after_first_sync")) == 1, "the checks ran again"
+        state = daemon.ui_state()
+
+    for node in state["partitioned"]:
+        unsynced = {
+            topic: causes
+            for topic, status, causes in zip(
+                DEMO_TOPICS,
+                node["staleStatusByPartition"],
+                node["staleCausesByPartition"],
+                strict=True,
+            )
+            if status != "FRESH" or causes
+        }
+        assert not unsynced, (node["assetKey"]["path"], unsynced)
+    nodes = {"/".join(n["assetKey"]["path"]): n for n in state["nodes"]}
+    topology = nodes["connector_topology"]
+    assert topology["isObservable"] and topology["dataVersion"], topology
+    assert (topology["staleStatus"], topology["staleCauses"]) == ("FRESH", [])
+
+    evaluations = {
+        check["name"]: (check["description"], check["executionForLatestMaterialization"])
+        for node in nodes.values()
+        for check in node["assetChecksOrError"].get("checks", [])
+        if check["name"] != "schema_change_is_compatible"  # per topic: the sync reports it
+    }
+    not_evaluated = sorted(name for name, (_, run) in evaluations.items() if not run)
+    assert not not_evaluated, f"checks not evaluated after the first sync: {not_evaluated}"
+    not_green = {
+        name: run["evaluation"]
+        for name, (_, run) in evaluations.items()
+        if not run["evaluation"]["success"]
+    }
+    # The demo platform's deliberate ones: the archive topic's table the convention misnames,
+    # and the batch table no topic feeds. The platform graph's state is the checkout's own,
+    # which other tests rewrite: current or not, it must say why below.
+    assert sorted(set(not_green) - {"platform_graph_is_current"}) == [
+        "connector_mapping_matches_convention",
+        "every_iceberg_table_is_fed_by_a_topic",
+    ]
+    for name, evaluation in not_green.items():
+        assert evaluations[name][0], f"{name} has no description"
+        assert evaluation["description"], f"{name}'s result has no description"
+        labels = {entry["label"] for entry in evaluation["metadataEntries"]}
+        assert {"why", "what to do"} <= labels, (name, labels)
