@@ -232,7 +232,7 @@ def topology_observation(connectors_digest: str) -> RunRequest:
 @sensor(
     name="catalog_checks_after_first_sync",
     job=CATALOG_CHECKS_JOB,
-    minimum_interval_seconds=60,
+    minimum_interval_seconds=30,
     default_status=DefaultSensorStatus.RUNNING,
     description=(
         "Runs the catalog checks once, after the first catalog_sync that succeeded, so every "

@@ -31,7 +31,11 @@ class Advice:
     what_to_do: str
 
     def metadata(self) -> dict[str, MetadataValue]:
-        return {"why": MetadataValue.md(self.why), "what to do": MetadataValue.md(self.what_to_do)}
+        # Text, which the UI's metadata table shows in full (Markdown is behind a click).
+        return {
+            "why": MetadataValue.text(self.why),
+            "what to do": MetadataValue.text(self.what_to_do),
+        }
 
 
 def table_schema(columns: Iterable[Column]) -> TableSchema:
