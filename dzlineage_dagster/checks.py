@@ -11,7 +11,7 @@ from dagster import (
     asset_check,
 )
 
-from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.assets.common import Advice, kafka_topics
 from dzlineage_dagster.assets.schema_change import (
     SCHEMA_CHANGE_CHECK,
     SCHEMA_CHANGE_DESCRIPTION,
@@ -37,21 +37,44 @@ def _problems_result(
     problems: list[str],
     checked: int,
     what: str,
+    advice: Advice,
     severity: AssetCheckSeverity = AssetCheckSeverity.ERROR,
     metadata: dict | None = None,
 ) -> AssetCheckResult:
+    explained = advice.metadata() if problems else {}
     return AssetCheckResult(
         passed=not problems,
         severity=severity,
-        description=f"{len(problems)} of {checked} {what}"
-        if problems
-        else f"all {checked} {what} ok",
+        description=(
+            f"{len(problems)} of {checked} {what}: {_listed(problems)}"
+            if problems
+            else f"all {checked} {what} ok"
+        ),
         metadata={
+            **explained,
             "checked": checked,
             "problems": MetadataValue.json(problems[:100]),
             **(metadata or {}),
         },
     )
+
+
+def _listed(problems: list[str], shown: int = 3) -> str:
+    """The first problems, for the one-line description the check's row shows."""
+    more = f"; {len(problems) - shown} more in `problems`" if len(problems) > shown else ""
+    return "; ".join(problems[:shown]) + more
+
+
+MISSING_ASSETS = Advice(
+    why=(
+        "The topic's SSM mapping names a DataZone asset that is gone (deleted in the portal or "
+        "by another tool): the topic has no asset in the catalog until it is put back."
+    ),
+    what_to_do=(
+        "Run the `catalog_reconcile` job (or `dzlineage sync --reconcile`): it recreates or "
+        "re-maps the asset of each topic listed."
+    ),
+)
 
 
 @asset_check(
@@ -71,7 +94,20 @@ def ssm_mappings_point_at_existing_assets(lineage_sync: LineageSyncResource) -> 
             )
         except client.exceptions.ResourceNotFoundException:
             problems.append(f"{record.topic}: asset {record.asset_id} does not exist")
-    return _problems_result(problems, len(records), "mappings")
+    return _problems_result(problems, len(records), "mappings", MISSING_ASSETS)
+
+
+DUPLICATE_ASSETS = Advice(
+    why=(
+        "More than one asset of the project claims the schema: one made without an "
+        "externalIdentifier (by hand or by another tool) names it in its KafkaSchemaForm, so "
+        "the catalog shows the topic twice."
+    ),
+    what_to_do=(
+        "Keep the asset the topic's SSM mapping names (the `datazone_asset_id` of its "
+        "`datazone_topic_asset` partition) and delete the others in DataZone."
+    ),
+)
 
 
 @asset_check(
@@ -100,7 +136,7 @@ def no_two_assets_share_a_schema(lineage_sync: LineageSyncResource) -> AssetChec
         for arn in _schema_arns(item):
             by_schema[arn].append(item["identifier"])
     problems = [f"{arn}: {ids}" for arn, ids in by_schema.items() if len(ids) > 1]
-    return _problems_result(problems, len(by_schema), "schemas with assets")
+    return _problems_result(problems, len(by_schema), "schemas with assets", DUPLICATE_ASSETS)
 
 
 def _schema_arns(asset_item: dict) -> set[str]:
@@ -112,6 +148,19 @@ def _schema_arns(asset_item: dict) -> set[str]:
             if arn:
                 arns.add(arn)
     return arns
+
+
+MISSING_TABLES = Advice(
+    why=(
+        "The lineage points at Iceberg tables the Glue Data Catalog does not hold: the sink "
+        "has not created them yet, or its routing names a table that does not exist."
+    ),
+    what_to_do=(
+        "Compare the sink's routing (the `edges` of `connector_topology`) with the Glue "
+        "database; pin a wrong edge with an override (`DZLINEAGE_LINEAGE_OVERRIDES`, "
+        "docs/lineage.md). A table the sink creates later passes the next run."
+    ),
+)
 
 
 @asset_check(
@@ -132,7 +181,20 @@ def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetChec
                 table.database, table.table, lineage_sync.settings.glue_catalog_id
             ):
                 problems.append(f"{topic} -> {table.ref}: no such Glue table")
-    return _problems_result(problems, checked, "lineage output tables")
+    return _problems_result(problems, checked, "lineage output tables", MISSING_TABLES)
+
+
+UNLANDED_LINEAGE = Advice(
+    why=(
+        "DataZone did not file the lineage the last sync posted on the Glue table's node or "
+        "the topic asset's node (or the read-back could not run, and says why)."
+    ),
+    what_to_do=(
+        "Run the `catalog_reconcile` job (or `dzlineage sync --reconcile`): it re-posts "
+        "missing or FAILED lineage. If a table's node still lacks its topic, see "
+        "docs/lineage-nodes.md for how DataZone names the nodes."
+    ),
+)
 
 
 @asset_check(
@@ -151,6 +213,7 @@ def lineage_landed_on_datazone_nodes(lineage_sync: LineageSyncResource) -> Asset
         problems,
         report.tables + report.assets,
         "lineage landings",
+        UNLANDED_LINEAGE,
         metadata={
             "read-back": MetadataValue.text(report.summary),
             "GetLineageNode calls": report.calls,
@@ -159,6 +222,20 @@ def lineage_landed_on_datazone_nodes(lineage_sync: LineageSyncResource) -> Asset
 
 
 # --- the connector topology: drift and gaps the connector configs reveal ---------------------
+
+
+CONVENTION_DRIFT = Advice(
+    why=(
+        "The naming convention would link these topics to other tables than their connectors "
+        "(or overrides) do. The lineage follows the connectors, so it is right; the "
+        "convention decides only topics no connector covers."
+    ),
+    what_to_do=(
+        "Nothing while the connectors are right. To keep such an edge should its connector "
+        "become unreadable, pin it with an override (`DZLINEAGE_LINEAGE_OVERRIDES`, "
+        "docs/lineage.md)."
+    ),
+)
 
 
 @asset_check(
@@ -173,7 +250,21 @@ def connector_mapping_matches_convention(lineage_sync: LineageSyncResource) -> A
     run = SyncRun(lineage_sync)
     problems = topology_report.drift(run.topology, run.convention)
     checked = sum(1 for lineage in run.topology.lineages() if lineage.kind is TopicKind.TABLE)
-    return _problems_result(problems, checked, "table topics", AssetCheckSeverity.WARN)
+    return _problems_result(
+        problems, checked, "table topics", CONVENTION_DRIFT, AssetCheckSeverity.WARN
+    )
+
+
+UNSUNK_TOPICS = Advice(
+    why=(
+        "No Iceberg sink connector consumes these table topics: their rows reach no Iceberg "
+        "table, and their lineage ends at the topic."
+    ),
+    what_to_do=(
+        "Add each topic to an Iceberg sink's `topics` or `topics.regex`; a topic that is not "
+        "meant for the lakehouse needs no sink, and its schema may leave the registry."
+    ),
+)
 
 
 @asset_check(
@@ -184,7 +275,19 @@ def every_table_topic_has_a_sink(lineage_sync: LineageSyncResource) -> AssetChec
     topology = SyncRun(lineage_sync).topology
     problems = topology_report.table_topics_without_sink(topology)
     checked = sum(1 for lineage in topology.lineages() if lineage.kind is TopicKind.TABLE)
-    return _problems_result(problems, checked, "table topics")
+    return _problems_result(problems, checked, "table topics", UNSUNK_TOPICS)
+
+
+UNFED_TABLES = Advice(
+    why=(
+        "No topic's sink writes these Iceberg tables, so DataZone shows nothing upstream of "
+        "them: batch tables (legitimate, hence a warning) or tables of a retired topic."
+    ),
+    what_to_do=(
+        "Nothing for a batch table. Otherwise route its topic to it in the sink, or add an "
+        "override (`DZLINEAGE_LINEAGE_OVERRIDES`, docs/lineage.md)."
+    ),
+)
 
 
 @asset_check(
@@ -208,7 +311,18 @@ def every_iceberg_table_is_fed_by_a_topic(lineage_sync: LineageSyncResource) -> 
             checked += 1
             if (database.lower(), table["Name"].lower()) not in fed:
                 problems.append(f"{database}.{table['Name']}: no topic feeds this Iceberg table")
-    return _problems_result(problems, checked, "Iceberg tables", AssetCheckSeverity.WARN)
+    return _problems_result(
+        problems, checked, "Iceberg tables", UNFED_TABLES, AssetCheckSeverity.WARN
+    )
+
+
+AMBIGUOUS_EDGES = Advice(
+    why=(
+        "The connector configurations leave these edges undecided (each listed with the "
+        "reason): the sync posts no lineage for them rather than a guess."
+    ),
+    what_to_do="Decide each with an override (`DZLINEAGE_LINEAGE_OVERRIDES`, docs/lineage.md).",
+)
 
 
 @asset_check(
@@ -221,7 +335,19 @@ def every_iceberg_table_is_fed_by_a_topic(lineage_sync: LineageSyncResource) -> 
 def no_ambiguous_edges(lineage_sync: LineageSyncResource) -> AssetCheckResult:
     topology = SyncRun(lineage_sync).topology
     problems = topology_report.ambiguous_edges(topology)
-    return _problems_result(problems, len(topology.topics), "topics and patterns")
+    return _problems_result(problems, len(topology.topics), "topics and patterns", AMBIGUOUS_EDGES)
+
+
+UNKNOWN_CONNECTORS = Advice(
+    why=(
+        "These connectors are neither a Debezium relational source nor an Iceberg sink, so "
+        "their configuration maps no topic to a table."
+    ),
+    what_to_do=(
+        "Map their topics with overrides (`DZLINEAGE_LINEAGE_OVERRIDES`, docs/lineage.md); "
+        "docs/scope.md lists the connectors understood."
+    ),
+)
 
 
 @asset_check(
@@ -234,7 +360,7 @@ def no_ambiguous_edges(lineage_sync: LineageSyncResource) -> AssetCheckResult:
 def every_connector_is_understood(lineage_sync: LineageSyncResource) -> AssetCheckResult:
     topology = SyncRun(lineage_sync).topology
     problems = topology_report.unknown_connectors(topology)
-    return _problems_result(problems, len(topology.connectors), "connectors")
+    return _problems_result(problems, len(topology.connectors), "connectors", UNKNOWN_CONNECTORS)
 
 
 @asset_check(

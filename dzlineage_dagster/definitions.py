@@ -27,7 +27,11 @@ from dzlineage_dagster.jobs import (
     catalog_reconcile_schedule,
 )
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sensors import connector_config_sensor, registry_schema_sensor
+from dzlineage_dagster.sensors import (
+    catalog_checks_after_first_sync,
+    connector_config_sensor,
+    registry_schema_sensor,
+)
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 
 
@@ -53,7 +57,7 @@ defs = Definitions(
         CATALOG_RECONCILE_JOB,
     ],
     schedules=[catalog_checks_schedule, catalog_reconcile_schedule],
-    sensors=[registry_schema_sensor, connector_config_sensor],
+    sensors=[registry_schema_sensor, connector_config_sensor, catalog_checks_after_first_sync],
     resources=build_resources(),
 )
 

@@ -111,8 +111,11 @@ def downstream_lineage_sensor(
             )
         context.update_cursor(advanced.encode())
         again = f" ({len(failed)} posted again, their events FAILED in DataZone)" if failed else ""
+        # Dagster calls a tick that requests no run "skipped" (its log reads "Sensor ...
+        # skipped: <this>"): the reason says that this sensor's work is not a run, and what it did.
         return SkipReason(
-            f"posted the lineage of {len(posted)} materialization runs{again}; API calls "
+            f"no run to launch, the sensor posts itself: it posted the lineage of "
+            f"{len(posted)} materialization runs to DataZone{again}; API calls "
             f"{dict(sorted(run.api_calls().items()))}"
         )
 

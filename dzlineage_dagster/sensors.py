@@ -9,10 +9,13 @@ from datetime import datetime, timezone
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetPartitionStatus,
+    DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
+    RunsFilter,
     SensorEvaluationContext,
     SensorResult,
+    SkipReason,
     sensor,
 )
 
@@ -25,6 +28,7 @@ from dzlineage_dagster.core.catalog.registry_cursor import Backoff, RetrySchedul
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
 from dzlineage_dagster.jobs import (
+    CATALOG_CHECKS_JOB,
     CATALOG_SYNC_JOB,
     CONNECTOR_TOPOLOGY_JOB,
     RETIRE_TOPICS_JOB,
@@ -237,8 +241,8 @@ def _run_key(start: str, end: str, tokens: Mapping[str, str]) -> str:
         "Notices changed connector configurations: each tick lists the connectors (MSK Connect "
         "ListConnectors: their currentVersion and creation time; Kafka Connect REST: their "
         "configs) and compares a digest with the cursor. Only when it moved does it derive the "
-        "topology and request the lineage of just the topics whose mapping changed, plus a "
-        "fresh connector_topology."
+        "topology and request the lineage of just the topics whose mapping changed, plus an "
+        "observation of connector_topology (on the first tick too)."
     ),
 )
 def connector_config_sensor(
@@ -257,18 +261,15 @@ def connector_config_sensor(
     signatures = lineage_signatures(run.topology)
     cursor = json.dumps({"digest": digest, "topics": signatures})
     if not seen:
-        # The first tick only learns the topology; the registry sensor's first sync posts it.
-        return SensorResult(
-            skip_reason=_with(stale, "recorded the connector topology"), cursor=cursor
+        # The first tick records the topology and has it observed, so connector_topology shows
+        # what the lineage is derived from; the registry sensor's first sync posts that lineage.
+        context.log.info(
+            "recorded the connector topology; requested its observation (connector_topology)"
         )
+        return SensorResult(run_requests=[topology_observation(digest)], cursor=cursor)
     partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
     changed = set(changed_lineage_topics(seen.get("topics", {}), signatures)) & set(partitions)
-    run_requests = [
-        RunRequest(
-            run_key=f"topology@{digest[:16]}",
-            job_name=CONNECTOR_TOPOLOGY_JOB.name,
-        )
-    ]
+    run_requests = [topology_observation(digest)]
     run_requests += catalog_sync_requests(
         partitions, changed, {t: signatures.get(t, "gone") for t in changed}
     )
@@ -277,3 +278,35 @@ def connector_config_sensor(
         f"{', '.join(sorted(changed)) or 'none'}"
     )
     return SensorResult(run_requests=run_requests, cursor=cursor)
+
+
+def topology_observation(connectors_digest: str) -> RunRequest:
+    """A run observing connector_topology, once per configuration of the connectors."""
+    return RunRequest(
+        run_key=f"topology@{connectors_digest[:16]}", job_name=CONNECTOR_TOPOLOGY_JOB.name
+    )
+
+
+@sensor(
+    name="catalog_checks_after_first_sync",
+    job=CATALOG_CHECKS_JOB,
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description=(
+        "Runs the catalog checks once, after the first catalog_sync that succeeded, so every "
+        "check shows a result from the start instead of 'Not evaluated'. Later runs are "
+        "catalog_checks_daily's (off by default) or by hand. Reads only Dagster's run records."
+    ),
+)
+def catalog_checks_after_first_sync(context: SensorEvaluationContext) -> RunRequest | SkipReason:
+    instance = context.instance
+    [checked] = instance.get_runs(RunsFilter(job_name=CATALOG_CHECKS_JOB.name), limit=1) or [None]
+    if checked is not None:
+        return SkipReason(f"the catalog checks have run (run {checked.run_id}): nothing to do")
+    synced = instance.get_runs(
+        RunsFilter(job_name=CATALOG_SYNC_JOB.name, statuses=[DagsterRunStatus.SUCCESS]), limit=1
+    )
+    if not synced:
+        return SkipReason("waiting for the first catalog_sync to succeed")
+    context.log.info(f"the first catalog_sync succeeded (run {synced[0].run_id}): checking")
+    return RunRequest(run_key="after-the-first-catalog-sync")

@@ -20,9 +20,14 @@ from playwright.sync_api import Error as PlaywrightError
 from dzlineage_dagster.sandbox.demo.seed import load_platform_spec
 from dzlineage_dagster_tests.clients import sandbox_client
 from dzlineage_dagster_tests.ui_process import (
+    PARTITIONED_ASSETS,
+    PER_TOPIC_CHECK,
+    UI_STATE_QUERY,
+    UI_STATE_VARIABLES,
     DemoProcess,
     graphql,
     running_demo,
+    untruthful_ui,
     wait_for_sensor_runs,
 )
 
@@ -30,12 +35,15 @@ pytestmark = pytest.mark.browser
 
 SENSOR = "registry_schema_sensor"
 SYNC_JOB = "catalog_sync"
-PARTITIONED_ASSETS = ("registry_schema", "datazone_topic_asset", "topic_lineage")
+CHECKS_SENSOR = "catalog_checks_after_first_sync"
 #: From `dzlineage demo` starting to the sensor's run having finished. The daemon evaluates the
 #: sensor on start and then every 30 s; an idle 2-core machine needs about 40 s, a busy one 150.
 #: These waits guard against a hang only (several times what a loaded machine needs): the test
 #: asserts what the UI shows, never how soon; the demo's speed is the benchmarks' to measure.
 DEMO_SYNCED_WITHIN_S = 900
+#: ... and to the catalog checks the first sync sets off having run (the sensor's next tick,
+#: within 30 s, then a run of one process).
+DEMO_CHECKED_WITHIN_S = DEMO_SYNCED_WITHIN_S + 300
 DEMO_STARTUP_TIMEOUT_S = 300
 UI_TIMEOUT_MS = 90_000
 CHROMIUM_ARGS = [
@@ -55,6 +63,12 @@ SYNC_GROUP_SELECTION = urllib.parse.urlencode({"asset-selection": SYNC_GROUP})
 #: The demo's team asset downstream of a CDC Iceberg table (its second code location).
 DOWNSTREAM_ASSET = "daily_revenue"
 ASSET_EDGES_QUERY = "{ assetNodes { assetKey { path } dependencyKeys { path } } }"
+#: The demo's deliberate faults (the README's "What the demo's checks show").
+DELIBERATE_FAULTS = {
+    "every_table_topic_has_a_sink",
+    "connector_mapping_matches_convention",
+    "every_iceberg_table_is_fed_by_a_topic",
+}
 #: The README's default DZLINEAGE_ASSET_URL_TEMPLATE.
 ASSET_URL_TEMPLATE = "{portal_url}/projects/{project_id}/data/inventory/{asset_id}"
 
@@ -228,6 +242,27 @@ def check_platform_graph(page: Page, demo: DemoProcess, shots: Screenshots) -> N
     shots.take("platform-graph-lineage")
 
 
+def check_nothing_unsynced_and_every_red_explained(
+    page: Page, demo: DemoProcess, shots: Screenshots
+) -> None:
+    """After the first sync and the checks it sets off: no partition reads "Unsynced", and
+    every check that did not pass is one of the demo's deliberate faults and says why and what
+    to do on its page."""
+    state = graphql(demo.ui_url, UI_STATE_QUERY, UI_STATE_VARIABLES)
+    assert untruthful_ui(state, DELIBERATE_FAULTS) == []
+    failing = {
+        check["name"]
+        for node in state["nodes"]
+        for check in node["assetChecksOrError"].get("checks", [])
+        if check["name"] != PER_TOPIC_CHECK
+        and not check["executionForLatestMaterialization"]["evaluation"]["success"]
+    }
+    assert failing == DELIBERATE_FAULTS, sorted(failing)
+    open_ui_page(page, demo, "/assets/connector_topology?view=checks")
+    expect(visible_text(page, "every_table_topic_has_a_sink")).to_be_visible(timeout=UI_TIMEOUT_MS)
+    shots.take("connector_topology-checks")
+
+
 def test_demo_ui_shows_every_topic_synced_into_datazone(
     browser: Browser, demo: DemoProcess, tmp_path: Path
 ) -> None:
@@ -257,6 +292,12 @@ def test_demo_ui_shows_every_topic_synced_into_datazone(
         asset_id = datazone_asset_id(environment, schema_arns[table_topic])
         asset_url = datazone_asset_url(environment, asset_id)
         check_partition_shows_datazone_asset(page, demo, shots, table_topic, asset_id, asset_url)
+
+        checked = wait_for_sensor_runs(
+            demo.ui_url, CHECKS_SENSOR, timeout=demo.seconds_left(DEMO_CHECKED_WITHIN_S)
+        )
+        assert [(r["jobName"], r["status"]) for r in checked] == [("catalog_checks", "SUCCESS")]
+        check_nothing_unsynced_and_every_red_explained(page, demo, shots)
     except (AssertionError, PlaywrightError, TimeoutError) as error:
         with contextlib.suppress(PlaywrightError):
             shots.take("failure")

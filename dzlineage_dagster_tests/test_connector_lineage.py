@@ -440,8 +440,8 @@ def test_a_connector_the_platform_refuses_is_failing_everywhere_and_gives_no_lin
     result = defs.resolve_job_def("connector_topology_refresh").execute_in_process(
         instance=platform.instance
     )
-    [materialization] = result.asset_materializations_for_node("connector_topology")
-    metadata = materialization.metadata
+    [observation] = result.asset_observations_for_node("connector_topology")
+    metadata = observation.metadata
     assert metadata["refused_connectors"].value == f"- wms-sqlserver-source: {reason}"
     assert metadata["refused_connector_count"].value == 1
     assert (
@@ -465,7 +465,8 @@ def test_a_changed_connector_config_rederives_only_the_affected_topics(connector
     platform = connectors_platform
     platform.tick()  # the registry sensor adds the partitions
     first = sensor_tick(platform, None)
-    assert not first.run_requests
+    # The first tick has the topology observed, and requests no sync (the registry's does).
+    assert [r.job_name for r in first.run_requests] == ["connector_topology_refresh"]
     platform.control.clear_calls()
     idle = sensor_tick(platform, first.cursor)
     assert not idle.run_requests

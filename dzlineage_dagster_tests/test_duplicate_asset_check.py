@@ -69,7 +69,8 @@ def test_two_assets_of_one_schema_fail_the_check_naming_both_and_one_each_passes
 
     duplicated = run_check(platform)
     assert not duplicated.passed
-    assert duplicated.description == "1 of 7 schemas with assets"
+    assert duplicated.description.startswith("1 of 7 schemas with assets: ")
+    assert {"why", "what to do"} <= set(duplicated.metadata)
     [problem] = duplicated.metadata["problems"].value
     assert problem.startswith(schema_arn)
     assert {original, copy} <= set(json.loads(problem.split(": ", 1)[1].replace("'", '"')))

@@ -2,7 +2,8 @@
 catalog sync that reads a breaking version reports ERROR naming the Iceberg columns, the assets
 downstream (the table's Dagster key and the team's model DataZone shows downstream of it) and
 the owners (the schema's `owner` tag, the sink connector's `dzlineage.owners`, DataZone's
-project); an additive version WARNs; an unchanged one is not evaluated again."""
+project), and why and what to do; an additive version passes, naming its new columns and what
+they reach; an unchanged one is not evaluated again."""
 
 from __future__ import annotations
 
@@ -119,14 +120,19 @@ def test_a_breaking_version_fails_the_topic_check_with_error_naming_columns_asse
     # The project's creator is its owner (named by its user profile: an IAM principal here).
     assert any(source == "datazone-project-owner" for _, source in owners)
     assert "| `status` | removed | yes |" in metadata["impact"].value
+    assert {"why", "what to do"} <= set(metadata)
 
 
-def test_an_additive_version_warns_and_an_unchanged_topic_is_not_evaluated_again(platform):
+def test_an_additive_version_passes_and_an_unchanged_topic_is_not_evaluated_again(platform):
+    """A column added is compatible (the sink adds it to the table): no yellow "Failed" in
+    the UI, but the description names the column and the metadata what it reaches."""
     assert platform.sync().success
     platform.register_new_version(TOPIC, "coupon")
     (evaluation,) = evaluations(platform.sync([TOPIC]))
-    assert not evaluation.passed and evaluation.severity == AssetCheckSeverity.WARN
+    assert evaluation.passed
     assert evaluation.description == f"{TOPIC} v1 -> v2: additive (coupon)"
+    assert evaluation.metadata["verdict"].value == "additive"
+    assert [c["column"] for c in evaluation.metadata["changes"].value] == ["coupon"]
     assert evaluations(platform.sync([TOPIC])) == []
 
 

@@ -252,8 +252,8 @@ def test_the_connector_topology_says_which_registries_each_demo_connector_uses(p
         instance=platform.instance
     )
     assert result.success
-    [materialization] = result.asset_materializations_for_node("connector_topology")
-    table = materialization.metadata["connectors"].value
+    [observation] = result.asset_observations_for_node("connector_topology")
+    table = observation.metadata["connectors"].value
     for connector in ("shop-debezium-source", "shop-iceberg-sink", "shop-archive-sink"):
         assert f"| {connector} |" in table
     assert table.count(" | shop-cdc-keys / shop-cdc |") == 3, table

@@ -37,6 +37,83 @@ query SensorRuns($filter: RunsFilter) {
 }
 """
 
+#: The sync's per-topic assets, whose partitions Dagster's UI marks "Unsynced" when stale.
+PARTITIONED_ASSETS = ("registry_schema", "datazone_topic_asset", "topic_lineage")
+#: What Dagster's UI asks its GraphQL server about the asset graph: "Unsynced" is a stale
+#: status, its causes the lines under it; each check's page shows its latest evaluation.
+UI_STATE_QUERY = """
+query UiState($partitioned: [AssetKeyInput!]) {
+  partitioned: assetNodes(assetKeys: $partitioned) {
+    assetKey { path }
+    partitionKeysByDimension { partitionKeys }
+    staleStatusByPartition
+    staleCausesByPartition { reason dependency { path } }
+  }
+  nodes: assetNodes {
+    assetKey { path }
+    isObservable
+    dataVersion
+    staleStatus
+    staleCauses { reason dependency { path } }
+    assetChecksOrError {
+      ... on AssetChecks {
+        checks {
+          name
+          description
+          executionForLatestMaterialization {
+            evaluation { success description metadataEntries { label } }
+          }
+        }
+      }
+    }
+  }
+}
+"""
+UI_STATE_VARIABLES = {"partitioned": [{"path": [asset]} for asset in PARTITIONED_ASSETS]}
+#: Reported on a topic's partition when its schema gets a new version, not by catalog_checks.
+PER_TOPIC_CHECK = "schema_change_is_compatible"
+
+
+def untruthful_ui(state: dict[str, Any], failing_checks: set[str]) -> list[str]:
+    """What the UI (``UI_STATE_QUERY``'s answer) shows wrongly after a first sync and the
+    checks it sets off: a partition or an unpartitioned asset that reads "Unsynced", a check
+    not evaluated, a check failing other than ``failing_checks``, a failing check that does not
+    say why and what to do."""
+    wrong = []
+    for node in state["partitioned"]:
+        [dimension] = node["partitionKeysByDimension"]
+        for key, status, causes in zip(
+            dimension["partitionKeys"],
+            node["staleStatusByPartition"],
+            node["staleCausesByPartition"],
+            strict=True,
+        ):
+            if status != "FRESH" or causes:
+                wrong.append(f"{'/'.join(node['assetKey']['path'])}[{key}] {status}: {causes}")
+    results = {}
+    for node in state["nodes"]:
+        # A team's asset never materialized is MISSING, not "Unsynced" (STALE).
+        if node["staleStatus"] == "STALE" or node["staleCauses"]:
+            wrong.append(f"{'/'.join(node['assetKey']['path'])}: {node['staleCauses']}")
+        for check in node["assetChecksOrError"].get("checks", []):
+            if check["name"] != PER_TOPIC_CHECK:
+                results[check["name"]] = (check, check["executionForLatestMaterialization"])
+    for name, (check, execution) in sorted(results.items()):
+        if not execution or not execution["evaluation"]:
+            wrong.append(f"{name}: not evaluated")
+            continue
+        evaluation = execution["evaluation"]
+        if evaluation["success"]:
+            continue
+        if name not in failing_checks:
+            wrong.append(f"{name} failed: {evaluation['description']}")
+        labels = {entry["label"] for entry in evaluation["metadataEntries"]}
+        if not (check["description"] and evaluation["description"]):
+            wrong.append(f"{name} fails without a description")
+        if not {"why", "what to do"} <= labels:
+            wrong.append(f"{name} fails without why and what to do: {sorted(labels)}")
+    return wrong
+
 
 def free_ports(count: int) -> list[int]:
     """Distinct loopback ports that are free now (all held open together while choosing)."""

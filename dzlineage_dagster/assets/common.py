@@ -3,8 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 
-from dagster import DynamicPartitionsDefinition, TableColumn, TableColumnConstraints, TableSchema
+from dagster import (
+    DynamicPartitionsDefinition,
+    MetadataValue,
+    TableColumn,
+    TableColumnConstraints,
+    TableSchema,
+)
 
 from dzlineage_dagster.core.schemas.avro import Column
 
@@ -13,6 +20,22 @@ kafka_topics = DynamicPartitionsDefinition(name="kafka_topics")
 
 GROUP = "datazone_lineage"
 OWNERS = ["team:data-platform"]
+
+
+@dataclass(frozen=True)
+class Advice:
+    """What a check's failure means and what to do about it, shown on the check's page in
+    Dagster's UI beside the problems (the metadata entries `why` and `what to do`)."""
+
+    why: str
+    what_to_do: str
+
+    def metadata(self) -> dict[str, MetadataValue]:
+        # Text, which the UI's metadata table shows in full (Markdown is behind a click).
+        return {
+            "why": MetadataValue.text(self.why),
+            "what to do": MetadataValue.text(self.what_to_do),
+        }
 
 
 def table_schema(columns: Iterable[Column]) -> TableSchema:

@@ -1,6 +1,24 @@
-"""The connector topology: every connector the platform runs, and the lineage it decides."""
+"""The connector topology: every connector the platform runs, and the lineage it decides.
 
-from dagster import AssetExecutionContext, MaterializeResult, MetadataValue, asset
+It is observed, not materialized: MSK Connect (or Kafka Connect) holds it and this project only
+reads it, as Dagster's observable source assets model state kept elsewhere. Its data version is
+the connectors' digest. So the per-topic lineage downstream of it is not shown "Unsynced" merely
+because it was read: Dagster derives staleness from a materializable parent's materializations
+(a never-materialized parent is "a new input", a later one "a new materialization"), and the
+sync re-derives, through the connector sensor, exactly the topics whose edges a changed
+configuration moves.
+"""
+
+from collections.abc import Iterator
+
+from dagster import (
+    AssetExecutionContext,
+    AssetSpec,
+    DataVersion,
+    MetadataValue,
+    ObserveResult,
+    multi_observable_source_asset,
+)
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS
 from dzlineage_dagster.core.connectors.report import (
@@ -15,9 +33,8 @@ from dzlineage_dagster.core.connectors.report import (
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.run_state import SyncRun
 
-
-@asset(
-    name="connector_topology",
+CONNECTOR_TOPOLOGY_SPEC = AssetSpec(
+    "connector_topology",
     group_name=GROUP,
     owners=OWNERS,
     kinds={"kafka", "debezium", "iceberg"},
@@ -26,12 +43,16 @@ from dzlineage_dagster.sync.run_state import SyncRun
         "DZLINEAGE_KAFKA_CONNECT_URL, a Kafka Connect REST endpoint, parsed into source table "
         "-> topic -> Iceberg table edges (override > connector > naming convention). Shows "
         "the Debezium sources, the Iceberg sinks, the resolved edges with their origin, and "
-        "what could not be resolved, with the reason."
+        "what could not be resolved, with the reason. Observed (read from the connectors, "
+        "not made here); its data version is the connectors' digest."
     ),
 )
+
+
+@multi_observable_source_asset(specs=[CONNECTOR_TOPOLOGY_SPEC], name="connector_topology")
 def connector_topology(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
-) -> MaterializeResult:
+) -> Iterator[ObserveResult]:
     run = SyncRun(lineage_sync, context.log)
     topology = run.topology
     connectors = markdown_table(
@@ -50,7 +71,9 @@ def connector_topology(
     unresolved = ambiguous_edges(topology)
     unknown = unknown_connectors(topology)
     refused = refused_connectors(topology)
-    return MaterializeResult(
+    yield ObserveResult(
+        asset_key=CONNECTOR_TOPOLOGY_SPEC.key,
+        data_version=DataVersion(run.connectors_digest),
         metadata={
             "connectors": MetadataValue.md(connectors),
             "connector_count": len(topology.connectors),
@@ -69,5 +92,5 @@ def connector_topology(
             "refused_connectors": MetadataValue.md("\n".join(f"- {r}" for r in refused) or "none"),
             "refused_connector_count": len(refused),
             "api_calls": MetadataValue.json(run.api_calls()),
-        }
+        },
     )

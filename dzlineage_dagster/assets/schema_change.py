@@ -2,8 +2,11 @@
 impact report (sync/lineage/impact.py) with a severity by compatibility.
 
 Breaking (a column removed or renamed, a type Iceberg cannot promote, nullability tightened,
-enum symbols removed): failed, ERROR. Additive (columns or symbols added, promotions): failed,
-WARN, so a new column is seen before a consumer relies on it. Nothing changed: passed. The
+enum symbols removed): failed, ERROR, with why and what to do. Additive (columns or symbols
+added, promotions): passed, as the check's name says (the Iceberg sink evolves the tables to
+match), its description naming the new columns and its metadata the tables, downstream assets
+and owners they reach, so a new column is seen before a consumer relies on it. Nothing
+changed: passed. The
 catalog sync reports it for each topic whose new version it read (assets/topics.py); the check
 itself (checks.py) re-evaluates one partition on demand.
 """
@@ -16,27 +19,41 @@ from dagster import (
     MetadataValue,
 )
 
+from dzlineage_dagster.assets.common import Advice
 from dzlineage_dagster.core.schemas.impact import ImpactReport
 
 SCHEMA_CHANGE_CHECK = "schema_change_is_compatible"
 SCHEMA_CHANGE_DESCRIPTION = (
     "The topic's latest schema version against the one before: ERROR when it breaks the Iceberg "
     "tables written from it (column removed or renamed, a type Iceberg cannot promote, "
-    "nullability tightened, enum symbols removed), WARN when it is additive, passed when no "
-    "column changed. Names the Iceberg columns reached through column lineage, the assets "
+    "nullability tightened, enum symbols removed); passed when it is additive (the sink adds "
+    "the columns; the description names them) or no column changed. Names the Iceberg columns reached through column lineage, the assets "
     "downstream of the tables (Dagster keys, DataZone lineage nodes) and the owners to notify "
     "(docs/impact.md)."
 )
 
 
+BREAKING_CHANGE = Advice(
+    why=(
+        "The new schema version changes columns in a way the Iceberg sink's schema evolution "
+        "cannot follow (it only adds columns, promotes types and makes columns optional): the "
+        "tables in `affected_columns` stop receiving those columns' values, and the assets in "
+        "`downstream_assets` read them."
+    ),
+    what_to_do=(
+        "Tell the `owners`; register a version that keeps the old columns (add, don't rename "
+        "or remove), or migrate the Iceberg tables and their readers first (docs/impact.md)."
+    ),
+)
+
+
 def schema_change_result(report: ImpactReport) -> AssetCheckResult:
+    breaking = report.verdict == "breaking"
     return AssetCheckResult(
-        passed=report.verdict == "none",
-        severity=(
-            AssetCheckSeverity.ERROR if report.verdict == "breaking" else AssetCheckSeverity.WARN
-        ),
+        passed=not breaking,
+        severity=AssetCheckSeverity.ERROR,
         description=report.summary(),
-        metadata=_metadata(report),
+        metadata={**(BREAKING_CHANGE.metadata() if breaking else {}), **_metadata(report)},
     )
 
 

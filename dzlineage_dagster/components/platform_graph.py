@@ -41,7 +41,7 @@ from dagster.components import (
 # block, resolved into a function of (the default spec, the node).
 from dagster.components.utils.translation import ResolvedTranslationFn
 
-from dzlineage_dagster.assets.common import table_schema
+from dzlineage_dagster.assets.common import Advice, table_schema
 from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState, PlatformNode
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import (
@@ -61,6 +61,21 @@ DEFAULT_STATE_KEY = "dzlineage_platform_graph"
 STALENESS_CHECK = "platform_graph_is_current"
 #: What the state says nothing about yet, or no more: the check tells how to refresh it.
 REFRESH_HINT = "run `dg utils refresh-defs-state` (under `dagster dev`, reload the code location)"
+NO_STATE = Advice(
+    why=(
+        "The component has not read the platform yet, so the asset graph draws no source "
+        "tables, topics or Iceberg tables."
+    ),
+    what_to_do=f"Refresh the state: {REFRESH_HINT}.",
+)
+STALE_STATE = Advice(
+    why=(
+        "Connectors or registry schemas changed since the platform graph was read: the asset "
+        "graph may draw edges that are gone and miss new ones (the sync's own lineage is not "
+        "affected)."
+    ),
+    what_to_do=f"Refresh the state: {REFRESH_HINT}.",
+)
 SETTING_VARIABLES = frozenset(
     {
         *(env_name(name) for name in LineageSettings.model_fields),
@@ -152,6 +167,7 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
                     passed=False,
                     severity=AssetCheckSeverity.WARN,
                     description=f"the platform graph has no state yet: {REFRESH_HINT}",
+                    metadata=NO_STATE.metadata(),
                 )
             live = live_digest(self.sync_run(context.log))
             return AssetCheckResult(
@@ -166,6 +182,7 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
                     )
                 ),
                 metadata={
+                    **({} if live == state.digest else STALE_STATE.metadata()),
                     "state_digest": state.digest,
                     "live_digest": live,
                     "state_written_at": state.written_at,
