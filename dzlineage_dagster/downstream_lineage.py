@@ -4,7 +4,9 @@
 the assets of the opted-in asset groups (the event log, from a per-asset cursor of storage ids)
 and posts one OpenLineage run per Dagster run and asset: the asset's dependencies on the
 platform's keys (``iceberg/<db>/<table>``, ``kafka/<topic>``) and on other opted-in assets as
-inputs, the asset as output (:mod:`dzlineage_dagster.core.lineage.downstream` names them). It
+inputs, the asset as output (:mod:`dzlineage_dagster.core.lineage.downstream` names them), and
+a closing run for each asset posted before that the location no longer has (renamed or
+removed), as the sync closes a deleted connector's hop. It
 lives in the team's code location because only there is the team's asset graph (groups, deps)
 known; it reaches DataZone through the same ``lineage_sync`` resource and ``DZLINEAGE_*``
 settings as the sync (docs/dagster-graph.md).
@@ -31,7 +33,9 @@ from dagster._core.storage.tags import KIND_PREFIX
 from dzlineage_dagster.core.lineage.downstream import (
     TABLE_NAME_METADATA,
     DownstreamCursor,
+    GlueTableRef,
     asset_glue_table,
+    closing_run_id,
     dagster_dataset,
     materialization_run_id,
     platform_ref,
@@ -88,31 +92,50 @@ def downstream_lineage_sensor(
             records = _new_materializations(context, node.key, cursor.after(label))
             if not records:
                 continue
-            asset_runs.extend(_asset_runs(node, records, nodes))
-            advanced = advanced.advanced(label, max(r.storage_id for r in records))
+            node_runs = _asset_runs(node, records, nodes)
+            asset_runs.extend(node_runs)
+            output = node_runs[-1].output
+            advanced = advanced.advanced(
+                label,
+                max(r.storage_id for r in records),
+                output if isinstance(output, GlueTableRef) else None,
+            )
+        closings = _closing_runs(context, cursor)
+        for closing in closings:
+            advanced = advanced.closed(closing.label)
         run = SyncRun(lineage_sync, context.log)
         # DataZone may fail an event after accepting it: the runs of the team's assets it
         # failed are posted again (one ListLineageEvents a tick finds them).
         failed = _failed_asset_runs(context, run, nodes, {r.run_id for r in asset_runs})
         asset_runs.extend(failed)
+        asset_runs.extend(closings)
         if not asset_runs:
             context.update_cursor(advanced.encode())
             return SkipReason(f"no new materialization of the {len(nodes)} opted-in assets")
         # Raises on the first failure, the cursor unchanged: the next tick posts the same runs
-        # again with the same events and client tokens, which DataZone replays.
+        # (and closings) again with the same run ids and client tokens, which DataZone replays.
         posted = post_asset_runs(run, code_location, asset_runs)
         for done in posted:
             state = "already held" if done.refused else "posted"
             if done.run in failed:
                 state = "posted again: DataZone failed its events after accepting them"
+            if done.run in closings:
+                state = f"closed: no longer an asset of this code location ({state})"
             context.log.info(
                 f"{done.run.label}: {', '.join(done.inputs) or 'no platform input'} -> "
                 f"{done.output} ({state}, run {done.run.run_id})"
             )
         context.update_cursor(advanced.encode())
         again = f" ({len(failed)} posted again, their events FAILED in DataZone)" if failed else ""
+        closed = (
+            f"; closed the lineage of {len(closings)} assets gone from the location "
+            f"({', '.join(c.label for c in closings)})"
+            if closings
+            else ""
+        )
         return SkipReason(
-            f"posted the lineage of {len(posted)} materialization runs{again}; API calls "
+            f"posted the lineage of {len(posted) - len(closings)} materialization runs"
+            f"{again}{closed}; API calls "
             f"{dict(sorted(run.api_calls().items()))}"
         )
 
@@ -139,6 +162,33 @@ def _opted_in_nodes(
             "fix the sensor's groups"
         )
     return nodes
+
+
+def _closing_runs(context: SensorEvaluationContext, cursor: DownstreamCursor) -> list[AssetRun]:
+    """A closing run for each asset posted before that the location no longer materializes
+    (renamed, removed, moved to another location): its output written from nothing, so its
+    job's latest run (what DataZone's views show) leaves its inputs. Assets of groups not opted
+    in still count as present: another sensor of the location may post them under the same job.
+    """
+    present = {
+        node.key.to_user_string()
+        for node in context.repository_def.asset_graph.asset_nodes
+        if node.is_materializable
+    }
+    now = datetime.now(timezone.utc)
+    closings = []
+    for label in cursor.gone(present):
+        key = tuple(AssetKey.from_user_string(label).path)
+        closings.append(
+            AssetRun(
+                key,
+                closing_run_id(label, cursor.posted[label]),
+                now,
+                inputs=(),
+                output=cursor.output_of(label) or key,
+            )
+        )
+    return closings
 
 
 def _new_materializations(

@@ -12,6 +12,7 @@ from dzlineage_dagster.core.lineage.downstream import (
     TopicRef,
     asset_glue_table,
     asset_job,
+    closing_run_id,
     dagster_dataset,
     materialization_run_id,
     platform_ref,
@@ -89,9 +90,33 @@ def test_a_run_id_is_one_per_dagster_run_and_asset():
     assert materialization_run_id("", ["a"], 1) != materialization_run_id("", ["a"], 2)
 
 
-@given(st.dictionaries(names, st.integers(min_value=0)))
-def test_the_cursor_round_trips(posted):
-    assert DownstreamCursor.decode(DownstreamCursor(posted).encode()).posted == posted
+@given(st.dictionaries(names, st.integers(min_value=0)), st.data())
+def test_the_cursor_round_trips(posted, data):
+    tables = data.draw(st.dictionaries(st.sampled_from(sorted(posted) or ["-"]), names))
+    tables = {asset: table for asset, table in tables.items() if asset in posted}
+    cursor = DownstreamCursor(posted, tables)
+    assert DownstreamCursor.decode(cursor.encode()) == cursor
+
+
+def test_a_cursor_written_before_the_tables_were_kept_still_reads():
+    assert DownstreamCursor.decode('{"a":5,"posted":7}') == DownstreamCursor({"a": 5, "posted": 7})
+
+
+def test_an_asset_gone_from_the_location_is_closed_with_the_table_it_wrote():
+    cursor = (
+        DownstreamCursor.decode(None)
+        .advanced("team/revenue", 5, GlueTableRef("lakehouse", "revenue"))
+        .advanced("kpi", 6)
+    )
+    assert cursor.gone(["kpi", "new"]) == ["team/revenue"]
+    assert cursor.output_of("team/revenue") == GlueTableRef("lakehouse", "revenue")
+    assert cursor.output_of("kpi") is None
+    closed = cursor.closed("team/revenue")
+    assert closed == DownstreamCursor({"kpi": 6})
+    assert closed.gone(["kpi"]) == []
+    # Closing again (a tick retried) is the same run.
+    assert closing_run_id("team/revenue", 5) == closing_run_id("team/revenue", 5)
+    assert closing_run_id("team/revenue", 5) != closing_run_id("team/revenue", 6)
 
 
 def test_the_cursor_advances_per_asset():
@@ -99,7 +124,16 @@ def test_the_cursor_advances_per_asset():
     assert cursor.after("a") == 5 and cursor.after("b") is None
 
 
-@pytest.mark.parametrize("text", ["[1]", '{"a": "5"}', "not json"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1]",
+        '{"a": "5"}',
+        "not json",
+        '{"a": true}',
+        '{"posted": {"a": 1}, "tables": {"b": "d.t"}}',
+    ],
+)
 def test_a_cursor_that_is_not_ours_says_how_to_recover(text):
     with pytest.raises(ValueError, match="reset the sensor's cursor"):
         DownstreamCursor.decode(text)

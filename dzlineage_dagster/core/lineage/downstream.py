@@ -1,6 +1,7 @@
 """Lineage of a team's own Dagster assets downstream of the platform: how their datasets and jobs
 are named in OpenLineage, which of their dependencies are the platform's nodes, and the
-cursor of materializations already posted.
+cursor of materializations already posted (which also tells the assets gone from the location,
+whose jobs get a closing run: :func:`closing_run_id`).
 
 Names (docs/dagster-graph.md, "Posting your assets' lineage to DataZone"):
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dzlineage_dagster.core.lineage.openlineage import deterministic_run_id
 
@@ -111,11 +112,21 @@ def materialization_run_id(dagster_run_id: str, key: Sequence[str], storage_id: 
     return deterministic_run_id("dagster-asset", origin, json.dumps(list(key)))
 
 
+def closing_run_id(asset: str, last_posted: int) -> str:
+    """The run that closes a gone asset's job: derived from the asset and the last
+    materialization posted of it, so a tick retried after a crash replays the same closing."""
+    return deterministic_run_id("dagster-asset closed", asset, str(last_posted))
+
+
 @dataclass(frozen=True)
 class DownstreamCursor:
-    """Per opted-in asset, the storage id of the last materialization posted (JSON)."""
+    """Per opted-in asset posted (by its key's user string), the storage id of the last
+    materialization posted, and the Glue table (``<db>.<table>``) of those that are one: what
+    the closing run of an asset gone from the location keeps as its output (any other asset's
+    output is its own Dagster dataset, named by its key)."""
 
     posted: Mapping[str, int]
+    tables: Mapping[str, str] = field(default_factory=dict)
 
     @classmethod
     def decode(cls, text: str | None) -> DownstreamCursor:
@@ -125,21 +136,57 @@ class DownstreamCursor:
             value = json.loads(text)
         except json.JSONDecodeError:
             value = None
-        if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) for k, v in value.items()
+        # A cursor written before the tables were kept is the bare map of storage ids.
+        if isinstance(value, dict) and isinstance(value.get("posted"), dict):
+            posted, tables = value["posted"], value.get("tables")
+        else:
+            posted, tables = value, {}
+        if not (
+            isinstance(posted, dict)
+            and all(isinstance(k, str) and type(v) is int for k, v in posted.items())
+            and isinstance(tables, dict)
+            and all(isinstance(v, str) and k in posted for k, v in tables.items())
         ):
             raise ValueError(
                 f"downstream lineage sensor cursor {text!r} is not a JSON object of asset key -> "
                 "storage id; reset the sensor's cursor in the UI (its next tick posts each "
                 "asset's latest materialization)"
             )
-        return cls(value)
+        return cls(posted, tables)
 
     def encode(self) -> str:
-        return json.dumps(dict(sorted(self.posted.items())), separators=(",", ":"))
+        return json.dumps(
+            {
+                "posted": dict(sorted(self.posted.items())),
+                "tables": dict(sorted(self.tables.items())),
+            },
+            separators=(",", ":"),
+        )
 
     def after(self, asset: str) -> int | None:
         return self.posted.get(asset)
 
-    def advanced(self, asset: str, storage_id: int) -> DownstreamCursor:
-        return DownstreamCursor({**self.posted, asset: storage_id})
+    def advanced(
+        self, asset: str, storage_id: int, table: GlueTableRef | None = None
+    ) -> DownstreamCursor:
+        tables = {k: v for k, v in self.tables.items() if k != asset}
+        if table is not None:
+            tables[asset] = f"{table.database}.{table.table}"
+        return DownstreamCursor({**self.posted, asset: storage_id}, tables)
+
+    def gone(self, present: Collection[str]) -> list[str]:
+        """The assets posted before that are not among ``present`` (renamed or removed)."""
+        return sorted(set(self.posted) - set(present))
+
+    def output_of(self, asset: str) -> GlueTableRef | None:
+        """The Glue table the asset wrote when posted; None: its own Dagster dataset."""
+        table = self.tables.get(asset)
+        return None if table is None else GlueTableRef(*table.split(".", 1))
+
+    def closed(self, asset: str) -> DownstreamCursor:
+        """Without the asset: its job is closed, and an asset coming back under its key starts
+        again at its latest materialization."""
+        return DownstreamCursor(
+            {k: v for k, v in self.posted.items() if k != asset},
+            {k: v for k, v in self.tables.items() if k != asset},
+        )
