@@ -58,15 +58,18 @@ class GlueSchemaRegistryResource(AwsClientResource):
         )
         if latest.get("Status", AVAILABLE) == AVAILABLE:
             return latest
-        usable = [
-            int(version["VersionNumber"])
-            for version in self.paginate(
-                "glue", "list_schema_versions", "Schemas", page_size=100, SchemaId=schema_id
-            )
-            if version["Status"] == AVAILABLE
-        ]
+        usable = self.available_versions(schema_arn)
         if not usable:
             return latest
-        return client.get_schema_version(
-            SchemaId=schema_id, SchemaVersionNumber={"VersionNumber": max(usable)}
+        return self.get_schema_version(schema_arn, usable[-1])
+
+    def available_versions(self, schema_arn: str) -> list[int]:
+        """The numbers of the schema's AVAILABLE versions, ascending (ListSchemaVersions)."""
+        listed = self.paginate(
+            "glue",
+            "list_schema_versions",
+            "Schemas",
+            page_size=100,  # ListSchemaVersions' maximum
+            SchemaId={"SchemaArn": schema_arn},
         )
+        return sorted(int(v["VersionNumber"]) for v in listed if v["Status"] == AVAILABLE)
