@@ -224,20 +224,6 @@ def test_headless_sync_that_cannot_start_says_why_without_a_traceback(platform, 
     assert "Traceback" not in err
 
 
-def register_with_column(platform, topic: str, version: int, column: dict) -> dict:
-    """``version``'s definition with ``column`` added to the envelope's row, registered."""
-    glue = platform.client("glue")
-    schema_id = {"SchemaArn": platform.schema_arn(topic)}
-    base = glue.get_schema_version(
-        SchemaId=schema_id, SchemaVersionNumber={"VersionNumber": version}
-    )
-    envelope = json.loads(base["SchemaDefinition"])
-    before = next(f for f in envelope["fields"] if f["name"] == "before")
-    row = next(branch for branch in before["type"] if isinstance(branch, dict))
-    row["fields"].append(column)
-    return glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=json.dumps(envelope))
-
-
 def cataloged(platform, topic: str) -> tuple[int, dict]:
     """The version the topic's mapping record names, and its DataZone asset."""
     record = stored_mappings(platform.settings)[platform.schema_arn(topic)]
@@ -257,7 +243,7 @@ def test_a_version_the_registry_failed_is_never_cataloged_as_the_latest(platform
     synced, _ = cataloged(platform, topic)
 
     # A column with no default: a reader of the new version cannot read the earlier data.
-    failed = register_with_column(platform, topic, synced, {"name": "voucher", "type": "string"})
+    failed = platform.register_with_column(topic, {"name": "voucher", "type": "string"}, synced)
     assert failed["Status"] == "FAILURE"
     platform.control.clear_calls()
     assert dzlineage(["sync"]) == 0
@@ -275,7 +261,7 @@ def test_a_version_the_registry_failed_is_never_cataloged_as_the_latest(platform
     assert "unchanged since the last complete sync: nothing to do" in capsys.readouterr().out
 
     coupon = {"name": "coupon", "type": ["null", "string"], "default": None}
-    assert register_with_column(platform, topic, synced, coupon)["Status"] == "AVAILABLE"
+    assert platform.register_with_column(topic, coupon, synced)["Status"] == "AVAILABLE"
     assert dzlineage(["sync"]) == 0
     version, asset = cataloged(platform, topic)
     assert (version, kafka_form(asset)["schema_version"]) == (synced + 2, synced + 2)

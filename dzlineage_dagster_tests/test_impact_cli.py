@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster_tests.test_catalog_lifecycle import register_with_column
 
 TOPIC = "shop.sales.orders"
 
@@ -92,9 +91,9 @@ def test_a_version_after_one_the_registry_refused_is_compared_with_the_last_avai
     """v2 failed BACKWARD (a column with no default) and was never served: v3, made from v1,
     is compared with v1, and its one change is the column it adds."""
     refused = {"name": "voucher", "type": "string"}
-    assert register_with_column(platform, TOPIC, 1, refused)["Status"] == "FAILURE"
+    assert platform.register_with_column(TOPIC, refused, 1)["Status"] == "FAILURE"
     coupon = {"name": "coupon", "type": ["null", "string"], "default": None}
-    assert register_with_column(platform, TOPIC, 1, coupon)["VersionNumber"] == 3
+    assert platform.register_with_column(TOPIC, coupon, 1)["VersionNumber"] == 3
     code, out, err = impact(capsys, TOPIC, "--format", "json")
     assert code == 0, err
     (report,) = json.loads(out)
