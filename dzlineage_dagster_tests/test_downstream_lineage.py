@@ -288,6 +288,32 @@ def test_a_renamed_asset_s_lineage_is_closed_and_only_the_new_name_is_below_the_
     assert len(team_events(platform)) == held
     assert "revenue_v1" not in below_sales_orders(capsys)
 
+    # The rename reverted, nothing materialized since: v2 is closed, and v1 is shown again at
+    # once (its latest materialization posted anew, newer than its closing).
+    result, _ = tick(platform, v1, cursor)
+    assert "(team/revenue_v2)" in result.skip_message
+    below = below_sales_orders(capsys)
+    assert "team/revenue_v1" in below and "revenue_v2" not in below
+
+
+def test_a_closing_datazone_failed_is_posted_again(synced, capsys):
+    platform = synced
+    v1, v2 = revenue_defs("v1"), revenue_defs("v2")
+    assert materialize(v1.assets, instance=platform.instance).success
+    _, cursor = tick(platform, v1)
+    fail_after_accept(platform, 1)
+    _, cursor = tick(platform, v2, cursor)
+    [failed] = [e for e in lineage_events(platform) if e["processingStatus"] == "FAILED"]
+    assert "team/revenue_v1" in below_sales_orders(capsys)
+
+    result, cursor = tick(platform, v2, cursor)
+    assert "(1 posted again, their events FAILED in DataZone)" in result.skip_message
+    assert "revenue_v1" not in below_sales_orders(capsys)
+    run_id = failed["eventSummary"]["openLineageRunEventSummary"]["runId"]
+    assert [e["run"]["runId"] for e in closings(platform)] == [run_id, run_id]
+    result, _ = tick(platform, v2, cursor)
+    assert "no new materialization" in result.skip_message
+
 
 def test_a_removed_glue_table_asset_s_closing_keeps_its_table(synced, capsys):
     """daily_revenue writes a Glue table: its closing run writes that table from nothing (the

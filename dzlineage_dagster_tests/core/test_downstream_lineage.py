@@ -16,6 +16,7 @@ from dzlineage_dagster.core.lineage.downstream import (
     dagster_dataset,
     materialization_run_id,
     platform_ref,
+    reopening_run_id,
 )
 from dzlineage_dagster.core.lineage.platform_graph import iceberg_table_key, topic_key
 
@@ -90,11 +91,16 @@ def test_a_run_id_is_one_per_dagster_run_and_asset():
     assert materialization_run_id("", ["a"], 1) != materialization_run_id("", ["a"], 2)
 
 
-@given(st.dictionaries(names, st.integers(min_value=0)), st.data())
-def test_the_cursor_round_trips(posted, data):
-    tables = data.draw(st.dictionaries(st.sampled_from(sorted(posted) or ["-"]), names))
-    tables = {asset: table for asset, table in tables.items() if asset in posted}
-    cursor = DownstreamCursor(posted, tables)
+storage_ids = st.dictionaries(names, st.integers(min_value=0))
+
+
+@given(storage_ids, storage_ids, st.data())
+def test_the_cursor_round_trips(posted, closed, data):
+    closed = {asset: n for asset, n in closed.items() if asset not in posted}
+    kept = sorted({*posted, *closed}) or ["-"]
+    tables = data.draw(st.dictionaries(st.sampled_from(kept), names))
+    tables = {asset: t for asset, t in tables.items() if asset in posted or asset in closed}
+    cursor = DownstreamCursor(posted, tables, closed)
     assert DownstreamCursor.decode(cursor.encode()) == cursor
 
 
@@ -111,12 +117,22 @@ def test_an_asset_gone_from_the_location_is_closed_with_the_table_it_wrote():
     assert cursor.gone(["kpi", "new"]) == ["team/revenue"]
     assert cursor.output_of("team/revenue") == GlueTableRef("lakehouse", "revenue")
     assert cursor.output_of("kpi") is None
-    closed = cursor.closed("team/revenue")
-    assert closed == DownstreamCursor({"kpi": 6})
+    closed = cursor.closing("team/revenue")
+    assert closed == DownstreamCursor(
+        {"kpi": 6}, {"team/revenue": "lakehouse.revenue"}, {"team/revenue": 5}
+    )
+    # Kept as closed (its table too, for a closing posted again), not gone a second time.
     assert closed.gone(["kpi"]) == []
-    # Closing again (a tick retried) is the same run.
+    assert closed.output_of("team/revenue") == GlueTableRef("lakehouse", "revenue")
+    # Back under its key: open again.
+    assert closed.advanced("team/revenue", 9) == DownstreamCursor({"kpi": 6, "team/revenue": 9})
+    # Closing again (a tick retried) is the same run; coming back is a run of its own.
     assert closing_run_id("team/revenue", 5) == closing_run_id("team/revenue", 5)
     assert closing_run_id("team/revenue", 5) != closing_run_id("team/revenue", 6)
+    assert reopening_run_id("team/revenue", 5, 9) not in (
+        closing_run_id("team/revenue", 5),
+        reopening_run_id("team/revenue", 5, 10),
+    )
 
 
 def test_the_cursor_advances_per_asset():
@@ -132,6 +148,7 @@ def test_the_cursor_advances_per_asset():
         "not json",
         '{"a": true}',
         '{"posted": {"a": 1}, "tables": {"b": "d.t"}}',
+        '{"posted": {}, "closed": []}',
     ],
 )
 def test_a_cursor_that_is_not_ours_says_how_to_recover(text):

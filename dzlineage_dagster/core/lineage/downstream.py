@@ -118,15 +118,24 @@ def closing_run_id(asset: str, last_posted: int) -> str:
     return deterministic_run_id("dagster-asset closed", asset, str(last_posted))
 
 
+def reopening_run_id(asset: str, closed_after: int, latest: int) -> str:
+    """The run that shows an asset back under a closed key: its latest materialization, posted
+    anew (its own run was posted before the closing, which DataZone now takes for the latest)."""
+    return deterministic_run_id("dagster-asset reopened", asset, str(closed_after), str(latest))
+
+
 @dataclass(frozen=True)
 class DownstreamCursor:
-    """Per opted-in asset posted (by its key's user string), the storage id of the last
-    materialization posted, and the Glue table (``<db>.<table>``) of those that are one: what
-    the closing run of an asset gone from the location keeps as its output (any other asset's
-    output is its own Dagster dataset, named by its key)."""
+    """What the sensor posted, per asset by its key's user string: ``posted``, the storage id of
+    the last materialization posted of each asset still there; ``closed``, the same for each
+    asset gone whose job was closed (so a closing DataZone failed is posted again, and an
+    asset coming back under its key is shown again at once); ``tables``, the Glue table
+    (``<db>.<table>``) of those that are one: what a closing run keeps as its output (any other
+    asset's output is its own Dagster dataset, named by its key)."""
 
     posted: Mapping[str, int]
     tables: Mapping[str, str] = field(default_factory=dict)
+    closed: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def decode(cls, text: str | None) -> DownstreamCursor:
@@ -136,29 +145,34 @@ class DownstreamCursor:
             value = json.loads(text)
         except json.JSONDecodeError:
             value = None
-        # A cursor written before the tables were kept is the bare map of storage ids.
+        # A cursor written before closings were kept is the bare map of storage ids.
         if isinstance(value, dict) and isinstance(value.get("posted"), dict):
-            posted, tables = value["posted"], value.get("tables")
+            maps = (value["posted"], value.get("tables", {}), value.get("closed", {}))
         else:
-            posted, tables = value, {}
+            maps = (value, {}, {})
+        posted, tables, closed = maps
         if not (
-            isinstance(posted, dict)
-            and all(isinstance(k, str) and type(v) is int for k, v in posted.items())
-            and isinstance(tables, dict)
-            and all(isinstance(v, str) and k in posted for k, v in tables.items())
+            all(isinstance(m, dict) for m in maps)
+            and all(
+                isinstance(k, str) and type(v) is int
+                for m in (posted, closed)
+                for k, v in m.items()
+            )
+            and all(isinstance(v, str) and (k in posted or k in closed) for k, v in tables.items())
         ):
             raise ValueError(
                 f"downstream lineage sensor cursor {text!r} is not a JSON object of asset key -> "
                 "storage id; reset the sensor's cursor in the UI (its next tick posts each "
                 "asset's latest materialization)"
             )
-        return cls(posted, tables)
+        return cls(posted, tables, closed)
 
     def encode(self) -> str:
         return json.dumps(
             {
                 "posted": dict(sorted(self.posted.items())),
                 "tables": dict(sorted(self.tables.items())),
+                "closed": dict(sorted(self.closed.items())),
             },
             separators=(",", ":"),
         )
@@ -169,10 +183,12 @@ class DownstreamCursor:
     def advanced(
         self, asset: str, storage_id: int, table: GlueTableRef | None = None
     ) -> DownstreamCursor:
+        """Posted up to ``storage_id`` (an asset closed before is open again)."""
         tables = {k: v for k, v in self.tables.items() if k != asset}
         if table is not None:
             tables[asset] = f"{table.database}.{table.table}"
-        return DownstreamCursor({**self.posted, asset: storage_id}, tables)
+        closed = {k: v for k, v in self.closed.items() if k != asset}
+        return DownstreamCursor({**self.posted, asset: storage_id}, tables, closed)
 
     def gone(self, present: Collection[str]) -> list[str]:
         """The assets posted before that are not among ``present`` (renamed or removed)."""
@@ -183,10 +199,10 @@ class DownstreamCursor:
         table = self.tables.get(asset)
         return None if table is None else GlueTableRef(*table.split(".", 1))
 
-    def closed(self, asset: str) -> DownstreamCursor:
-        """Without the asset: its job is closed, and an asset coming back under its key starts
-        again at its latest materialization."""
+    def closing(self, asset: str) -> DownstreamCursor:
+        """The asset's job closed: it moves from ``posted`` to ``closed``."""
         return DownstreamCursor(
             {k: v for k, v in self.posted.items() if k != asset},
-            {k: v for k, v in self.tables.items() if k != asset},
+            self.tables,
+            {**self.closed, asset: self.posted[asset]},
         )
