@@ -4,7 +4,9 @@
 the assets of the opted-in asset groups (the event log, from a per-asset cursor of storage ids)
 and posts one OpenLineage run per Dagster run and asset: the asset's dependencies on the
 platform's keys (``iceberg/<db>/<table>``, ``kafka/<topic>``) and on other opted-in assets as
-inputs, the asset as output (:mod:`dzlineage_dagster.core.lineage.downstream` names them). It
+inputs, the asset as output (:mod:`dzlineage_dagster.core.lineage.downstream` names them), and
+a closing run for each asset posted before that the location no longer has (renamed or
+removed), as the sync closes a deleted connector's hop. It
 lives in the team's code location because only there is the team's asset graph (groups, deps)
 known; it reaches DataZone through the same ``lineage_sync`` resource and ``DZLINEAGE_*``
 settings as the sync (docs/dagster-graph.md).
@@ -13,6 +15,7 @@ settings as the sync (docs/dagster-graph.md).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timezone
 
 from dagster import (
@@ -31,13 +34,21 @@ from dagster._core.storage.tags import KIND_PREFIX
 from dzlineage_dagster.core.lineage.downstream import (
     TABLE_NAME_METADATA,
     DownstreamCursor,
+    GlueTableRef,
     asset_glue_table,
+    closing_run_id,
     dagster_dataset,
     materialization_run_id,
     platform_ref,
+    reopening_run_id,
 )
 from dzlineage_dagster.resources import LineageSyncResource
-from dzlineage_dagster.sync.lineage.downstream import AssetRun, DatasetRef, post_asset_runs
+from dzlineage_dagster.sync.lineage.downstream import (
+    AssetRun,
+    DatasetRef,
+    PostedAssetRun,
+    post_asset_runs,
+)
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: Materializations read per asset and tick: bounds a tick's work (the sensor's 60 s limit);
@@ -82,41 +93,68 @@ def downstream_lineage_sensor(
     ) -> SkipReason:
         nodes = _opted_in_nodes(context, name, opted_in)
         cursor = DownstreamCursor.decode(context.cursor)
-        asset_runs, advanced = [], cursor
+        now = datetime.now(timezone.utc)
+        asset_runs, reopened, advanced = [], [], cursor
         for node in nodes.values():
             label = node.key.to_user_string()
             records = _new_materializations(context, node.key, cursor.after(label))
             if not records:
                 continue
-            asset_runs.extend(_asset_runs(node, records, nodes))
-            advanced = advanced.advanced(label, max(r.storage_id for r in records))
+            node_runs = _asset_runs(node, records, nodes)
+            latest = max(r.storage_id for r in records)
+            if label in cursor.closed:
+                # Back under a closed key: its latest run was posted before the closing, which
+                # DataZone takes for the job's latest; posted anew now, as a run of its own.
+                run_id = reopening_run_id(label, cursor.closed[label], latest)
+                node_runs = [replace(node_runs[-1], run_id=run_id, event_time=now)]
+                reopened.extend(node_runs)
+            asset_runs.extend(node_runs)
+            output = node_runs[-1].output
+            table = output if isinstance(output, GlueTableRef) else None
+            advanced = advanced.advanced(label, latest, table)
         run = SyncRun(lineage_sync, context.log)
         # DataZone may fail an event after accepting it: the runs of the team's assets it
         # failed are posted again (one ListLineageEvents a tick finds them).
         failed = _failed_asset_runs(context, run, nodes, {r.run_id for r in asset_runs})
         asset_runs.extend(failed)
+        closings = _closing_runs(context, cursor, now)
+        for closing in closings:
+            advanced = advanced.closing(closing.label)
+        # Closed before, not back since, and its closing failed in DataZone.
+        failed_closings = [
+            closing
+            for closing in _closed_runs(cursor, now)
+            if closing.label in advanced.closed and run.lineage_health.must_repost(closing.run_id)
+        ]
+        asset_runs.extend([*closings, *failed_closings])
         if not asset_runs:
             context.update_cursor(advanced.encode())
             return SkipReason(f"no new materialization of the {len(nodes)} opted-in assets")
         # Raises on the first failure, the cursor unchanged: the next tick posts the same runs
-        # again with the same events and client tokens, which DataZone replays.
+        # (and closings) again with the same run ids and client tokens, which DataZone replays.
         posted = post_asset_runs(run, code_location, asset_runs)
         for done in posted:
-            state = "already held" if done.refused else "posted"
-            if done.run in failed:
-                state = "posted again: DataZone failed its events after accepting them"
             context.log.info(
                 f"{done.run.label}: {', '.join(done.inputs) or 'no platform input'} -> "
-                f"{done.output} ({state}, run {done.run.run_id})"
+                f"{done.output} ({_state(done, failed, closings, failed_closings, reopened)}, "
+                f"run {done.run.run_id})"
             )
         context.update_cursor(advanced.encode())
-        again = f" ({len(failed)} posted again, their events FAILED in DataZone)" if failed else ""
+        failures = len(failed) + len(failed_closings)
+        again = f" ({failures} posted again, their events FAILED in DataZone)" if failures else ""
+        closed = (
+            f"; closed the lineage of {len(closings)} assets gone from the location "
+            f"({', '.join(c.label for c in closings)})"
+            if closings
+            else ""
+        )
+        materializations = len(asset_runs) - len(closings) - len(failed_closings)
         # Dagster calls a tick that requests no run "skipped" (its log reads "Sensor ...
         # skipped: <this>"): the reason says that this sensor's work is not a run, and what it did.
         return SkipReason(
             f"no run to launch, the sensor posts itself: it posted the lineage of "
-            f"{len(posted)} materialization runs to DataZone{again}; API calls "
-            f"{dict(sorted(run.api_calls().items()))}"
+            f"{materializations} materialization runs to DataZone{again}{closed}; "
+            f"API calls {dict(sorted(run.api_calls().items()))}"
         )
 
     return _downstream_lineage
@@ -142,6 +180,60 @@ def _opted_in_nodes(
             "fix the sensor's groups"
         )
     return nodes
+
+
+def _closing_runs(
+    context: SensorEvaluationContext, cursor: DownstreamCursor, now: datetime
+) -> list[AssetRun]:
+    """A closing run for each asset posted before that the location no longer materializes
+    (renamed, removed, moved to another location): its output written from nothing, so its
+    job's latest run (what DataZone's views show) leaves its inputs. Assets of groups not opted
+    in still count as present: another sensor of the location may post them under the same job.
+    """
+    present = {
+        node.key.to_user_string()
+        for node in context.repository_def.asset_graph.asset_nodes
+        if node.is_materializable
+    }
+    return [
+        _closing_run(cursor, label, cursor.posted[label], now) for label in cursor.gone(present)
+    ]
+
+
+def _closed_runs(cursor: DownstreamCursor, now: datetime) -> list[AssetRun]:
+    """The closing run of each asset the cursor keeps as closed (to post again if it failed)."""
+    return [_closing_run(cursor, label, last, now) for label, last in cursor.closed.items()]
+
+
+def _closing_run(cursor: DownstreamCursor, label: str, last_posted: int, now: datetime) -> AssetRun:
+    key = tuple(AssetKey.from_user_string(label).path)
+    return AssetRun(
+        key,
+        closing_run_id(label, last_posted),
+        now,
+        inputs=(),
+        output=cursor.output_of(label) or key,
+    )
+
+
+def _state(
+    done: PostedAssetRun,
+    failed: list[AssetRun],
+    closings: list[AssetRun],
+    failed_closings: list[AssetRun],
+    reopened: list[AssetRun],
+) -> str:
+    """What a post was, for the tick's log."""
+    state = "already held" if done.refused else "posted"
+    if done.run in closings:
+        return f"closed: no longer an asset of this code location ({state})"
+    if done.run in failed_closings:
+        return "closed again: DataZone failed the closing's events after accepting them"
+    if done.run in failed:
+        return "posted again: DataZone failed its events after accepting them"
+    if done.run in reopened:
+        return f"back under a key closed before: its latest materialization {state} anew"
+    return state
 
 
 def _new_materializations(

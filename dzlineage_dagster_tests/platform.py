@@ -116,16 +116,23 @@ class DemoPlatform:
 
     def register_new_version(self, topic: str, column: str) -> None:
         """A compatible new schema version: an optional column added to the envelope's row."""
+        optional = {"name": column, "type": ["null", "string"], "default": None}
+        self.register_with_column(topic, optional)
+
+    def register_with_column(self, topic: str, column: dict, version: int | None = None) -> dict:
+        """A new schema version: ``version``'s definition (the latest by default) with
+        ``column`` added to the envelope's row; RegisterSchemaVersion's answer."""
         glue = self.client("glue")
         schema_id = {"SchemaArn": self.schema_arn(topic)}
-        latest = glue.get_schema_version(
-            SchemaId=schema_id, SchemaVersionNumber={"LatestVersion": True}
-        )
-        envelope = json.loads(latest["SchemaDefinition"])
+        number = {"LatestVersion": True} if version is None else {"VersionNumber": version}
+        base = glue.get_schema_version(SchemaId=schema_id, SchemaVersionNumber=number)
+        envelope = json.loads(base["SchemaDefinition"])
         before = next(f for f in envelope["fields"] if f["name"] == "before")
         row = next(branch for branch in before["type"] if isinstance(branch, dict))
-        row["fields"].append({"name": column, "type": ["null", "string"], "default": None})
-        glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=json.dumps(envelope))
+        row["fields"].append(column)
+        return glue.register_schema_version(
+            SchemaId=schema_id, SchemaDefinition=json.dumps(envelope)
+        )
 
     def upstream_source_identifiers(self, node: dict, depth: int) -> set[str]:
         """sourceIdentifiers of the lineage nodes up to `depth` hops upstream of `node`."""

@@ -19,6 +19,7 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.stored_mapping import drop_mapping, stored_mappings
+from dzlineage_dagster_tests.test_catalog_operators import kafka_form
 from dzlineage_dagster_tests.test_catalog_sync import (
     latest_metadata,
     table_topics,
@@ -221,3 +222,47 @@ def test_headless_sync_that_cannot_start_says_why_without_a_traceback(platform, 
     err = capsys.readouterr().err
     assert "could not start" in err and "ThrottlingException" in err
     assert "Traceback" not in err
+
+
+def cataloged(platform, topic: str) -> tuple[int, dict]:
+    """The version the topic's mapping record names, and its DataZone asset."""
+    record = stored_mappings(platform.settings)[platform.schema_arn(topic)]
+    asset = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=record.asset_id
+    )
+    return record.schema_version, asset
+
+
+def test_a_version_the_registry_failed_is_never_cataloged_as_the_latest(platform, caplog, capsys):
+    """GetSchemaVersion's latest is the FAILURE version (it is numbered): the sync catalogs the
+    newest AVAILABLE one instead, says why, and changes nothing in DataZone; the version sweep
+    does not take the failed number for a new version (the next sync is idle); the next good
+    version (numbered after the failed one) is cataloged as usual."""
+    topic = "shop.sales.orders"
+    assert dzlineage(["sync"]) == 0
+    synced, _ = cataloged(platform, topic)
+
+    # A column with no default: a reader of the new version cannot read the earlier data.
+    failed = platform.register_with_column(topic, {"name": "voucher", "type": "string"}, synced)
+    assert failed["Status"] == "FAILURE"
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    version, asset = cataloged(platform, topic)
+    assert (version, kafka_form(asset)["schema_version"]) == (synced, synced)
+    assert "voucher" not in json.dumps(asset["formsOutput"])
+    assert writes(platform.control.call_counts(), "datazone") == {}
+    assert (
+        f"{topic}: version {synced + 1} of schema {topic} is not AVAILABLE in the registry (it "
+        f"failed the schema's BACKWARD compatibility check, or is still being checked): version "
+        f"{synced} stays the cataloged one"
+    ) in caplog.text
+    capsys.readouterr()
+    assert dzlineage(["sync"]) == 0
+    assert "unchanged since the last complete sync: nothing to do" in capsys.readouterr().out
+
+    coupon = {"name": "coupon", "type": ["null", "string"], "default": None}
+    assert platform.register_with_column(topic, coupon, synced)["Status"] == "AVAILABLE"
+    assert dzlineage(["sync"]) == 0
+    version, asset = cataloged(platform, topic)
+    assert (version, kafka_form(asset)["schema_version"]) == (synced + 2, synced + 2)
+    assert "coupon" in json.dumps(asset["formsOutput"])

@@ -22,6 +22,7 @@ from dagster import (
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.definitions import build_resources
 from dzlineage_dagster.downstream_lineage import downstream_lineage_sensor
+from dzlineage_dagster.sandbox.commands import DOWNSTREAM_LOCATION
 from dzlineage_dagster.sandbox.demo import downstream
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.test_connector_lineage import glue_arn, posted_events
@@ -233,3 +234,105 @@ def test_the_demo_materializes_daily_revenue_once_without_a_click(synced):
     assert materialize([downstream.daily_revenue], instance=synced.instance).success
     again = evaluate_automation_conditions(defs=downstream.defs, instance=synced.instance)
     assert again.total_requested == 0
+
+
+def revenue_defs(version: str, code_location: str = "team") -> Definitions:
+    """The team's location with its revenue asset under the key ``team/revenue_<version>``."""
+
+    @asset(key=["team", f"revenue_{version}"], deps=[downstream.SALES_ORDERS], group_name="team")
+    def revenue() -> None:
+        """Revenue per day, renamed by its team between versions."""
+
+    return Definitions(
+        assets=[revenue],
+        sensors=[downstream_lineage_sensor(groups=["team"], code_location=code_location)],
+        resources=build_resources(),
+    )
+
+
+def closings(platform) -> list[dict]:
+    """The team's events of runs with no input: the closings of assets gone."""
+    return [e for e in team_events(platform) if not e["inputs"]]
+
+
+def below_sales_orders(capsys) -> str:
+    assert dzlineage(["trace", "lakehouse.sales_orders", "--downstream", "--no-owners"]) == 0
+    return capsys.readouterr().out
+
+
+def test_a_renamed_asset_s_lineage_is_closed_and_only_the_new_name_is_below_the_table(
+    synced, capsys
+):
+    """The team renames its asset: the tick that loads the new Definitions posts the new key's
+    materialization and closes the old key's job (a run writing the old dataset from nothing),
+    as the sync closes a deleted connector's hop; closing again replays."""
+    platform = synced
+    v1, v2 = revenue_defs("v1"), revenue_defs("v2")
+    assert materialize(v1.assets, instance=platform.instance).success
+    _, before_rename = tick(platform, v1)
+    assert "team/revenue_v1" in below_sales_orders(capsys)
+
+    assert materialize(v2.assets, instance=platform.instance).success
+    result, cursor = tick(platform, v2, before_rename)
+    assert "closed the lineage of 1 assets gone from the location (team/revenue_v1)" in (
+        result.skip_message
+    )
+    below = below_sales_orders(capsys)
+    assert "team/revenue_v2" in below and "revenue_v1" not in below
+    (closing,) = closings(platform)
+    validate_openlineage_event(json.dumps(closing))
+    assert (closing["job"]["name"], closing["inputs"]) == ("team/revenue_v1", [])
+    assert [d["name"] for d in closing["outputs"]] == ["team/revenue_v1"]
+
+    # Closed once: the next tick has nothing to do; a tick retried from the cursor before the
+    # rename (its cursor never saved) posts the same runs, which DataZone already holds.
+    result, _ = tick(platform, v2, cursor)
+    assert "no new materialization" in result.skip_message
+    held = len(team_events(platform))
+    tick(platform, v2, before_rename)
+    assert len(team_events(platform)) == held
+    assert "revenue_v1" not in below_sales_orders(capsys)
+
+    # The rename reverted, nothing materialized since: v2 is closed, and v1 is shown again at
+    # once (its latest materialization posted anew, newer than its closing).
+    result, _ = tick(platform, v1, cursor)
+    assert "(team/revenue_v2)" in result.skip_message
+    below = below_sales_orders(capsys)
+    assert "team/revenue_v1" in below and "revenue_v2" not in below
+
+
+def test_a_closing_datazone_failed_is_posted_again(synced, capsys):
+    platform = synced
+    v1, v2 = revenue_defs("v1"), revenue_defs("v2")
+    assert materialize(v1.assets, instance=platform.instance).success
+    _, cursor = tick(platform, v1)
+    fail_after_accept(platform, 1)
+    _, cursor = tick(platform, v2, cursor)
+    [failed] = [e for e in lineage_events(platform) if e["processingStatus"] == "FAILED"]
+    assert "team/revenue_v1" in below_sales_orders(capsys)
+
+    result, cursor = tick(platform, v2, cursor)
+    assert "(1 posted again, their events FAILED in DataZone)" in result.skip_message
+    assert "revenue_v1" not in below_sales_orders(capsys)
+    run_id = failed["eventSummary"]["openLineageRunEventSummary"]["runId"]
+    assert [e["run"]["runId"] for e in closings(platform)] == [run_id, run_id]
+    result, _ = tick(platform, v2, cursor)
+    assert "no new materialization" in result.skip_message
+
+
+def test_a_removed_glue_table_asset_s_closing_keeps_its_table(synced, capsys):
+    """daily_revenue writes a Glue table: its closing run writes that table from nothing (the
+    cursor kept the table, since the removed asset's metadata is no longer there to read)."""
+    platform = synced
+    assert materialize([downstream.daily_revenue], instance=platform.instance).success
+    _, cursor = tick(platform, downstream.defs)
+    assert "lakehouse.daily_revenue" in below_sales_orders(capsys)
+
+    # The demo's location, its Spark asset removed (another one in its place).
+    result, _ = tick(platform, revenue_defs("v1", DOWNSTREAM_LOCATION), cursor)
+    assert "(daily_revenue)" in result.skip_message
+    (closing,) = closings(platform)
+    assert (closing["job"]["name"], closing["inputs"]) == ("daily_revenue", [])
+    daily_revenue = glue_arn(platform, "lakehouse", "daily_revenue")
+    assert [f"{d['namespace']}/{d['name']}" for d in closing["outputs"]] == [daily_revenue]
+    assert "daily_revenue" not in below_sales_orders(capsys)

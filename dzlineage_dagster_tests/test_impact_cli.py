@@ -83,3 +83,19 @@ def test_a_name_that_is_neither_topic_nor_table_is_refused_by_name(platform, cap
     code, _, err = impact(capsys, "lakehouse.nothing")
     assert code == 2
     assert "'lakehouse.nothing' is neither a topic of registry shop-cdc" in err
+
+
+def test_a_version_after_one_the_registry_refused_is_compared_with_the_last_available(
+    platform, capsys
+):
+    """v2 failed BACKWARD (a column with no default) and was never served: v3, made from v1,
+    is compared with v1, and its one change is the column it adds."""
+    refused = {"name": "voucher", "type": "string"}
+    assert platform.register_with_column(TOPIC, refused, 1)["Status"] == "FAILURE"
+    coupon = {"name": "coupon", "type": ["null", "string"], "default": None}
+    assert platform.register_with_column(TOPIC, coupon, 1)["VersionNumber"] == 3
+    code, out, err = impact(capsys, TOPIC, "--format", "json")
+    assert code == 0, err
+    (report,) = json.loads(out)
+    assert (report["previous_version"], report["latest_version"]) == (1, 3)
+    assert [(c["column"], c["kind"]) for c in report["changes"]] == [("coupon", "added")]

@@ -115,8 +115,12 @@ def test_the_shipped_policies_grant_exactly_the_actions_a_full_lifecycle_calls(
     )
     used.collect()
 
-    # A changed topic, so the headless sync reads back a few events of its own (by id).
+    # A changed topic, so the headless sync reads back a few events of its own (by id); then a
+    # version the registry refuses (a column with no default), so the sync lists the versions
+    # for the newest AVAILABLE one.
     platform.register_new_version(table_topic, "remark")
+    refused = platform.register_with_column(table_topic, {"name": "refused", "type": "string"})
+    assert refused["Status"] == "FAILURE"
     also_gone = "shop.sales.orders"
     platform.client("glue").delete_schema(SchemaId={"SchemaArn": platform.schema_arn(also_gone)})
     platform.control.clear_calls()

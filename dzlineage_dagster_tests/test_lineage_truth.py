@@ -113,6 +113,46 @@ def test_a_re_routed_sink_leaves_only_its_new_table_in_trace_orphans_and_datazon
     assert timestamp_view_neighbours(demo, topic_id, "downstream") == {table_id(demo, NEW)}
 
 
+def update_connector(platform, name: str, config: dict[str, str]) -> None:
+    """UpdateConnector of the connector's whole configuration, at its current version."""
+    kafkaconnect = platform.client("kafkaconnect")
+    (summary,) = [
+        c for c in kafkaconnect.list_connectors()["connectors"] if c["connectorName"] == name
+    ]
+    kafkaconnect.update_connector(
+        connectorArn=summary["connectorArn"],
+        currentVersion=summary["currentVersion"],
+        connectorConfiguration=config,
+    )
+
+
+def test_a_sink_re_routed_in_place_by_update_connector_is_picked_up_by_the_next_sync(demo, capsys):
+    """The same connector (same ARN, a new currentVersion): its new table replaces the old one
+    under its job, and a topic it no longer subscribes to has its hop closed."""
+    demo.client("glue").create_table(DatabaseName="lakehouse", TableInput={"Name": NEW})
+    _, config = archive_sink(demo)
+    update_connector(demo, SINK, {**config, "iceberg.tables": f"lakehouse.{NEW}"})
+    sync(capsys)
+    assert downstream_tables(capsys) == {f"lakehouse.{NEW}"}
+    assert timestamp_view_neighbours(demo, table_id(demo, OLD), "upstream") == set()
+
+    sales = "shop.sales.orders"
+    assert downstream_tables(capsys, sales) == {"lakehouse.sales_orders"}
+    sink = demo.client("kafkaconnect").describe_connector(
+        connectorArn=next(
+            c["connectorArn"]
+            for c in demo.client("kafkaconnect").list_connectors()["connectors"]
+            if c["connectorName"] == "shop-iceberg-sink"
+        )
+    )
+    inventory_only = {**sink["connectorConfiguration"], "topics.regex": r"shop\.inventory\..*"}
+    update_connector(demo, "shop-iceberg-sink", inventory_only)
+    out = sync(capsys)
+    assert f"closed [kafka-connect.shop-iceberg-sink/{sales}]" in out, out
+    assert downstream_tables(capsys, sales) == set()
+    assert downstream_tables(capsys, "shop.inventory.products") == {"lakehouse.inventory_products"}
+
+
 def demo_topic(platform, topic: str = TOPIC) -> tuple[str, str]:
     """The topic's (namespace, name), as the sync names it."""
     return SyncRun(LineageSyncResource.with_settings(platform.settings)).topic_dataset(topic)

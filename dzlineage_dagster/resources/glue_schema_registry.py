@@ -6,6 +6,9 @@ from typing import Any, ClassVar
 
 from dzlineage_dagster.resources.base import AwsClientResource
 
+#: The status of a schema version producers can use (botocore's SchemaVersionStatus).
+AVAILABLE = "AVAILABLE"
+
 
 class GlueSchemaRegistryResource(AwsClientResource):
     """Reads schemas and their versions from the Glue Schema Registry (service `glue`)."""
@@ -39,10 +42,34 @@ class GlueSchemaRegistryResource(AwsClientResource):
             return None
 
     def get_schema_version(self, schema_arn: str, version_number: int | None = None) -> dict:
-        """The definition of one version (the latest when `version_number` is None)."""
-        version = (
-            {"LatestVersion": True} if version_number is None else {"VersionNumber": version_number}
+        """The definition of one version; when `version_number` is None, the latest one a
+        producer can use: a version that failed the schema's compatibility check (`Status`
+        FAILURE), is still being checked (PENDING) or is being deleted was never served, yet
+        may be numbered the latest. Then the newest AVAILABLE one is read (one
+        ListSchemaVersions more); none at all: the latest as it is."""
+        client = self.client()
+        schema_id = {"SchemaArn": schema_arn}
+        if version_number is not None:
+            return client.get_schema_version(
+                SchemaId=schema_id, SchemaVersionNumber={"VersionNumber": version_number}
+            )
+        latest = client.get_schema_version(
+            SchemaId=schema_id, SchemaVersionNumber={"LatestVersion": True}
         )
-        return self.client().get_schema_version(
-            SchemaId={"SchemaArn": schema_arn}, SchemaVersionNumber=version
+        if latest.get("Status", AVAILABLE) == AVAILABLE:
+            return latest
+        usable = self.available_versions(schema_arn)
+        if not usable:
+            return latest
+        return self.get_schema_version(schema_arn, usable[-1])
+
+    def available_versions(self, schema_arn: str) -> list[int]:
+        """The numbers of the schema's AVAILABLE versions, ascending (ListSchemaVersions)."""
+        listed = self.paginate(
+            "glue",
+            "list_schema_versions",
+            "Schemas",
+            page_size=100,  # ListSchemaVersions' maximum
+            SchemaId={"SchemaArn": schema_arn},
         )
+        return sorted(int(v["VersionNumber"]) for v in listed if v["Status"] == AVAILABLE)

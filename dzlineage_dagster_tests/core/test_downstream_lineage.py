@@ -12,9 +12,11 @@ from dzlineage_dagster.core.lineage.downstream import (
     TopicRef,
     asset_glue_table,
     asset_job,
+    closing_run_id,
     dagster_dataset,
     materialization_run_id,
     platform_ref,
+    reopening_run_id,
 )
 from dzlineage_dagster.core.lineage.platform_graph import iceberg_table_key, topic_key
 
@@ -89,9 +91,48 @@ def test_a_run_id_is_one_per_dagster_run_and_asset():
     assert materialization_run_id("", ["a"], 1) != materialization_run_id("", ["a"], 2)
 
 
-@given(st.dictionaries(names, st.integers(min_value=0)))
-def test_the_cursor_round_trips(posted):
-    assert DownstreamCursor.decode(DownstreamCursor(posted).encode()).posted == posted
+storage_ids = st.dictionaries(names, st.integers(min_value=0))
+
+
+@given(storage_ids, storage_ids, st.data())
+def test_the_cursor_round_trips(posted, closed, data):
+    closed = {asset: n for asset, n in closed.items() if asset not in posted}
+    kept = sorted({*posted, *closed}) or ["-"]
+    tables = data.draw(st.dictionaries(st.sampled_from(kept), names))
+    tables = {asset: t for asset, t in tables.items() if asset in posted or asset in closed}
+    cursor = DownstreamCursor(posted, tables, closed)
+    assert DownstreamCursor.decode(cursor.encode()) == cursor
+
+
+def test_a_cursor_written_before_the_tables_were_kept_still_reads():
+    assert DownstreamCursor.decode('{"a":5,"posted":7}') == DownstreamCursor({"a": 5, "posted": 7})
+
+
+def test_an_asset_gone_from_the_location_is_closed_with_the_table_it_wrote():
+    cursor = (
+        DownstreamCursor.decode(None)
+        .advanced("team/revenue", 5, GlueTableRef("lakehouse", "revenue"))
+        .advanced("kpi", 6)
+    )
+    assert cursor.gone(["kpi", "new"]) == ["team/revenue"]
+    assert cursor.output_of("team/revenue") == GlueTableRef("lakehouse", "revenue")
+    assert cursor.output_of("kpi") is None
+    closed = cursor.closing("team/revenue")
+    assert closed == DownstreamCursor(
+        {"kpi": 6}, {"team/revenue": "lakehouse.revenue"}, {"team/revenue": 5}
+    )
+    # Kept as closed (its table too, for a closing posted again), not gone a second time.
+    assert closed.gone(["kpi"]) == []
+    assert closed.output_of("team/revenue") == GlueTableRef("lakehouse", "revenue")
+    # Back under its key: open again.
+    assert closed.advanced("team/revenue", 9) == DownstreamCursor({"kpi": 6, "team/revenue": 9})
+    # Closing again (a tick retried) is the same run; coming back is a run of its own.
+    assert closing_run_id("team/revenue", 5) == closing_run_id("team/revenue", 5)
+    assert closing_run_id("team/revenue", 5) != closing_run_id("team/revenue", 6)
+    assert reopening_run_id("team/revenue", 5, 9) not in (
+        closing_run_id("team/revenue", 5),
+        reopening_run_id("team/revenue", 5, 10),
+    )
 
 
 def test_the_cursor_advances_per_asset():
@@ -99,7 +140,17 @@ def test_the_cursor_advances_per_asset():
     assert cursor.after("a") == 5 and cursor.after("b") is None
 
 
-@pytest.mark.parametrize("text", ["[1]", '{"a": "5"}', "not json"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "[1]",
+        '{"a": "5"}',
+        "not json",
+        '{"a": true}',
+        '{"posted": {"a": 1}, "tables": {"b": "d.t"}}',
+        '{"posted": {}, "closed": []}',
+    ],
+)
 def test_a_cursor_that_is_not_ours_says_how_to_recover(text):
     with pytest.raises(ValueError, match="reset the sensor's cursor"):
         DownstreamCursor.decode(text)

@@ -162,3 +162,80 @@ def test_list_page_size_is_validated(sandbox):
     unchecked = sandbox.client("kafkaconnect", parameter_validation=False)
     with pytest.raises(ClientError, match="Member must have value less than or equal to 100"):
         unchecked.list_connectors(maxResults=101)
+
+
+def test_update_connector_changes_capacity_or_configuration_and_the_version(kc):
+    arn = kc.create_connector(**connector_request(unique("updated")))["connectorArn"]
+    first = kc.describe_connector(connectorArn=arn)["currentVersion"]
+
+    autoscaling = {
+        "maxWorkerCount": 4,
+        "mcuCount": 2,
+        "minWorkerCount": 1,
+        "scaleInPolicy": {"cpuUtilizationPercentage": 20},
+        "scaleOutPolicy": {"cpuUtilizationPercentage": 80},
+    }
+    answer = kc.update_connector(
+        connectorArn=arn, currentVersion=first, capacity={"autoScaling": autoscaling}
+    )
+    assert answer["connectorArn"] == arn and answer["connectorState"] == "UPDATING"
+    assert re.fullmatch(
+        r"arn:aws:kafkaconnect:us-east-1:123456789012:connector-operation/updated-[0-9a-f]{12}/"
+        r"[0-9a-f-]{36}/[0-9a-f-]{36}",
+        answer["connectorOperationArn"],
+    )
+    described = kc.describe_connector(connectorArn=arn)
+    assert described["connectorState"] == "RUNNING"
+    assert described["capacity"] == {"autoScaling": autoscaling}
+    assert described["connectorConfiguration"] == DEBEZIUM_CONFIG
+    second = described["currentVersion"]
+    assert second != first
+
+    rerouted = {**DEBEZIUM_CONFIG, "table.include.list": "public.orders"}
+    kc.update_connector(connectorArn=arn, currentVersion=second, connectorConfiguration=rerouted)
+    described = kc.describe_connector(connectorArn=arn)
+    assert described["connectorConfiguration"] == rerouted
+    assert described["capacity"] == {"autoScaling": autoscaling}
+    listed = [c for c in kc.list_connectors()["connectors"] if c["connectorArn"] == arn]
+    assert listed[0]["currentVersion"] == described["currentVersion"] != second
+
+
+@pytest.mark.parametrize(
+    ("update", "message"),
+    [
+        ({"currentVersion": "STALEVERSION1"}, "currentVersion STALEVERSION1 is not"),
+        ({}, "Nothing to update"),
+        (
+            {
+                "connectorConfiguration": DEBEZIUM_CONFIG,
+                "capacity": {"provisionedCapacity": {"mcuCount": 1, "workerCount": 2}},
+            },
+            "(capacity) or its connectorConfiguration, not both",
+        ),
+    ],
+)
+def test_an_update_on_a_stale_version_or_of_both_kinds_is_refused(kc, update, message):
+    arn = kc.create_connector(**connector_request(unique("refused")))["connectorArn"]
+    version = kc.describe_connector(connectorArn=arn)["currentVersion"]
+    with pytest.raises(ClientError, match=r"\(BadRequestException\)") as raised:
+        kc.update_connector(**{"connectorArn": arn, "currentVersion": version, **update})
+    assert message in raised.value.response["Error"]["Message"]
+    assert kc.describe_connector(connectorArn=arn)["currentVersion"] == version
+
+
+def test_an_update_is_validated_against_the_model(sandbox, kc):
+    arn = kc.create_connector(**connector_request(unique("invalid")))["connectorArn"]
+    version = kc.describe_connector(connectorArn=arn)["currentVersion"]
+    unchecked = sandbox.client("kafkaconnect", parameter_validation=False)
+    with pytest.raises(ClientError, match=r"capacity\.provisionedCapacity\.mcuCount"):
+        unchecked.update_connector(
+            connectorArn=arn,
+            currentVersion=version,
+            capacity={"provisionedCapacity": {"mcuCount": 9, "workerCount": 1}},
+        )
+    with pytest.raises(ClientError, match=r"\(NotFoundException\)"):
+        kc.update_connector(
+            connectorArn=arn.rsplit("/", 1)[0] + f"/{uuid.uuid4()}",
+            currentVersion=version,
+            connectorConfiguration=DEBEZIUM_CONFIG,
+        )

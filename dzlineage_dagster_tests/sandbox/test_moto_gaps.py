@@ -269,6 +269,133 @@ def test_register_schema_version_refuses_a_definition_that_is_not_avro(glue, reg
     assert glue.get_schema(SchemaId=schema_id)["LatestSchemaVersion"] == 1
 
 
+def row(*fields: tuple[str, object]) -> str:
+    """A record of the given (name, type) fields, none with a default."""
+    return json.dumps(
+        {"type": "record", "name": "Row", "fields": [{"name": n, "type": t} for n, t in fields]}
+    )
+
+
+def schema_with(glue, registry: str, compatibility: str, first: str) -> dict[str, str]:
+    name = unique(compatibility.lower())
+    glue.create_schema(
+        RegistryId={"RegistryName": registry},
+        SchemaName=name,
+        DataFormat="AVRO",
+        Compatibility=compatibility,
+        SchemaDefinition=first,
+    )
+    return {"RegistryName": registry, "SchemaName": name}
+
+
+ID = ("id", "long")
+REQUIRED_EMAIL = ("email", "string")
+OPTIONAL_EMAIL = {"name": "email", "type": ["null", "string"], "default": None}
+
+
+@pytest.mark.parametrize(
+    ("compatibility", "second", "status"),
+    [
+        # A field with no default added: new readers cannot read old data.
+        ("BACKWARD", row(ID, REQUIRED_EMAIL), "FAILURE"),
+        ("FORWARD", row(ID, REQUIRED_EMAIL), "AVAILABLE"),
+        ("FULL", row(ID, REQUIRED_EMAIL), "FAILURE"),
+        ("NONE", row(ID, REQUIRED_EMAIL), "AVAILABLE"),
+        # The only field removed: old readers cannot read new data.
+        ("BACKWARD", row(REQUIRED_EMAIL), "FAILURE"),
+        ("FORWARD", row(REQUIRED_EMAIL), "FAILURE"),
+        # long -> int narrows (FORWARD: the old long reader reads int data: a promotion).
+        ("BACKWARD", row(("id", "int")), "FAILURE"),
+        ("FORWARD", row(("id", "int")), "AVAILABLE"),
+        # An optional field with a default: every direction reads.
+        (
+            "FULL_ALL",
+            json.dumps(
+                {
+                    "type": "record",
+                    "name": "Row",
+                    "fields": [{"name": "id", "type": "long"}, OPTIONAL_EMAIL],
+                }
+            ),
+            "AVAILABLE",
+        ),
+    ],
+)
+def test_a_version_incompatible_under_the_schema_s_mode_is_registered_as_failure(
+    glue, compatibility, second, status
+):
+    """RegisterSchemaVersion numbers a version that fails the compatibility check and answers
+    it with Status FAILURE, as AWS does; GetSchemaVersion and ListSchemaVersions show it so."""
+    registry = new_registry(glue)
+    schema_id = schema_with(glue, registry, compatibility, row(ID))
+
+    answer = glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=second)
+
+    assert (answer["VersionNumber"], answer["Status"]) == (2, status)
+    fetched = glue.get_schema_version(SchemaVersionId=answer["SchemaVersionId"])
+    assert fetched["Status"] == status
+    (listed,) = [
+        v
+        for v in glue.list_schema_versions(SchemaId=schema_id)["Schemas"]
+        if v["VersionNumber"] == 2
+    ]
+    assert listed["Status"] == status
+    # The same definition again is the same version, failed or not.
+    again = glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=second)
+    assert (again["SchemaVersionId"], again["Status"]) == (answer["SchemaVersionId"], status)
+    glue.delete_registry(RegistryId={"RegistryName": registry})
+
+
+def test_a_failed_version_is_not_what_later_versions_are_checked_against(glue):
+    """BACKWARD checks against the previous version a reader can use: after a FAILURE, the one
+    before it."""
+    registry = new_registry(glue)
+    schema_id = schema_with(glue, registry, "BACKWARD", row(ID))
+    email_only = glue.register_schema_version(
+        SchemaId=schema_id, SchemaDefinition=row(REQUIRED_EMAIL)
+    )
+    # A reader of email alone finds no email in v1's data, and it has no default.
+    assert email_only["Status"] == "FAILURE"
+    # Reads v1's data; the failed v2's it would not (no id there, and id has no default).
+    both = json.dumps(
+        {
+            "type": "record",
+            "name": "Row",
+            "fields": [{"name": "id", "type": "long"}, OPTIONAL_EMAIL],
+        }
+    )
+    third = glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=both)
+    assert (third["VersionNumber"], third["Status"]) == (3, "AVAILABLE")
+    glue.delete_registry(RegistryId={"RegistryName": registry})
+
+
+@pytest.mark.parametrize(
+    ("compatibility", "status"), [("FORWARD", "AVAILABLE"), ("FORWARD_ALL", "FAILURE")]
+)
+def test_an_all_mode_checks_every_available_version(glue, compatibility, status):
+    """v1's reader has no default for id, v2's has: dropping id passes against v2 alone."""
+    registry = new_registry(glue)
+    schema_id = schema_with(glue, registry, compatibility, row(ID))
+    with_default = json.dumps(
+        {"type": "record", "name": "Row", "fields": [{"name": "id", "type": "long", "default": 0}]}
+    )
+    assert (
+        glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=with_default)["Status"]
+        == "AVAILABLE"
+    )
+    dropped = glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=row(REQUIRED_EMAIL))
+    assert (dropped["VersionNumber"], dropped["Status"]) == (3, status)
+    glue.delete_registry(RegistryId={"RegistryName": registry})
+
+
+def test_disabled_compatibility_takes_no_new_version(glue, registry):
+    schema_id = schema_with(glue, registry, "DISABLED", row(ID))
+    with pytest.raises(ClientError) as excinfo:
+        glue.register_schema_version(SchemaId=schema_id, SchemaDefinition=row(ID, ("n", "int")))
+    assert error_code(excinfo) == "InvalidInputException"
+    assert glue.get_schema(SchemaId=schema_id)["LatestSchemaVersion"] == 1
+
+
 # --- Glue Data Catalog ------------------------------------------------------------------------
 
 

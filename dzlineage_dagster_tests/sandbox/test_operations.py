@@ -44,12 +44,10 @@ def test_every_patch_in_the_registry_is_listed_as_moto_patched(listing):
 
 def test_an_unanswered_emulator_operation_is_really_not_answered(sandbox, listing):
     unanswered = listing["services"]["kafkaconnect"]["unanswered"]
-    assert "UpdateConnector" in unanswered
+    assert "PauseConnector" in unanswered and "UpdateConnector" not in unanswered
     with pytest.raises(ClientError) as raised:
-        sandbox.client("kafkaconnect").update_connector(
-            connectorArn="arn:aws:kafkaconnect:us-east-1:123456789012:connector/c/1",
-            currentVersion="X",
-            capacity={"provisionedCapacity": {"mcuCount": 1, "workerCount": 1}},
+        sandbox.client("kafkaconnect").pause_connector(
+            connectorArn="arn:aws:kafkaconnect:us-east-1:123456789012:connector/c/1"
         )
     assert raised.value.response["Error"]["Code"] == "NotImplemented"
 

@@ -1,6 +1,7 @@
 """Lineage of a team's own Dagster assets downstream of the platform: how their datasets and jobs
 are named in OpenLineage, which of their dependencies are the platform's nodes, and the
-cursor of materializations already posted.
+cursor of materializations already posted (which also tells the assets gone from the location,
+whose jobs get a closing run: :func:`closing_run_id`).
 
 Names (docs/dagster-graph.md, "Posting your assets' lineage to DataZone"):
 
@@ -26,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from dzlineage_dagster.core.lineage.openlineage import deterministic_run_id
 
@@ -111,11 +112,30 @@ def materialization_run_id(dagster_run_id: str, key: Sequence[str], storage_id: 
     return deterministic_run_id("dagster-asset", origin, json.dumps(list(key)))
 
 
+def closing_run_id(asset: str, last_posted: int) -> str:
+    """The run that closes a gone asset's job: derived from the asset and the last
+    materialization posted of it, so a tick retried after a crash replays the same closing."""
+    return deterministic_run_id("dagster-asset closed", asset, str(last_posted))
+
+
+def reopening_run_id(asset: str, closed_after: int, latest: int) -> str:
+    """The run that shows an asset back under a closed key: its latest materialization, posted
+    anew (its own run was posted before the closing, which DataZone now takes for the latest)."""
+    return deterministic_run_id("dagster-asset reopened", asset, str(closed_after), str(latest))
+
+
 @dataclass(frozen=True)
 class DownstreamCursor:
-    """Per opted-in asset, the storage id of the last materialization posted (JSON)."""
+    """What the sensor posted, per asset by its key's user string: ``posted``, the storage id of
+    the last materialization posted of each asset still there; ``closed``, the same for each
+    asset gone whose job was closed (so a closing DataZone failed is posted again, and an
+    asset coming back under its key is shown again at once); ``tables``, the Glue table
+    (``<db>.<table>``) of those that are one: what a closing run keeps as its output (any other
+    asset's output is its own Dagster dataset, named by its key)."""
 
     posted: Mapping[str, int]
+    tables: Mapping[str, str] = field(default_factory=dict)
+    closed: Mapping[str, int] = field(default_factory=dict)
 
     @classmethod
     def decode(cls, text: str | None) -> DownstreamCursor:
@@ -125,21 +145,64 @@ class DownstreamCursor:
             value = json.loads(text)
         except json.JSONDecodeError:
             value = None
-        if not isinstance(value, dict) or not all(
-            isinstance(k, str) and isinstance(v, int) for k, v in value.items()
+        # A cursor written before closings were kept is the bare map of storage ids.
+        if isinstance(value, dict) and isinstance(value.get("posted"), dict):
+            maps = (value["posted"], value.get("tables", {}), value.get("closed", {}))
+        else:
+            maps = (value, {}, {})
+        posted, tables, closed = maps
+        if not (
+            all(isinstance(m, dict) for m in maps)
+            and all(
+                isinstance(k, str) and type(v) is int
+                for m in (posted, closed)
+                for k, v in m.items()
+            )
+            and all(isinstance(v, str) and (k in posted or k in closed) for k, v in tables.items())
         ):
             raise ValueError(
                 f"downstream lineage sensor cursor {text!r} is not a JSON object of asset key -> "
                 "storage id; reset the sensor's cursor in the UI (its next tick posts each "
                 "asset's latest materialization)"
             )
-        return cls(value)
+        return cls(posted, tables, closed)
 
     def encode(self) -> str:
-        return json.dumps(dict(sorted(self.posted.items())), separators=(",", ":"))
+        return json.dumps(
+            {
+                "posted": dict(sorted(self.posted.items())),
+                "tables": dict(sorted(self.tables.items())),
+                "closed": dict(sorted(self.closed.items())),
+            },
+            separators=(",", ":"),
+        )
 
     def after(self, asset: str) -> int | None:
         return self.posted.get(asset)
 
-    def advanced(self, asset: str, storage_id: int) -> DownstreamCursor:
-        return DownstreamCursor({**self.posted, asset: storage_id})
+    def advanced(
+        self, asset: str, storage_id: int, table: GlueTableRef | None = None
+    ) -> DownstreamCursor:
+        """Posted up to ``storage_id`` (an asset closed before is open again)."""
+        tables = {k: v for k, v in self.tables.items() if k != asset}
+        if table is not None:
+            tables[asset] = f"{table.database}.{table.table}"
+        closed = {k: v for k, v in self.closed.items() if k != asset}
+        return DownstreamCursor({**self.posted, asset: storage_id}, tables, closed)
+
+    def gone(self, present: Collection[str]) -> list[str]:
+        """The assets posted before that are not among ``present`` (renamed or removed)."""
+        return sorted(set(self.posted) - set(present))
+
+    def output_of(self, asset: str) -> GlueTableRef | None:
+        """The Glue table the asset wrote when posted; None: its own Dagster dataset."""
+        table = self.tables.get(asset)
+        return None if table is None else GlueTableRef(*table.split(".", 1))
+
+    def closing(self, asset: str) -> DownstreamCursor:
+        """The asset's job closed: it moves from ``posted`` to ``closed``."""
+        return DownstreamCursor(
+            {k: v for k, v in self.posted.items() if k != asset},
+            self.tables,
+            {**self.closed, asset: self.posted[asset]},
+        )

@@ -6,6 +6,13 @@ botocore's model (MSK Connect answers ``BadRequestException`` for invalid input)
 keeps the semantics: connector names are unique (``ConflictException``), ARNs and versions look
 like AWS's, a created connector is RUNNING when next described, and unknown ARNs are
 ``NotFoundException``.
+
+``UpdateConnector`` (botocore's model: "either the connector's worker setting or its connector
+configuration, but not both in the same request") takes ``capacity``, ``plugins``,
+``workerConfiguration`` or ``useDefaultWorkerConfiguration``, or else ``connectorConfiguration``
+alone (the whole configuration, replaced); it needs the connector's ``currentVersion``, as
+DeleteConnector does, answers UPDATING and gives the connector a new ``currentVersion``; like a
+created connector, the updated one is RUNNING when next described.
 """
 
 from __future__ import annotations
@@ -40,6 +47,9 @@ _DESCRIBED_MEMBERS = (
     "workerConfiguration",
 )
 
+#: UpdateConnector's worker settings: one request updates these or the connector configuration.
+_WORKER_SETTINGS = ("capacity", "plugins", "workerConfiguration", "useDefaultWorkerConfiguration")
+
 
 def _new_version() -> str:
     return "".join(secrets.choice(string.ascii_uppercase + string.digits) for _ in range(13))
@@ -60,6 +70,7 @@ class KafkaConnectEmulator(RestJsonEmulator):
                 "DescribeConnector": self._describe_connector,
                 "ListConnectors": self._list_connectors,
                 "DeleteConnector": self._delete_connector,
+                "UpdateConnector": self._update_connector,
             },
         )
 
@@ -98,6 +109,46 @@ class KafkaConnectEmulator(RestJsonEmulator):
         return {"connectors": page, "nextToken": next_token}
 
     def _delete_connector(self, params: dict[str, Any]) -> dict[str, Any]:
+        connector = self._current(params)
+        del self._connectors[connector["connectorArn"]]
+        return {"connectorArn": connector["connectorArn"], "connectorState": "DELETING"}
+
+    def _update_connector(self, params: dict[str, Any]) -> dict[str, Any]:
+        connector = self._current(params)
+        worker = [key for key in _WORKER_SETTINGS if key in params]
+        if worker and "connectorConfiguration" in params:
+            raise AwsServiceError(
+                "BadRequestException",
+                "Update either the connector's worker setting "
+                f"({', '.join(worker)}) or its connectorConfiguration, not both in one request",
+            )
+        if not worker and "connectorConfiguration" not in params:
+            raise AwsServiceError(
+                "BadRequestException",
+                "Nothing to update: give connectorConfiguration, or one or more of "
+                f"{', '.join(_WORKER_SETTINGS)}",
+            )
+        changes = {
+            key: params[key]
+            for key in ("capacity", "plugins", "workerConfiguration", "connectorConfiguration")
+            if key in params
+        }
+        if params.get("useDefaultWorkerConfiguration"):
+            connector.pop("workerConfiguration", None)
+        connector.update(changes, currentVersion=_new_version())
+        operation = uuid.uuid4()
+        name, connector_id = connector["connectorArn"].split("/")[1:3]
+        return {
+            "connectorArn": connector["connectorArn"],
+            "connectorState": "UPDATING",
+            "connectorOperationArn": (
+                f"arn:aws:kafkaconnect:{self.region}:{self.account_id}:"
+                f"connector-operation/{name}/{connector_id}/{operation}"
+            ),
+        }
+
+    def _current(self, params: dict[str, Any]) -> dict[str, Any]:
+        """The connector, when ``currentVersion`` (if given) is still its version."""
         connector = self._connector(params["connectorArn"])
         version = params.get("currentVersion")
         if version and version != connector["currentVersion"]:
@@ -105,5 +156,4 @@ class KafkaConnectEmulator(RestJsonEmulator):
                 "BadRequestException",
                 f"currentVersion {version} is not the connector's current version",
             )
-        del self._connectors[connector["connectorArn"]]
-        return {"connectorArn": connector["connectorArn"], "connectorState": "DELETING"}
+        return connector

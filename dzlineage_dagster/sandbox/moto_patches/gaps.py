@@ -17,7 +17,9 @@ moto's reset empties it too. What is covered, and why:
   are refused with nothing deleted; a version that does not exist is reported in
   ``SchemaVersionErrors`` while the others are deleted.
 - glue ``CreateSchema``, ``RegisterSchemaVersion``: moto only checks that an AVRO definition is
-  JSON; GSR parses it as Avro.
+  JSON; GSR parses it as Avro. ``RegisterSchemaVersion``: moto accepts any version as
+  AVAILABLE; GSR checks it against the schema's ``Compatibility``, and one that fails is still
+  numbered, with ``Status`` FAILURE (:mod:`.avro_compatibility`).
 - kafka ``GetBootstrapBrokers``: not implemented by moto; ``DescribeCluster(V2)`` of an unknown
   ARN crash moto (500) where AWS answers ``NotFoundException``.
 - glue Data Catalog databases and tables (``CreateDatabase``, ``GetTable``, ...): moto checks
@@ -51,13 +53,18 @@ from moto.core.exceptions import JsonRESTError
 from moto.core.responses import BaseResponse
 from moto.core.utils import utcnow
 from moto.glue.exceptions import GSRInvalidInputException, InvalidSchemaDefinitionException
-from moto.glue.glue_schema_registry_constants import DELETING_STATUS
-from moto.glue.glue_schema_registry_utils import validate_registry_id, validate_schema_id
+from moto.glue.glue_schema_registry_constants import AVAILABLE_STATUS, DELETING_STATUS
+from moto.glue.glue_schema_registry_utils import (
+    get_schema_version_if_definition_exists,
+    validate_registry_id,
+    validate_schema_id,
+)
 from moto.glue.models import FakeSchema, FakeSchemaVersion, GlueBackend, glue_backends
 from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.moto_patches.avro_compatibility import incompatibility
 from dzlineage_dagster.sandbox.moto_patches.ssm_account import (
     answer_service_setting,
     describe_parameters,
@@ -75,6 +82,9 @@ from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 
 AWS_JSON = "application/x-amz-json-1.1"
 REST_JSON = "application/json"
+
+#: A version that failed the schema's compatibility check (botocore's SchemaVersionStatus).
+FAILURE_STATUS = "FAILURE"
 
 #: ListSchemas and ListSchemaVersions: "defaulted to 25 per page", at most 100.
 DEFAULT_PAGE_SIZE = 25
@@ -269,11 +279,29 @@ def _check_created_schema_definition(call: Call) -> None:
         _parse_avro(params["SchemaDefinition"])
 
 
-def _check_registered_version_definition(call: Call) -> None:
+def _register_schema_version(call: Call) -> Response | None:
+    """An AVRO definition parsed, then checked against the schema's compatibility: one that
+    fails it is numbered all the same, with Status FAILURE (AWS's answer). A definition the
+    schema already has (whatever its status) is moto's to answer: the existing version."""
     params = call.params
     schema = _schema(call.glue, params.get("SchemaId") or {})
-    if schema.data_format == "AVRO" and "SchemaDefinition" in params:
-        _parse_avro(params["SchemaDefinition"])
+    definition = params.get("SchemaDefinition")
+    if schema.data_format != "AVRO" or definition is None:
+        return None
+    _parse_avro(definition)
+    versions = schema.schema_versions.values()
+    if get_schema_version_if_definition_exists(versions, "AVRO", definition):
+        return None
+    usable = [
+        v.schema_definition
+        for v in _live_versions(schema)
+        if v.schema_version_status == AVAILABLE_STATUS
+    ]
+    if incompatibility(schema.compatibility, definition, usable) is None:
+        return None
+    answer = call.glue.register_schema_version(params["SchemaId"], definition)
+    _version_by_id(call.glue, answer["SchemaVersionId"]).schema_version_status = FAILURE_STATUS
+    return _json({**answer, "Status": FAILURE_STATUS})
 
 
 def _glue_input_checked(operation: str) -> Handler:
@@ -507,7 +535,7 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "GetSchemaVersion"): _get_schema_version,
     ("glue", "DeleteSchemaVersions"): _delete_schema_versions,
     ("glue", "CreateSchema"): _check_created_schema_definition,
-    ("glue", "RegisterSchemaVersion"): _check_registered_version_definition,
+    ("glue", "RegisterSchemaVersion"): _register_schema_version,
     **{
         ("glue", operation): _glue_input_checked(operation) for operation in GLUE_CATALOG_OPERATIONS
     },

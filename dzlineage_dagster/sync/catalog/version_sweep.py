@@ -65,6 +65,16 @@ def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
         except registry.client().exceptions.EntityNotFoundException:
             continue  # deleted since the listing: the next listing retires it
         latest[topic] = int(described[topic]["LatestSchemaVersion"])
+    # A higher number may be a version the registry refused (Status FAILURE, still numbered):
+    # the latest one a producer can use is what the asset would show (one GetSchemaVersion,
+    # which the UpdatedTime probe below reuses).
+    usable = {}
+    for topic in [t for t in latest if latest[t] > synced[t]]:
+        try:
+            usable[topic] = registry.get_schema_version(listed[topic].schema_arn)
+        except registry.client().exceptions.EntityNotFoundException:
+            continue
+        latest[topic] = int(usable[topic]["VersionNumber"])
     behind = {topic: latest[topic] for topic in behind_registry(latest, synced)}
     behaviour = state.updated_time
     # A new version the sweep found is the best evidence; while nothing is known, any schema
@@ -76,7 +86,7 @@ def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
         probes = []
     for topic in probes[:PROBES_PER_TICK]:
         try:
-            version = registry.get_schema_version(listed[topic].schema_arn)
+            version = usable.get(topic) or registry.get_schema_version(listed[topic].schema_arn)
         except registry.client().exceptions.EntityNotFoundException:
             continue
         shown = updated_time_evidence(

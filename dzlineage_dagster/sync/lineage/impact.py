@@ -29,6 +29,7 @@ from dzlineage_dagster.core.schemas.impact import (
     compare_columns,
 )
 from dzlineage_dagster.core.schemas.json_schema import parse_json_row_schema
+from dzlineage_dagster.resources.glue_schema_registry import AVAILABLE
 from dzlineage_dagster.sync.catalog.owners import topic_owners
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage
@@ -52,9 +53,14 @@ def topic_impact(
         raise SyncError(f"{topic}: only AVRO and JSON schemas are read into columns")
     latest = registry.get_schema_version(listed.schema_arn, version)
     number = int(latest["VersionNumber"])
-    if number == 1:
+    # What readers had before: the version before it, unless the registry refused that one
+    # (Status FAILURE, never served): then the newest AVAILABLE one before it.
+    previous = registry.get_schema_version(listed.schema_arn, number - 1) if number > 1 else None
+    if previous is not None and previous.get("Status", AVAILABLE) != AVAILABLE:
+        earlier = [n for n in registry.available_versions(listed.schema_arn) if n < number]
+        previous = registry.get_schema_version(listed.schema_arn, earlier[-1]) if earlier else None
+    if previous is None:
         return ImpactReport(topic, number)
-    previous = registry.get_schema_version(listed.schema_arn, number - 1)
     old_columns = parse(previous["SchemaDefinition"]).columns
     changes = compare_columns(old_columns, parse(latest["SchemaDefinition"]).columns)
     lineage = run.topology.lineage_for(topic)
@@ -76,7 +82,7 @@ def topic_impact(
     return ImpactReport(
         topic,
         number,
-        previous_version=number - 1,
+        previous_version=int(previous["VersionNumber"]),
         changes=tuple(changes),
         affected=tuple(affected_columns(changes, topic_key(topic), column_lineage)),
         tables=tuple(str(table.ref) for table in lineage.tables),

@@ -78,6 +78,14 @@ def read_schema(run: SyncRun, topic: str) -> SchemaSnapshot:
         ) from None
     if row.origin:
         run.log.info(f"{topic}: columns from {row.origin}")
+    numbered = int(schema.get("LatestSchemaVersion") or 0)
+    if numbered > int(version["VersionNumber"]):
+        run.log.warning(
+            f"{topic}: version {numbered} of schema {listed.schema_name} is not AVAILABLE in the "
+            f"registry (it failed the schema's {schema.get('Compatibility', 'NONE')} "
+            f"compatibility check, or is still being checked): version "
+            f"{version['VersionNumber']} stays the cataloged one"
+        )
     return SchemaSnapshot(
         topic=topic,
         # From the connectors' configs where they name the topic (heartbeat, transaction,
