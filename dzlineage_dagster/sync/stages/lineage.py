@@ -175,7 +175,8 @@ class LineagePlan:
         """The topic's lineage in the words of :mod:`~dzlineage_dagster.core.topic_states`:
         ``state`` (a plan's or a sync's word) and the edges, or why there is none."""
         closed = [hop.describe() for hop in self.closing]
-        return told_lineage(self.lineage, self.mapping, state, self.hops, [*notes, *closed])
+        notes = [*notes, *closed]
+        return told_lineage(self.lineage, self.mapping, state, bool(self.hops), notes)
 
     @property
     def planned(self) -> str:
@@ -189,11 +190,11 @@ def told_lineage(
     lineage: TopicLineage,
     mapping: TopicTableMapping,
     state: str,
-    edges: Sequence[object],
+    has_edges: bool,
     notes: Sequence[str] = (),
 ) -> str:
-    """``state`` and the topic's edges, or ``no edge`` and why, when ``edges`` is empty."""
-    if not edges:
+    """``state`` and the topic's edges, or ``no edge`` and why when it has none to post."""
+    if not has_edges:
         return no_edge_state(lineage.ambiguous_reason or mapping.reason, notes)
     return edges_state(
         state,
@@ -264,9 +265,9 @@ def recorded_lineage(run: SyncRun, topic: str, record: MappingRecord) -> str:
         posted = PostedLineage.decode(record.lineage_fingerprint)
     except ValueError:
         posted = None  # the sync that reads the topic says what is wrong with the record
-    jobs = (posted.jobs or posted.legacy_runs) if posted else ()
+    has_edges = bool(posted and (posted.jobs or posted.legacy_runs))
     return told_lineage(
-        run.topology.lineage_for(topic), run.mapper.map_topic(topic), UNCHANGED.done, jobs
+        run.topology.lineage_for(topic), run.mapper.map_topic(topic), UNCHANGED.done, has_edges
     )
 
 
