@@ -384,7 +384,7 @@ def test_every_lineage_event_is_held_once_whatever_a_409_means(platform, lineage
     assert platform.sync([TOPIC]).success
     held = held_events(platform)
     assert held and set(held.values()) == {1}
-    assert "(posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
+    assert "posted: " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
     conflicts = platform.control.call_counts()[("datazone", "PostLineageEvent")] - len(held)
     assert conflicts == (len(held) if lineage_conflict == "other" else 0)
 
@@ -394,7 +394,7 @@ def test_every_lineage_event_is_held_once_whatever_a_409_means(platform, lineage
     assert platform.sync([TOPIC]).success
     counts = platform.control.call_counts()
     assert held_events(platform) == held
-    assert "(already posted, " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
+    assert "already posted: " in latest_metadata(platform, "topic_lineage", TOPIC)["edge"]
     assert counts[("datazone", "PostLineageEvent")] == len(held), "a 409 was posted again"
     # Bounded: the health check's listing, the look for foreign runs (down to the sync's newest
     # run) and one listing of the events held, for all 409s.

@@ -84,7 +84,7 @@ def test_partition_metadata_shows_columns_asset_link_and_why_a_topic_has_no_edge
     heartbeat = latest_metadata(platform, "topic_lineage", "__debezium-heartbeat.shop")
     assert "no edge" in heartbeat["edge"] and "heartbeat" in heartbeat["edge"]
     not_cataloged = latest_metadata(platform, "datazone_topic_asset", "__debezium-heartbeat.shop")
-    assert not_cataloged["action"] == "not cataloged" and "heartbeat" in not_cataloged["reason"]
+    assert not_cataloged["action"] == "not-cataloged" and "heartbeat" in not_cataloged["reason"]
 
 
 def register_topics(platform, count: int) -> list[str]:

@@ -60,3 +60,15 @@ def test_relative_links_resolve(page):
         if re.match(r"[a-z]+://|mailto:", target):
             continue
         assert (page.parent / target).exists(), f"{page.name} links {target}, which is missing"
+
+
+def test_the_readme_s_second_shell_covers_every_command_or_says_it_is_for_later():
+    """A newcomer with the demo running learns every command from the README: shown in the
+    second shell's block, or named as one for later (a new command has to be placed)."""
+    section = README.read_text().split("## From a second shell", 1)[1].split("\n## ", 1)[0]
+    block, _, after = section.partition("```bash")[2].partition("```")
+    shown = set(re.findall(r"dzlineage ([a-z-]+)", block))
+    for_later = set(re.findall(r"`([a-z-]+)` \(", after))
+    # The first shell's commands: `scripts/demo` runs them.
+    assert set(_commands()) - {"sandbox", "demo"} == shown | for_later
+    assert {"doctor", "sync", "trace", "impact", "orphans", "settings"} <= shown

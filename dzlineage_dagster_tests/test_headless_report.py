@@ -7,6 +7,9 @@ literals: a changed text or an extra call fails here first."""
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
 import textwrap
 
 from dzlineage_dagster.cli import main as dzlineage
@@ -20,6 +23,10 @@ BROKEN_AVRO = (
     "schema shop.sales.broken version 1 is not valid Avro: schema.bad-name: field name must "
     "match [A-Za-z_][A-Za-z0-9_]*"
 )
+
+
+#: A line of the log (`cmd_sync`'s format): a timestamp, then the level.
+LOG_LINE = re.compile(r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} (DEBUG|INFO|WARNING|ERROR) ", re.M)
 
 
 def printed(text: str) -> str:
@@ -52,16 +59,16 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     assert dzlineage(["sync"]) == 0
     assert printed(capsys.readouterr().out) == expected(
         """
-        topic                        asset    catalog       lineage
-        ---------------------------  -------  ------------  -------------------------------------------------------------------------------------------------------------------------------------
-        __debezium-heartbeat.shop    -                      no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
-        shop.archive.orders          created  published r1  shop.sales.orders_archive_2025, shop.sales.orders_archive_2026 -> shop.archive.orders -> lakehouse.orders_history (posted, connector)
-        shop.inventory.customers     created  published r1  shop.inventory.customers -> shop.inventory.customers -> lakehouse.inventory_customers (posted, connector)
-        shop.inventory.products      created  published r1  shop.inventory.products -> shop.inventory.products -> lakehouse.inventory_products (posted, connector)
-        shop.inventory.stock_levels  created  published r1  shop.inventory.stock_levels -> shop.inventory.stock_levels -> lakehouse.inventory_stock_levels (posted, connector)
-        shop.sales.order_lines       created  published r1  shop.sales.order_lines -> shop.sales.order_lines -> lakehouse.sales_order_lines (posted, connector)
-        shop.sales.orders            created  published r1  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
-        shop.sales.payments          created  published r1  shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (posted, connector)
+        topic                        asset          catalog       lineage
+        ---------------------------  -------------  ------------  -------------------------------------------------------------------------------------------------------------------------------------
+        __debezium-heartbeat.shop    not-cataloged                no edge: heartbeat topic of connector 'shop-debezium-source' (from its config)
+        shop.archive.orders          created        published r1  posted: shop.sales.orders_archive_2025, shop.sales.orders_archive_2026 -> shop.archive.orders -> lakehouse.orders_history (connector)
+        shop.inventory.customers     created        published r1  posted: shop.inventory.customers -> shop.inventory.customers -> lakehouse.inventory_customers (connector)
+        shop.inventory.products      created        published r1  posted: shop.inventory.products -> shop.inventory.products -> lakehouse.inventory_products (connector)
+        shop.inventory.stock_levels  created        published r1  posted: shop.inventory.stock_levels -> shop.inventory.stock_levels -> lakehouse.inventory_stock_levels (connector)
+        shop.sales.order_lines       created        published r1  posted: shop.sales.order_lines -> shop.sales.order_lines -> lakehouse.sales_order_lines (connector)
+        shop.sales.orders            created        published r1  posted: shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (connector)
+        shop.sales.payments          created        published r1  posted: shop.sales.payments -> shop.sales.payments -> lakehouse.sales_payments (connector)
 
         lineage read-back: all landed (7 tables, 7 topic assets of 7 topics, 21 GetLineageNode calls)
 
@@ -100,7 +107,7 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
         """
         topic              asset    catalog       lineage
         -----------------  -------  ------------  ------------------------------------------------------------------------------------
-        shop.sales.orders  revised  published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
+        shop.sales.orders  revised  published r2  posted: shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (connector)
 
         lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
 
@@ -117,7 +124,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
     assert plan[0].split() == ["topic", "asset", "catalog", "schema", "lineage"]
     assert plan[1].split() == ["-" * len(word) for word in plan[1].split()]
     assert rows_of("\n".join(plan), "shop.sales.broken") == [
-        ["shop.sales.broken", "error", BROKEN_AVRO]
+        ["shop.sales.broken", "FAILED", BROKEN_AVRO]
     ]
     orders = next(line for line in plan if line.startswith("shop.sales.orders "))
     assert orders.split(None, 4) == [
@@ -125,10 +132,7 @@ def test_a_failing_topic_in_the_dry_run_and_the_sync_reports(platform, capsys):
         "create",
         "publish",
         "v1",
-        "post: shop.sales.orders -> [kafka-connect.shop-debezium-source/shop.sales.orders] -> "
-        "shop.sales.orders (connector); shop.sales.orders -> "
-        "[kafka-connect.shop-iceberg-sink/shop.sales.orders] -> lakehouse/sales_orders "
-        "(connector)",
+        "post: shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (connector)",
     ]
     assert plan[-2:] == ["", "dry run: nothing was written (9 rows)"]
 
@@ -152,3 +156,22 @@ def test_a_sync_that_cannot_start_names_the_call_the_error_and_the_spent_retries
         "fault (throttle) for datazone.GetFormType (retry budget exhausted: all 5 attempts "
         "failed (DZLINEAGE_MAX_ATTEMPTS))\n"
     )
+
+
+def test_the_summary_goes_to_stdout_and_the_log_to_stderr(platform):
+    # A separate process, as a terminal or a cron mail sees it: the table alone on stdout (a
+    # `> summary.txt` keeps it whole), the log apart on stderr, and none of it with --quiet.
+    command = [sys.executable, "-m", "dzlineage_dagster.cli", "sync"]
+    first = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.splitlines()[0].split() == ["topic", "asset", "catalog", "lineage"]
+    assert first.stdout.rstrip().endswith("AWS API calls")
+    assert not LOG_LINE.search(first.stdout), first.stdout
+    assert "INFO syncing 8 topics of registry shop-cdc" in first.stderr
+    assert all(LOG_LINE.match(line) for line in first.stderr.splitlines()), first.stderr
+
+    platform.register_new_version("shop.sales.orders", "coupon")
+    quiet = subprocess.run([*command, "--quiet"], capture_output=True, text=True, timeout=300)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stderr == ""
+    assert rows_of(quiet.stdout, "shop.sales.orders")[0][1] == "revised", quiet.stdout

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.cli.impact import CHANGE_FOUND
 
 TOPIC = "shop.sales.orders"
 
@@ -37,7 +38,7 @@ def register_breaking_version(platform) -> None:
 def test_a_breaking_version_names_each_change_and_the_iceberg_columns_it_reaches(platform, capsys):
     register_breaking_version(platform)
     code, out, err = impact(capsys, TOPIC, "--format", "json")
-    assert code == 0, err
+    assert code == CHANGE_FOUND, err  # CI gates on a breaking change
     (report,) = json.loads(out)
     assert report["verdict"] == "breaking"
     assert (report["previous_version"], report["latest_version"]) == (1, 2)
@@ -56,13 +57,19 @@ def test_a_breaking_version_names_each_change_and_the_iceberg_columns_it_reaches
     assert {d["name"] for d in report["downstream"]} == {"iceberg/lakehouse/sales_orders"}
     # Asked about one column of the table: only what reaches it.
     code, out, err = impact(capsys, "lakehouse.sales_orders.total", "--format", "json")
-    assert code == 0, err
+    assert code == CHANGE_FOUND, err
     (report,) = json.loads(out)
     assert [c["column"] for c in report["changes"]] == ["total"]
     assert [a["column"] for a in report["affected"]] == ["total"]
     code, out, _ = impact(capsys, TOPIC)
+    assert code == CHANGE_FOUND
     assert "BREAKING  status:" in out
     assert "reaches   lakehouse.sales_orders.total (type_changed)" in out
+    # The text carries the tables, the assets downstream and the owners, as the JSON does.
+    assert "  tables    lakehouse.sales_orders" in out
+    assert "  read by   iceberg/lakehouse/sales_orders (Dagster)" in out
+    assert f"  owners    team:{project['name']} (datazone-project)" in out
+    assert impact(capsys, TOPIC, "--fail-on", "never")[0] == 0
 
 
 def test_an_additive_version_reaches_no_column_and_a_first_version_changes_nothing(
@@ -73,9 +80,12 @@ def test_an_additive_version_reaches_no_column_and_a_first_version_changes_nothi
     (report,) = json.loads(out)
     assert code == 0 and report["verdict"] == "additive" and report["affected"] == []
     assert [(c["column"], c["kind"]) for c in report["changes"]] == [("coupon", "added")]
+    # An additive change gates CI only when asked to.
+    assert impact(capsys, TOPIC, "--fail-on", "additive")[0] == CHANGE_FOUND
     code, out, _ = impact(capsys, "shop.sales.payments", "--format", "json")
-    assert json.loads(out)[0]["verdict"] == "none"
-    code, out, _ = impact(capsys, "shop.sales.payments")
+    assert code == 0 and json.loads(out)[0]["verdict"] == "none"
+    code, out, _ = impact(capsys, "shop.sales.payments", "--fail-on", "additive")
+    assert code == 0
     assert out == "shop.sales.payments v1: its first version, nothing to compare\n"
 
 

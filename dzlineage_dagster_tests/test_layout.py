@@ -152,10 +152,10 @@ def product_folders() -> list[Path]:
     ]
 
 
-def test_no_folder_of_the_product_is_a_crowded_flat_room():
-    crowded = {
+def crowded_folders(folders: list[Path]) -> dict[str, int]:
+    return {
         str(folder.relative_to(PACKAGE)): count
-        for folder in product_folders()
+        for folder in folders
         if (
             count := len(
                 [p for p in folder.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
@@ -163,8 +163,22 @@ def test_no_folder_of_the_product_is_a_crowded_flat_room():
         )
         > MAX_MODULES_PER_FOLDER
     }
-    assert crowded == {}
+
+
+def test_no_folder_of_the_product_is_a_crowded_flat_room():
+    assert crowded_folders(product_folders()) == {}
     assert {CORE, PACKAGE / "sync", PACKAGE / "cli"} <= set(product_folders())
+
+
+def test_no_folder_of_the_sandbox_is_a_crowded_flat_room_either():
+    """The sandbox is shaped by the AWS it plays (a package per service), and read as often."""
+    sandbox = [
+        folder
+        for folder in (PACKAGE / "sandbox").rglob("*")
+        if folder.is_dir() and (folder / "__init__.py").exists()
+    ]
+    assert crowded_folders(sandbox) == {}
+    assert PACKAGE / "sandbox" / "emulators" / "datazone" in sandbox
 
 
 def test_every_command_lives_in_the_cli_package():

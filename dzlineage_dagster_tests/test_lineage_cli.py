@@ -35,11 +35,11 @@ def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, 
     code, out, _ = trace(capsys, TABLE, "--columns", "--no-owners")
     assert code == 0
     lines = out.splitlines()
-    assert lines[0].startswith(f"{TABLE}  [glue_table] arn:aws:glue:us-east-1:")
-    assert lines[1] == f"└─<- {TOPIC}  [topic] via kafka-connect.shop-iceberg-sink/{TOPIC}"
+    assert lines[0].startswith(f"Glue table {TABLE}  arn:aws:glue:us-east-1:")
+    assert lines[1] == f"└─<- topic {TOPIC}  via kafka-connect.shop-iceberg-sink/{TOPIC}"
     assert (
-        f"   └─<- shop.sales.orders  [source_table] via kafka-connect.shop-debezium-source/{TOPIC}"
-        in lines
+        f"   └─<- source table shop.sales.orders on {SOURCE_NAMESPACE}  "
+        f"via kafka-connect.shop-debezium-source/{TOPIC}" in lines
     )
     assert "         after.total <- total" in lines
 
@@ -56,12 +56,12 @@ def test_trace_answers_what_feeds_a_table_and_what_breaks_without_a_topic(demo, 
     # a source table name traces from the source table
     code, out, _ = trace(capsys, "sales.orders", "--downstream", "--depth", "1")
     assert code == 0
-    assert out.splitlines()[0].startswith(f"shop.sales.orders  [source_table] {SOURCE_NAMESPACE}/")
-    assert out.count("[topic]") == 1 and "[glue_table]" not in out
+    assert out.splitlines()[0].startswith(f"source table shop.sales.orders  {SOURCE_NAMESPACE}/")
+    assert out.count("-> topic shop.sales.orders  via") == 1 and "Glue table" not in out
     code, mermaid, _ = trace(capsys, "sales.orders", "--downstream", "--format", "mermaid")
     assert mermaid.startswith("graph LR") and mermaid.count("-->") == 2
     code, dot, _ = trace(capsys, TOPIC, "--kind", "source_table", "--format", "dot")
-    assert code == 0 and "source_table" in dot
+    assert code == 0 and "shop.sales.orders (source table)" in dot
 
     # unknown names are refused with near matches
     code, out, err = trace(capsys, "lakehouse.sales_order")
@@ -77,12 +77,22 @@ def test_trace_names_whom_to_call_about_each_topic(demo, capsys):
     project = demo.client("datazone").get_project(
         domainIdentifier=demo.settings.domain_id, identifier=demo.settings.project_id
     )
+    # The sandbox's caller created the project, so DataZone made it an owner; it is the sync's
+    # own principal, no one to call. Another owner is.
+    caller = demo.client("sts").get_caller_identity()
+    lead = f"arn:aws:iam::{caller['Account']}:role/data-platform-lead"
+    demo.client("datazone").create_project_membership(
+        domainIdentifier=demo.settings.domain_id,
+        projectIdentifier=demo.settings.project_id,
+        member={"userIdentifier": lead},
+        designation="PROJECT_OWNER",
+    )
     code, out, _ = trace(capsys, TABLE)
     assert code == 0
     owners = out.splitlines()[1].split("  owners: ")[1].split(", ")
-    assert owners[:2] == ["alice@example.com", f"team:{project['name']}"]
     # The project's owner as its user profile names it (here an IAM principal), not its id.
-    assert owners[2].startswith("arn:aws:")
+    assert owners == ["alice@example.com", f"team:{project['name']}", lead]
+    assert caller["Arn"] not in out
     code, out, _ = trace(capsys, TABLE, "--format", "json")
     topic = next(n for n in json.loads(out)["nodes"] if n["kind"] == "topic")
     assert topic["owners"][:2] == ["alice@example.com", f"team:{project['name']}"]
@@ -94,7 +104,7 @@ def test_trace_names_whom_to_call_about_each_topic(demo, capsys):
     code, out, err = trace(capsys, TABLE)
     assert code == 0
     assert f"dzlineage trace: {TOPIC}: glue-schema-tag:owner: 'alice' is not an owner" in err
-    assert f"  owners: team:{project['name']}, arn:aws:" in out.splitlines()[1]
+    assert out.splitlines()[1].endswith(f"  owners: team:{project['name']}, {lead}")
     code, out, _ = trace(capsys, TABLE, "--no-owners")
     assert "owners:" not in out
 

@@ -107,8 +107,9 @@ def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(
     platform.control.clear_faults()
     assert dzlineage(["sync", "--dry-run"]) == 0
     plan = capsys.readouterr().out
-    assert re.search(rf"^{re.escape(broken_topic)}\s.*re-post \(its events failed", plan, re.M)
-    assert plan.count("re-post (") == 1
+    planned = rf"^{re.escape(broken_topic)}\s.*re-post: .*its events failed after acceptance"
+    assert re.search(planned, plan, re.M)
+    assert plan.count("re-post: ") == 1
     # Reconcile reads every lineage event, whatever the lookback, and names the failed runs.
     assert dzlineage(["sync", "--dry-run", "--reconcile"]) == 0
     repairs = [
@@ -125,7 +126,7 @@ def test_events_failed_after_acceptance_are_reposted_by_the_next_sync(
     platform.control.clear_calls()
     assert dzlineage(["sync"]) == 0
     out = capsys.readouterr().out
-    assert re.search(rf"^{re.escape(broken_topic)}\s.*re-posted: 2 events had failed", out, re.M)
+    assert re.search(rf"^{re.escape(broken_topic)}\s.*re-posted: .*2 events had failed", out, re.M)
     assert (
         f"lineage re-posted for 1 topics whose events DataZone had failed after accepting them: {broken_topic}"
         in out
@@ -160,7 +161,8 @@ def test_the_dagster_run_says_which_topic_re_posted_its_lineage(platform):
     assert platform.sync().success
     for topic, count in failed.items():
         edge = latest_metadata(platform, "topic_lineage", topic)["edge"]
-        assert f"re-posted: {count} events had failed after acceptance" in edge
+        assert edge.startswith("re-posted: ")
+        assert f"{count} events had failed after acceptance" in edge
     others = [t for t in table_topics(platform) if t not in failed]
     assert "re-posted" not in latest_metadata(platform, "topic_lineage", others[0])["edge"]
     assert_every_edge_in_the_graph(platform)
@@ -193,7 +195,7 @@ def test_the_second_listing_covers_only_the_events_since_the_first_failure(
     platform.control.clear_calls()
 
     assert dzlineage(["sync"]) == 0
-    assert "re-posted: 2 events had failed" in capsys.readouterr().out
+    assert re.search("re-posted: .*2 events had failed", capsys.readouterr().out)
     # The failed events, then the events since the earliest of them (this run's first sync's),
     # one page each; a listing of every event would take a second page. The look for foreign
     # runs on the sync's jobs stops at the sync's newest run: one page. The read-back waits on

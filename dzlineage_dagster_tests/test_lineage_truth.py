@@ -289,7 +289,7 @@ def test_trace_history_shows_when_a_re_routed_sink_changed_what_the_topic_feeds(
     code, out, _ = trace(capsys, TOPIC, "--downstream", "--history")
     lines = out.splitlines()
     assert lines[1] == "downstream, newest first:"
-    assert lines[2].endswith(f"-> lakehouse.{NEW}  [glue_table] via kafka-connect.{SINK}/{TOPIC}")
-    assert lines[3].endswith(f"-> lakehouse.{OLD}  [glue_table] via kafka-connect.{SINK}/{TOPIC}")
+    assert lines[2].endswith(f"-> Glue table lakehouse.{NEW}  via kafka-connect.{SINK}/{TOPIC}")
+    assert lines[3].endswith(f"-> Glue table lakehouse.{OLD}  via kafka-connect.{SINK}/{TOPIC}")
     code, _, err = trace(capsys, TOPIC, "--history", "--format", "dot")
     assert code == 2 and "--history prints text or json" in err

@@ -161,7 +161,7 @@ def test_names_at_each_limit_sync_and_one_past_fail_by_name_or_shorten(platform)
 
     # The dry run plans what the sync will do: the same two topics cannot be synced.
     _, plan = headless(settings, dry_run=True)
-    planned_errors = [line for line in plan.splitlines() if " error " in line]
+    planned_errors = [line for line in plan.splitlines() if " FAILED " in line]
     assert {topics["kafka_past"], topics["glue_past"]} == {
         line.split()[0] for line in planned_errors
     }, plan

@@ -20,13 +20,20 @@ from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
 
 
-def headless_sync(platform, monkeypatch, concurrency: int) -> str:
+def headless_sync(platform, monkeypatch, concurrency: int, *, dry_run: bool = False) -> str:
     monkeypatch.setenv("DZLINEAGE_CONCURRENCY", str(concurrency))
     out = io.StringIO()
     with pointed_at(platform):
-        code = run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out)
+        code = run_headless_sync(LineageSettings.from_env(), dry_run=dry_run, out=out)
     assert code == 0, out.getvalue()
     return out.getvalue()
+
+
+def lineage_columns(summary: str) -> dict[str, str]:
+    """Topic -> its lineage column, from a sync's or a dry run's table (the column is last,
+    after two spaces)."""
+    rows = summary.split("\n\n")[0].splitlines()[2:]
+    return {row.split()[0]: row.rstrip().rsplit("  ", 1)[-1].strip() for row in rows}
 
 
 def first_sync_calls(sandbox, monkeypatch, topics: int, concurrency: int):
@@ -116,7 +123,14 @@ def test_a_changed_schema_is_the_only_one_read_after_the_cursor_moves(sandbox, m
     assert calls[("ssm", "GetParametersByPath")] == 0, "every mapping was read for one change"
     # Only the topics of the changed topic's cursor bucket are considered.
     same_bucket = [t for t in platform.topics if topic_bucket(t) == topic_bucket(changed)]
-    assert summary.count("unchanged (registry token)") == len(same_bucket) - 1
+    lineage = lineage_columns(summary)
+    assert sorted(lineage) == sorted(same_bucket), summary
+    # The topics the registry token vouches for are told as a dry run tells them.
+    planned = lineage_columns(headless_sync(platform, monkeypatch, 4, dry_run=True))
+    assert {t: lineage[t] for t in same_bucket if t != changed} == {
+        t: planned[t] for t in same_bucket if t != changed
+    }
+    assert all(lineage[t].startswith("unchanged: ") for t in same_bucket if t != changed), summary
     sandbox.control.clear_calls()
     assert "unchanged since the last complete sync" in headless_sync(platform, monkeypatch, 4)
 

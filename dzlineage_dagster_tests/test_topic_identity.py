@@ -107,7 +107,7 @@ def test_a_topic_cataloged_from_another_registry_gets_no_second_asset_and_is_nam
     )
     # An error row has no schema version: the detail follows the action.
     [[_, action, detail]] = rows_of(planned, "crm.sales.leads")
-    assert (action, detail.startswith(named)) == ("error", True), planned
+    assert (action, detail.startswith(named)) == ("FAILED", True), planned
     [[_, action, detail]] = rows_of(out, "crm.sales.leads")
     assert (action, detail.startswith(f"asset: {named}")) == ("FAILED", True), out
     assert [ids for arn, ids in topic_assets(platform).items() if "crm.sales.leads" in arn] == [
@@ -184,7 +184,7 @@ def test_a_catalog_sync_run_of_the_key_registry_reports_each_topic_not_cataloged
     assert topic_assets(platform) == {}
     for topic in topics:
         asset = latest_metadata(platform, "datazone_topic_asset", topic)
-        assert asset["action"] == "not cataloged"
+        assert asset["action"] == "not-cataloged"
         assert asset["reason"].startswith(f"{KEY_REGISTRY} is the key registry of connectors")
         lineage = latest_metadata(platform, "topic_lineage", topic)
         assert lineage["edge"].startswith("no edge: ") and lineage["jobs"] == []

@@ -29,6 +29,7 @@ from dzlineage_dagster.assets.schema_change import SCHEMA_CHANGE_CHECK, schema_c
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import Topology
 from dzlineage_dagster.core.ownership.owners import InvalidOwner, Owner
+from dzlineage_dagster.core.topic_states import NOT_CATALOGED
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
 from dzlineage_dagster.sync.checks.authorization import check_authorization
@@ -245,7 +246,7 @@ def materializations(
             asset_metadata(outcome.asset, outcome.publication)
             if outcome.asset is not None
             else {
-                "action": "not cataloged",
+                "action": NOT_CATALOGED.done,
                 "reason": not_cataloged_reason(outcome.schema, topology),
             }
         )

@@ -7,8 +7,9 @@ name (the sync's sink-hop column lineage), among the columns the table has in th
 Catalog. Given a table (``lakehouse.orders``) or one of its columns, the topics feeding it are
 compared and only what reaches it is shown. The report (sync/lineage/impact.py) also names the
 assets downstream of the tables (Dagster keys, DataZone lineage nodes) and the owners to tell.
-``--format json`` prints one object per topic for CI; the exit code is 0 unless the lookup
-fails (2).
+``--format json`` prints one object per topic for CI, the text the same, section by section.
+The exit code gates CI: 3 when a report is breaking (``--fail-on additive``: any column change;
+``--fail-on never``: never), 2 when the lookup fails, else 0.
 """
 
 from __future__ import annotations
@@ -27,6 +28,11 @@ from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.headless import start_run
 from dzlineage_dagster.sync.lineage.impact import topic_impact
 from dzlineage_dagster.sync.run_state import SyncRun
+
+#: The exit status of a report whose verdict ``--fail-on`` gates on (2 is a lookup that failed).
+CHANGE_FOUND = 3
+#: ``--fail-on``: the verdicts that make the command exit :data:`CHANGE_FOUND`.
+FAIL_ON = {"breaking": {"breaking"}, "additive": {"breaking", "additive"}, "never": set()}
 
 
 def impacts(run: SyncRun, subject: str) -> list[ImpactReport]:
@@ -63,24 +69,15 @@ def cmd_impact(args: argparse.Namespace) -> int:
         return 2
     if args.format == "json":
         print(json.dumps([report.to_json() for report in reports], indent=2))
-        return 0
-    for report in reports:
-        if report.previous_version is None:
-            print(report.summary())
-            continue
-        print(f"{report.topic} {report.versions}: {report.verdict}")
-        for change in report.changes:
-            mark = "BREAKING" if change.breaking else "additive"
-            print(f"  {mark:8}  {change.column}: {change.detail}")
-        for reached in report.affected:
-            print(
-                f"  reaches   {'.'.join(reached.node[1:])}.{reached.column} ({reached.change.kind})"
-            )
-        if report.affected:
-            for downstream in report.downstream:
-                print(f"  read by   {downstream.label()}")
-            print(f"  owners    {', '.join(o.name for o in report.owners)}")
-    return 0
+    else:
+        print("\n\n".join(report.text() for report in reports))
+    return impact_status(reports, args.fail_on)
+
+
+def impact_status(reports: list[ImpactReport], fail_on: str) -> int:
+    """:data:`CHANGE_FOUND` when a report's verdict is one ``fail_on`` gates on, else 0."""
+    gated = FAIL_ON[fail_on]
+    return CHANGE_FOUND if any(report.verdict in gated for report in reports) else 0
 
 
 def add_impact_command(commands: argparse._SubParsersAction) -> None:
@@ -91,8 +88,16 @@ def add_impact_command(commands: argparse._SubParsersAction) -> None:
         "(removed and renamed columns, type changes Iceberg cannot promote, nullability "
         "tightened, enum symbols removed, added columns) and name the Iceberg columns each "
         "change reaches, the assets downstream and their owners. Given an Iceberg table "
-        "(<database>.<table>) or one of its columns, compare the topics feeding it.",
+        "(<database>.<table>) or one of its columns, compare the topics feeding it. Exits 3 "
+        "when a change is breaking (see --fail-on), 2 when the lookup fails, else 0.",
     )
     impact.add_argument("subject", metavar="TOPIC|TABLE[.COLUMN]")
     impact.add_argument("--format", choices=("text", "json"), default="text")
+    impact.add_argument(
+        "--fail-on",
+        choices=tuple(FAIL_ON),
+        default="breaking",
+        help=f"exit {CHANGE_FOUND} when a report is breaking (default), breaking or additive "
+        "('additive': any column change), or never; 2 when the lookup fails, else 0",
+    )
     impact.set_defaults(handler=cmd_impact)

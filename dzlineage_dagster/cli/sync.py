@@ -14,13 +14,19 @@ from dzlineage_dagster.settings import (
 
 
 def cmd_sync(args: argparse.Namespace) -> int:
-    """The catalog sync headless: one process, progress on stderr, a summary, an exit code."""
+    """The catalog sync headless: one process, progress on stderr, the summary on stdout, an
+    exit code."""
     import logging
 
     from dzlineage_dagster.sync.headless import run_headless_sync
 
-    logging.basicConfig(level=logging.WARNING, format="%(asctime)s %(levelname)s %(message)s")
-    logging.getLogger("dzlineage").setLevel(logging.INFO)
+    # The log goes to stderr, the summary to stdout: `> summary.txt` keeps the table alone.
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(asctime)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    logging.getLogger("dzlineage").setLevel(logging.WARNING if args.quiet else logging.INFO)
     # A role that cannot be assumed is reported once, naming the side's settings (preflight),
     # not as botocore's traceback of the refresh that failed.
     logging.getLogger("botocore.credentials").setLevel(logging.ERROR)
@@ -48,8 +54,8 @@ def add_sync_command(commands: argparse._SubParsersAction) -> None:
         help="sync the whole registry into DataZone in this process (cron/CI)",
         description="The same work as the catalog_sync job, for every topic of the registry, in "
         "one process: custom types, topic assets (create/revise/unchanged), lineage, and "
-        "retirement of deleted schemas. Ends with a per-topic summary; exits 1 if any topic "
-        "failed. Settings come from the DZLINEAGE_* variables (see `dzlineage settings`).",
+        "retirement of deleted schemas. Ends with a per-topic summary on stdout (the log, "
+        "progress and warnings, goes to stderr); exits 1 if any topic failed. Settings come from the DZLINEAGE_* variables (see `dzlineage settings`).",
     )
     sync.add_argument(
         "--dry-run",
@@ -64,5 +70,11 @@ def add_sync_command(commands: argparse._SubParsersAction) -> None:
         "that name another topic's asset or another domain, adopt assets by externalIdentifier, "
         "restore deprecated assets whose schema is back, re-post missing or FAILED lineage; "
         "with --dry-run, list the repairs and write nothing",
+    )
+    sync.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="log only warnings and errors (stderr); the summary (stdout) is printed either way",
     )
     sync.set_defaults(handler=cmd_sync)

@@ -14,8 +14,8 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.catalog.registry_cursor import FailedTopics, RegistryCursor
 from dzlineage_dagster.core.connectors.report import refused_connectors
-from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.mapping.ssm_names import MAX_PARAMETER_VALUE_LENGTH
+from dzlineage_dagster.core.topic_states import FAILED, NOT_CATALOGED, RETIREMENT
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types, plan_custom_types
@@ -28,7 +28,7 @@ from dzlineage_dagster.sync.lineage.readback import read_back_sync
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
-from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
+from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage, recorded_lineage
 from dzlineage_dagster.sync.stages.publish import planned_publication
 from dzlineage_dagster.sync.stages.retire import (
     removed_records,
@@ -36,9 +36,6 @@ from dzlineage_dagster.sync.stages.retire import (
     retirement_hold,
 )
 from dzlineage_dagster.sync.stages.schema import read_schema
-
-#: The asset column of a topic whose schema in this registry does not catalog it.
-NOT_CATALOGED = "not-cataloged"
 
 
 def start_run(
@@ -72,27 +69,16 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
             snapshot = read_schema(run, topic)
             asset = plan_topic_asset(run, snapshot, type_revision)
             lineage = plan_topic_lineage(run, snapshot)
-            if lineage.fingerprint is None:
-                edge = f"no edge: {lineage.lineage.ambiguous_reason or lineage.mapping.reason}"
-            else:
-                state = "unchanged" if lineage.already_posted else "post"
-                if lineage.failed_events:
-                    state = "re-post (its events failed after acceptance)"
-                if lineage.foreign_runs:
-                    runs = ", ".join(f.describe() for f in lineage.foreign_runs)
-                    state = f"re-post (not the sync's: {runs})"
-                edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
-            action = NOT_CATALOGED if snapshot.kind is TopicKind.OTHER_REGISTRY else asset.action
             catalog = planned_publication(run, asset)
-            rows.append((topic, action, catalog, f"v{snapshot.version}", edge))
+            rows.append((topic, asset.action, catalog, f"v{snapshot.version}", lineage.planned))
         except Exception as error:
             unplannable += 1
-            rows.append((topic, "error", "", "", describe_error(error)))
+            rows.append((topic, FAILED.planned, "", "", describe_error(error)))
     if retirement_hold(run) is None:
-        policy = run.settings.deleted_schema_policy
+        retirement = RETIREMENT[run.settings.deleted_schema_policy].planned
         for record in removed_records(run):
             left = f"schema {record.schema_arn} left the registry"
-            rows.append((record.topic, policy, "unpublish if listed", "", left))
+            rows.append((record.topic, retirement, "unpublish if listed", "", left))
     return rows, unplannable
 
 
@@ -272,19 +258,21 @@ def run_headless_sync(
                 if outcome.lineage is not None and outcome.lineage.reposted_over_foreign:
                     over_foreign.append(outcome.topic)
                 if outcome.ok:
-                    asset = _asset_column(outcome)
-                    if outcome.unchanged_by_token:
-                        lineage = "unchanged (registry token)"
-                    else:
-                        lineage = outcome.lineage.summary if outcome.lineage else "-"
-                    rows.append((outcome.topic, asset, outcome.catalog_summary, lineage))
+                    rows.append(
+                        (
+                            outcome.topic,
+                            _asset_column(outcome),
+                            outcome.catalog_summary,
+                            _lineage_column(run, outcome),
+                        )
+                    )
                 else:
                     failed += 1
                     # A failed outcome always names its stage (runner.sync_topic sets both).
                     rows.append(
                         (
                             outcome.topic,
-                            "FAILED",
+                            FAILED.done,
                             outcome.catalog_summary,
                             f"{outcome.failed_stage.value}: {outcome.error}",
                         )
@@ -309,6 +297,9 @@ def run_headless_sync(
                 _record_sweep(run, registry_arn, sweep, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
+        # After the loop: DataZone processes the events while the other topics sync. Before the
+        # summary: what it logs comes before the table on a terminal, not in the middle of it.
+        readback = None if stop else read_back_sync(run, outcomes)
         if rows:
             print(_table(rows, ("topic", "asset", "catalog", "lineage")), file=out)
         if reposted:
@@ -324,8 +315,6 @@ def run_headless_sync(
                 file=out,
             )
         _print_scope_notes(run, out, report, retiring=retiring)
-        # After the loop: DataZone processes the events while the other topics sync.
-        readback = None if stop else read_back_sync(run, outcomes)
         if readback is not None:
             print(f"\n{readback.summary}", file=out)
             for mismatch in readback.mismatches:
@@ -348,11 +337,16 @@ def run_headless_sync(
 
 
 def _asset_column(outcome: TopicOutcome) -> str:
+    """A synced topic's asset: what the sync did to it, or why it has none."""
     if outcome.asset is not None:
         return outcome.asset.action
-    if outcome.schema is not None and outcome.schema.kind is TopicKind.OTHER_REGISTRY:
-        return NOT_CATALOGED
-    return "-"
+    return NOT_CATALOGED.done  # every stage ran: only a topic that is no table's has none
+
+
+def _lineage_column(run: SyncRun, outcome: TopicOutcome) -> str:
+    if outcome.unchanged_by_token:
+        return recorded_lineage(run, outcome.topic, outcome.asset.record)
+    return outcome.lineage.summary
 
 
 def _record_cursor(

@@ -78,12 +78,14 @@ def test_text_tree_answers_what_feeds_this_table_with_columns() -> None:
     graph = demo_graph()
     text = render(graph.walk(TABLE, "upstream"), TABLE, "upstream", "text", columns=True)
     assert text.splitlines() == [
-        f"lakehouse.sales_orders  [glue_table] {TABLE}",
-        "└─<- shop.sales.orders  [topic] via kafka-connect.shop-iceberg-sink",
+        f"Glue table lakehouse.sales_orders  {TABLE}",
+        "└─<- topic shop.sales.orders  via kafka-connect.shop-iceberg-sink",
         "      id <- after.id",
-        "   ├─<- shop.sales.orders  [source_table] via kafka-connect.shop-debezium-source",
+        "   ├─<- source table shop.sales.orders on postgres://shop-db:5432  "
+        "via kafka-connect.shop-debezium-source",
         "   │     after.id <- id",
-        "   └─<- shop.sales.orders_archive  [source_table] via kafka-connect.shop-debezium-source",
+        "   └─<- source table shop.sales.orders_archive on postgres://shop-db:5432  "
+        "via kafka-connect.shop-debezium-source",
     ]
 
 
@@ -163,7 +165,7 @@ def test_owners_are_shown_beside_their_nodes_in_text_and_json() -> None:
     graph = demo_graph().walk(TABLE, "upstream", depth=1)
     owners = {TOPIC: ["alice@example.com", "team:lakehouse"]}
     text = render(graph, TABLE, "upstream", "text", owners=owners).splitlines()
-    assert text[0] == f"lakehouse.sales_orders  [glue_table] {TABLE}"
+    assert text[0] == f"Glue table lakehouse.sales_orders  {TABLE}"
     assert text[1].endswith(
         "via kafka-connect.shop-iceberg-sink  owners: alice@example.com, team:lakehouse"
     )

@@ -5,10 +5,13 @@ from __future__ import annotations
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dzlineage_dagster.core.ownership.owners import Owner
 from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster.core.schemas.impact import (
     AffectedColumn,
     ColumnChange,
+    DownstreamAsset,
+    ImpactReport,
     affected_columns,
     compare_columns,
     iceberg_promotes,
@@ -108,3 +111,43 @@ def test_removed_enum_symbols_break_and_added_ones_do_not():
     assert [(c.kind, c.breaking) for c in compare_columns(before, added)] == [
         ("symbols_added", False)
     ]
+
+
+def test_the_text_report_carries_everything_the_json_one_does():
+    removed = ColumnChange("status", "removed", True, "column removed")
+    added = ColumnChange("coupon", "added", False, "string column added")
+    report = ImpactReport(
+        topic="shop.sales.orders",
+        latest_version=2,
+        previous_version=1,
+        changes=(removed, added),
+        affected=(AffectedColumn(("iceberg", "lakehouse", "sales_orders"), "status", removed),),
+        tables=("lakehouse.sales_orders",),
+        downstream=(
+            DownstreamAsset("lakehouse.sales_orders", "dagster", "iceberg/lakehouse/sales_orders"),
+            DownstreamAsset("lakehouse.sales_orders", "datazone", "team/revenue", "n1", "T"),
+        ),
+        owners=(Owner("team:cdc", "datazone-project"), Owner("a@example.com", "connector:sink")),
+    )
+    text = report.text()
+    document = report.to_json()
+    assert text.splitlines()[0] == "shop.sales.orders v1 -> v2: breaking"
+    for change in document["changes"]:
+        assert f"{change['column']}: {change['detail']}" in text
+    for reached in document["affected"]:
+        assert f"{reached['table']}.{reached['column']} ({reached['change']})" in text
+    assert "  tables    lakehouse.sales_orders" in text
+    for downstream in document["downstream"]:
+        assert downstream["name"] in text and (downstream["node_id"] or "") in text
+    for owner in document["owners"]:
+        assert f"{owner['name']} ({owner['source']})" in text
+
+
+def test_an_empty_section_of_the_text_report_says_so_and_a_first_version_is_one_line():
+    assert ImpactReport("t", 2, 1).text().splitlines() == [
+        "t v1 -> v2: none",
+        "  tables    (none)",
+        "  read by   (none)",
+        "  owners    (none)",
+    ]
+    assert ImpactReport("t", 1).text() == "t v1: its first version, nothing to compare"

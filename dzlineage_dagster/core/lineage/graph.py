@@ -30,12 +30,35 @@ _GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
 _DATASET = re.compile(r"(?P<namespace>[a-z][a-z0-9+.\-]*://[^/]+)/(?P<name>.+)")
 
 
+#: What each kind of node is, in the words a text answer labels it with (a source table and
+#: its topic often share a name: ``shop.sales.orders``).
+KIND_WORDS = {
+    "glue_table": "Glue table",
+    "topic": "topic",
+    "source_table": "source table",
+    "dataset": "dataset",
+}
+
+
 @dataclass(frozen=True)
 class GraphNode:
     id: str
     #: "glue_table", "topic", "source_table" or "dataset".
     kind: str
     columns: tuple[str, ...] = ()
+
+    @property
+    def kind_word(self) -> str:
+        return KIND_WORDS.get(self.kind, self.kind)
+
+    @property
+    def described(self) -> str:
+        """What the node is, then its name: ``topic shop.sales.orders``, ``Glue table
+        lakehouse.sales_orders``, ``source table shop.sales.orders on postgres://db:5432`` (the
+        database server a source table lives on)."""
+        dataset = _DATASET.fullmatch(self.id)
+        on = f" on {dataset['namespace']}" if dataset and self.kind == "source_table" else ""
+        return f"{self.kind_word} {self.label}{on}"
 
     @property
     def label(self) -> str:
@@ -244,14 +267,15 @@ def render_history(
         )
     node = GraphNode(root, node_kind(root))
     arrow = "<-" if direction == "upstream" else "->"
-    lines = [f"{node.label}  [{node.kind}] {root}", f"{direction}, newest first:"]
+    lines = [f"{node.kind_word} {node.label}  {root}", f"{direction}, newest first:"]
     for period in periods:
         since = f"since {period.at:%Y-%m-%d %H:%M:%S %Z}".rstrip()
         if not period.neighbours:
             lines.append(f"  {since}  {arrow} (nothing)")
         for dataset, job in period.neighbours:
-            via = f" via {job}" if job else ""
-            lines.append(f"  {since}  {arrow} {_label(dataset)}  [{node_kind(dataset)}]{via}")
+            via = f"  via {job}" if job else ""
+            described = GraphNode(dataset, node_kind(dataset)).described
+            lines.append(f"  {since}  {arrow} {described}{via}")
     if truncated:
         lines.append("  (older revisions not read)")
     return "\n".join(lines)
@@ -307,7 +331,8 @@ def render(
     if fmt == "mermaid":
         lines = ["graph LR"]
         lines += [
-            f'  {keys[n.id]}["{_mermaid_text(n.label)}<br/>{n.kind}"]' for n in graph.nodes.values()
+            f'  {keys[n.id]}["{_mermaid_text(n.label)}<br/>{n.kind_word}"]'
+            for n in graph.nodes.values()
         ]
         for edge in graph.edges:
             label = _edge_label(edge, columns)
@@ -317,7 +342,7 @@ def render(
     if fmt == "dot":
         lines = ["digraph lineage {", "  rankdir=LR;"]
         lines += [
-            f"  {keys[n.id]} [label={json.dumps(f'{n.label} ({n.kind})')}, tooltip={json.dumps(n.id)}];"
+            f"  {keys[n.id]} [label={json.dumps(f'{n.label} ({n.kind_word})')}, tooltip={json.dumps(n.id)}];"
             for n in graph.nodes.values()
         ]
         for edge in graph.edges:
@@ -353,7 +378,8 @@ def _render_text(
         names = owners.get(node_id)
         return f"  owners: {', '.join(names)}" if names else ""
 
-    lines = [f"{graph.nodes[root].label}  [{graph.nodes[root].kind}] {root}{owned(root)}"]
+    top = graph.nodes[root]
+    lines = [f"{top.kind_word} {top.label}  {root}{owned(root)}"]
 
     def visit(node_id: str, indent: str, path: frozenset[str]) -> None:
         edges = [
@@ -365,12 +391,10 @@ def _render_text(
             far = edge.upstream if direction == "upstream" else edge.downstream
             last = position == len(edges) - 1
             branch = "└─" if last else "├─"
-            via = f" via {edge.job}" if edge.job else ""
+            via = f"  via {edge.job}" if edge.job else ""
             node = graph.nodes[far]
             cycle = " (cycle)" if far in path else ""
-            lines.append(
-                f"{indent}{branch}{arrow} {node.label}  [{node.kind}]{via}{cycle}{owned(far)}"
-            )
+            lines.append(f"{indent}{branch}{arrow} {node.described}{via}{cycle}{owned(far)}")
             child_indent = indent + ("   " if last else "│  ")
             if columns:
                 for upstream_field, downstream_field in edge.columns:

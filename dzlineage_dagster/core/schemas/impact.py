@@ -262,6 +262,29 @@ class ImpactReport:
             + (f"; owners: {', '.join(o.name for o in self.owners)}" if self.owners else "")
         )
 
+    def text(self) -> str:
+        """The whole report as lines for a terminal: what :meth:`to_json` carries, each section
+        labelled (``(none)`` where it is empty, so a reader knows it was looked at); a first
+        version is compared with nothing, and followed nowhere."""
+        if self.previous_version is None:
+            return self.summary()
+        lines = [f"{self.topic} {self.versions}: {self.verdict}"]
+        lines += [
+            f"  {'BREAKING' if c.breaking else 'additive':8}  {c.column}: {c.detail}"
+            for c in self.changes
+        ]
+        lines += [
+            f"  reaches   {table_name(a.node)}.{a.column} ({a.change.kind})" for a in self.affected
+        ]
+        if self.changes and not self.affected:
+            lines.append("  reaches   no Iceberg column")
+        lines.append(f"  tables    {', '.join(self.tables) or '(none)'}")
+        readers = [d.label() for d in self.downstream] or ["(none)"]
+        lines += [f"  read by   {reader}" for reader in readers]
+        owners = [f"{o.name} ({o.source})" for o in self.owners] or ["(none)"]
+        lines.append(f"  owners    {', '.join(owners)}")
+        return "\n".join(lines)
+
     def markdown(self) -> str:
         """The report as tables, for the Dagster UI."""
         lines = [f"**{self.topic}** {self.versions}: {self.verdict}", ""]

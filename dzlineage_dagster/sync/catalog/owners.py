@@ -1,7 +1,8 @@
 """A topic's owners, from DataZone and from where teams configure them (core/ownership/owners.py).
 
 - DataZone: the project owning the topics' assets (GetProject), as ``team:<project name>``,
-  and its members designated ``PROJECT_OWNER`` (ListProjectMemberships), by DataZone user id.
+  and its members designated ``PROJECT_OWNER`` (ListProjectMemberships), by DataZone user id,
+  but for the principal the product runs as.
   DataZone's entity owners (ListEntityOwners) exist for domain units only: the botocore model's
   ``DataZoneEntityType`` has the single value ``DOMAIN_UNIT``, so an asset's owners are its
   owning project's. Read once per run.
@@ -12,8 +13,9 @@
 
 from __future__ import annotations
 
-from botocore.exceptions import ClientError
+from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.aws.authorization import iam_principal
 from dzlineage_dagster.core.ownership.owners import (
     CONNECTOR_OWNERS_KEY,
     OWNER_TAG,
@@ -28,7 +30,13 @@ PROJECT_OWNER_DESIGNATION = "PROJECT_OWNER"
 
 def datazone_owners(run: SyncRun) -> tuple[Owner, ...]:
     """The owning project as a team, then its owners: the run's GetProject, one listing and one
-    GetUserProfile per owner, for every topic of the run (they share the project)."""
+    GetUserProfile per owner, for every topic of the run (they share the project).
+
+    The principal the product itself runs as is no one to tell: DataZone makes whoever creates
+    a project its owner, often the automation that set it up and now runs the sync (on the
+    sandbox, the caller every client shares). It is left out (one GetCallerIdentity, only when
+    an owner is an IAM principal); a person who is that principal is named by the schema's tag
+    or a connector's key instead (docs/impact.md)."""
     settings = run.settings
     datazone = run.resource.datazone.client()
     members = run.resource.datazone.paginate(
@@ -38,15 +46,23 @@ def datazone_owners(run: SyncRun) -> tuple[Owner, ...]:
         domainIdentifier=settings.domain_id,
         projectIdentifier=settings.project_id,
     )
-    owners = [
-        Owner(
-            person_named(datazone, settings.domain_id, member["memberDetails"]["user"]["userId"]),
-            "datazone-project-owner",
-        )
+    people = [
+        person_named(datazone, settings.domain_id, member["memberDetails"]["user"]["userId"])
         for member in members
         if member["designation"] == PROJECT_OWNER_DESIGNATION and "user" in member["memberDetails"]
     ]
+    itself = own_principal(run) if any(name.startswith("arn:") for name in people) else None
+    owners = [Owner(name, "datazone-project-owner") for name in people if name != itself]
     return (Owner(f"team:{run.project['name']}", "datazone-project"), *owners)
+
+
+def own_principal(run: SyncRun) -> str | None:
+    """The IAM principal the governance side's calls are made as (None when STS will not say)."""
+    try:
+        caller = run.resource.datazone.client("sts").get_caller_identity()["Arn"]
+    except (ClientError, BotoCoreError):
+        return None
+    return iam_principal(caller)
 
 
 def person_named(datazone, domain_id: str, user_id: str) -> str:

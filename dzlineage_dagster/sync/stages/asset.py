@@ -118,7 +118,7 @@ def client_token(*parts: object) -> str:
 
 @dataclass(frozen=True)
 class AssetPlan:
-    action: Literal["create", "revise", "unchanged", "skip"]
+    action: Literal["create", "revise", "unchanged", "not-cataloged"]
     forms: list[dict[str, str]]
     desired: DesiredTopicState | None
     stored: MappingRecord | None
@@ -132,7 +132,7 @@ def plan_topic_asset(
     """What the asset stage would do for this schema (``type_revision`` None: no type yet)."""
     stored = run.mappings.get(snapshot.schema_arn)
     if snapshot.kind is not TopicKind.TABLE:
-        return AssetPlan("skip", [], None, stored, type_revision)
+        return AssetPlan("not-cataloged", [], None, stored, type_revision)
     if stored is None:
         refuse_second_asset(run, snapshot.topic, snapshot.schema_arn)
     forms = topic_forms_input(run, snapshot)
@@ -154,7 +154,7 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
     connector plumbing, not data anyone subscribes to (None for them).
     """
     plan = plan_topic_asset(run, snapshot, run.asset_type_revision)
-    if plan.action == "skip":
+    if plan.action == "not-cataloged":
         return None
     stored = plan.stored
     if plan.action == "unchanged":

@@ -65,6 +65,14 @@ from dzlineage_dagster.core.lineage.state import (
     next_base,
 )
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
+from dzlineage_dagster.core.topic_states import (
+    ALREADY_POSTED,
+    POST,
+    REPOST,
+    UNCHANGED,
+    edges_state,
+    no_edge_state,
+)
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.foreign import ForeignRun
@@ -169,6 +177,43 @@ class LineagePlan:
         """Every job this plan posts a run for: the hops, then the closings."""
         return (*self.hops, *self.closing)
 
+    def told(self, state: str, notes: Sequence[str] = ()) -> str:
+        """The topic's lineage in the words of :mod:`~dzlineage_dagster.core.topic_states`:
+        ``state`` (a plan's or a sync's word) and the edges, or why there is none."""
+        closed = [hop.describe() for hop in self.closing]
+        notes = [*notes, *closed]
+        return told_lineage(self.lineage, self.mapping, state, bool(self.hops), notes)
+
+    @property
+    def planned(self) -> str:
+        """What a sync would do with the topic's lineage, as `sync --dry-run` shows it."""
+        if self.foreign_runs:
+            runs = ", ".join(f.describe() for f in self.foreign_runs)
+            return self.told(REPOST.planned, [f"not the sync's: {runs}"])
+        if self.failed_events:
+            return self.told(REPOST.planned, ["its events failed after acceptance"])
+        return self.told(UNCHANGED.planned if self.already_posted else POST.planned)
+
+
+def told_lineage(
+    lineage: TopicLineage,
+    mapping: TopicTableMapping,
+    state: str,
+    has_edges: bool,
+    notes: Sequence[str] = (),
+) -> str:
+    """``state`` and the topic's edges, or ``no edge`` and why when it has none to post."""
+    if not has_edges:
+        return no_edge_state(lineage.ambiguous_reason or mapping.reason, notes)
+    return edges_state(
+        state,
+        [t.qualified for t in lineage.source_tables],
+        mapping.topic,
+        [str(t.ref) for t in lineage.tables],
+        lineage.origin,
+        notes,
+    )
+
 
 @dataclass(frozen=True)
 class LineageOutcome:
@@ -213,25 +258,34 @@ class LineageOutcome:
 
     @property
     def summary(self) -> str:
-        closed = "".join(f"; {hop.describe()}" for hop in self.plan.closing)
-        if not self.plan.hops:
-            reason = self.lineage.ambiguous_reason or self.mapping.reason
-            return f"no edge: {reason}{closed}"
-        state = "already posted" if self.replayed else "posted" if self.posted else "unchanged"
+        """What the sync did with the topic's lineage, as its summary and Dagster show it."""
         if self.reposted_failed_events:
             count = len(self.reposted_failed_events)
-            state = f"re-posted: {count} events had failed after acceptance"
-        if self.reposted_over_foreign:
+            state, notes = REPOST.done, [f"{count} events had failed after acceptance"]
+        elif self.reposted_over_foreign:
             jobs = ", ".join(f"[{f.job[0]}.{f.job[1]}]" for f in self.plan.foreign_runs)
-            state = f"re-posted over a foreign run of {jobs}"
-        tables = ", ".join(str(t.ref) for t in self.lineage.tables) or "no table"
-        sources = ", ".join(t.qualified for t in self.lineage.source_tables) or "no source"
+            state, notes = REPOST.done, [f"over a foreign run of {jobs}"]
+        else:
+            state = (
+                ALREADY_POSTED if self.replayed else POST.done if self.posted else UNCHANGED.done
+            )
+            notes = []
         # The edges are whole either way; whether every column's lineage is there is not.
-        oversized = "".join(f"; {hop}" for hop in self.oversized_hops)
-        return (
-            f"{sources} -> {self.mapping.topic} -> {tables} "
-            f"({state}, {self.lineage.origin}{oversized}{closed})"
-        )
+        return self.plan.told(state, [*notes, *self.oversized_hops])
+
+
+def recorded_lineage(run: SyncRun, topic: str, record: MappingRecord) -> str:
+    """The lineage of a topic known unchanged from its registry token, without a call: the jobs
+    its record says are open, the edges from the run's topology (the token vouches that
+    neither the schema nor the connectors changed since the record was written)."""
+    try:
+        posted = PostedLineage.decode(record.lineage_fingerprint)
+    except ValueError:
+        posted = None  # the sync that reads the topic says what is wrong with the record
+    has_edges = bool(posted and (posted.jobs or posted.legacy_runs))
+    return told_lineage(
+        run.topology.lineage_for(topic), run.mapper.map_topic(topic), UNCHANGED.done, has_edges
+    )
 
 
 def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:

@@ -89,7 +89,7 @@ def publication_due(run: SyncRun, record: MappingRecord) -> bool:
 def planned_publication(run: SyncRun, plan: AssetPlan) -> str:
     """What the dry run says this stage would do after the asset stage carried out ``plan``:
     ``publish`` a new revision, ``publish r3`` a stored one not yet listed, or nothing."""
-    if not run.settings.publish_to_catalog or plan.action == "skip":
+    if not run.settings.publish_to_catalog or plan.action == "not-cataloged":
         return ""
     if plan.action in ("create", "revise"):
         return "publish"

@@ -9,8 +9,16 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from dzlineage_dagster.sandbox.emulators.datazone.authorization import Authorization, DomainUnit
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import (
+    Authorization,
+    DomainUnit,
+)
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.listings import Listings
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.ownership import (
+    ADMIN_CATEGORY,
+    OwnershipTransfers,
+)
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import (
     Asset,
     AssetTypeRevision,
     Form,
@@ -22,11 +30,6 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
 )
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import LineageGraph
-from dzlineage_dagster.sandbox.emulators.datazone.listings import Listings
-from dzlineage_dagster.sandbox.emulators.datazone.ownership import (
-    ADMIN_CATEGORY,
-    OwnershipTransfers,
-)
 from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
 

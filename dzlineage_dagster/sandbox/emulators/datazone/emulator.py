@@ -10,10 +10,14 @@ from typing import Any, TypeVar
 
 from werkzeug.wrappers import Request, Response
 
-from dzlineage_dagster.sandbox.emulators.datazone.authorization import (
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import (
     caller_principal,
 )
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
+from dzlineage_dagster.sandbox.emulators.datazone.access.policies import PolicyOperations
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.glossary import Glossaries
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.listings import Listing
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.ownership import ADMIN_CATEGORY
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import (
     MANAGED_PREFIX,
     Asset,
     AssetRevision,
@@ -26,19 +30,18 @@ from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
     revision_of,
     with_common_details,
 )
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.search import (
+    indexed_as_of,
+    matching_assets,
+)
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id, not_found, now
 from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
-from dzlineage_dagster.sandbox.emulators.datazone.glossary import Glossaries
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import (
     LineageEventRecord,
     LineageGraph,
     RunEvent,
 )
-from dzlineage_dagster.sandbox.emulators.datazone.listings import Listing
-from dzlineage_dagster.sandbox.emulators.datazone.ownership import ADMIN_CATEGORY
-from dzlineage_dagster.sandbox.emulators.datazone.policies import PolicyOperations
-from dzlineage_dagster.sandbox.emulators.datazone.search import indexed_as_of, matching_assets
-from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
 from dzlineage_dagster.sandbox.protocol.aws import (
     AwsServiceError,
     RestJsonEmulator,

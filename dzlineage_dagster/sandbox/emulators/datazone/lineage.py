@@ -41,7 +41,7 @@ from typing import Any
 
 from botocore.utils import parse_timestamp
 
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import (
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import (
     Asset,
     AssetRevision,
     Form,

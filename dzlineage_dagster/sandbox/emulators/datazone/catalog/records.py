@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, Protocol, TypeVar
 
-from dzlineage_dagster.sandbox.emulators.datazone.smithy_forms import FormModel
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.smithy_forms import FormModel
 
 MANAGED_PREFIX = "amazon.datazone."
 COMMON_DETAILS_FORM = "AssetCommonDetailsForm"

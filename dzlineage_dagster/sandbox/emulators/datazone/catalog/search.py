@@ -9,7 +9,7 @@ from dataclasses import replace
 from datetime import datetime
 from typing import Any
 
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import MANAGED_PREFIX, Asset
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import MANAGED_PREFIX, Asset
 
 
 def matching_assets(assets: Iterable[Asset], params: dict[str, Any]) -> list[Asset]:

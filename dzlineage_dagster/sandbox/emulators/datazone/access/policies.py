@@ -1,5 +1,5 @@
 """The DataZone operations on domain units, policy grants, project memberships and user
-profiles, on the state of :mod:`~dzlineage_dagster.sandbox.emulators.datazone.authorization`.
+profiles, on the state of :mod:`~dzlineage_dagster.sandbox.emulators.datazone.access.authorization`.
 
 A mixin of :class:`~dzlineage_dagster.sandbox.emulators.datazone.emulator.DataZoneEmulator`: its
 handlers find the domain as every other operation does.
@@ -11,11 +11,11 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-from dzlineage_dagster.sandbox.emulators.datazone.authorization import (
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import (
     Authorization,
     caller_principal,
 )
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import AssetTypeRevision
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import AssetTypeRevision
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, not_found, now
 from dzlineage_dagster.sandbox.emulators.datazone.domain import Domain
 from dzlineage_dagster.sandbox.protocol.aws import RestJsonService

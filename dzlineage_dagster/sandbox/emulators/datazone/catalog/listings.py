@@ -8,7 +8,7 @@ subscribers only once it is published too. ``UNPUBLISH`` takes the listing out o
 
 Publishing is asynchronous on AWS (the answer's status is CREATING, later ACTIVE): a listing
 revision becomes visible ``processing`` after it was asked for, like lineage events
-(:mod:`.lineage`); until then the catalog still shows the revision published before, if any.
+(:mod:`..lineage`); until then the catalog still shows the revision published before, if any.
 A delay of 0 (the default) behaves synchronously.
 
 ``SearchListings`` answers what a user of another project finds: only listed assets, each at its
@@ -27,7 +27,7 @@ from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import Asset, AssetRevision
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import Asset, AssetRevision
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid, new_id, not_found
 
 #: ListingStatus values (botocore's model).

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from dzlineage_dagster.sandbox.emulators.datazone.catalog import Asset, Project
+from dzlineage_dagster.sandbox.emulators.datazone.catalog.records import Asset, Project
 from dzlineage_dagster.sandbox.emulators.datazone.common import invalid
 from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
 
