@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.catalog.curation import AssetContent
+from dzlineage_dagster.core.catalog.curation import AssetContent, text_record
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
@@ -18,6 +18,7 @@ from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset
 from dzlineage_dagster.sync.stages.schema import read_schema
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
+from dzlineage_dagster_tests.stored_mapping import put_mapping, stored_mappings
 from dzlineage_dagster_tests.test_catalog_operators import (
     action_of,
     asset,
@@ -211,6 +212,41 @@ def test_a_stewards_work_survives_every_revision_the_product_makes(platform, cap
     steward_edits(name="Orders (gold)", notes="PII: customer_id, email")
     new_version_keeps_the_stewards_work(5, "channel")
     new_version_keeps_the_stewards_work(6, "region")  # and again, with no edit in between
+    # What told the steward's text from the product's: the product's own, in the mapping.
+    record = stored_mappings(platform.settings)[platform.schema_arn(TOPIC)]
+    assert record.product_text == text_record(product_text(platform, TOPIC))
+
+
+def product_text(platform: DemoPlatform, topic: str) -> AssetContent:
+    """The name and description the product gives the topic's asset."""
+    cluster = platform.settings.msk_cluster_arn.split("/")[1]
+    return AssetContent(f"{cluster}.{topic}", f"Kafka topic {topic} on MSK cluster {cluster}", ())
+
+
+def test_the_products_own_older_text_follows_the_product_and_a_persons_stays(platform, capsys):
+    """The mapping's record of the product's own text is what tells: an asset whose name is
+    the text an older release wrote (recorded so) takes the product's current name; its
+    description, which a person wrote, stays. Without the record, both would stay."""
+    sync_output(capsys)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    older = AssetContent(
+        "cdc-demo/shop.sales.orders", product_text(platform, TOPIC).description, ()
+    )
+    steward_revision(platform, asset_id, name=older.name, description="Orders, by Sales Ops.")
+    stored = stored_mappings(platform.settings)[arn]
+    revision = str(asset(platform, asset_id)["revision"])
+    put_mapping(
+        platform.settings, replace(stored, asset_revision=revision, product_text=text_record(older))
+    )
+    platform.register_new_version(TOPIC, "coupon_code")
+
+    assert action_of(sync_output(capsys), TOPIC) == "revised"
+    revised = asset(platform, asset_id)
+    assert (revised["name"], revised["description"]) == (
+        product_text(platform, TOPIC).name,
+        "Orders, by Sales Ops.",
+    )
 
 
 def test_a_stewards_curation_survives_the_next_revision_of_dzlineage_sync(platform, capsys):

@@ -174,16 +174,19 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
         response, action = write.revise_or_recreate(stored)
     else:
         response, action = write.create_or_adopt()
-    record = plan.desired.to_record(
-        asset_id=response["id"],
-        asset_revision=str(response["revision"]),
-        asset_type_revision=str(response["typeRevision"]),
-        lineage_fingerprint=stored.lineage_fingerprint if stored else "",
-        registry_arn=snapshot.registry_arn,
+    record = replace(
+        plan.desired.to_record(
+            asset_id=response["id"],
+            asset_revision=str(response["revision"]),
+            asset_type_revision=str(response["typeRevision"]),
+            lineage_fingerprint=stored.lineage_fingerprint if stored else "",
+            registry_arn=snapshot.registry_arn,
+        ),
+        # The product's own text, also when the asset keeps a person's: what the next
+        # revision tells a person's text by (see core.catalog.curation).
+        product_text=text_record(write.product_content),
     )
-    # The product's own text, also when the asset keeps a person's: what the next revision
-    # tells a person's text by (see core.catalog.curation).
-    run.mappings.stage(replace(record, product_text=text_record(write.product_content)))
+    run.mappings.stage(record)
     return AssetOutcome(action, record, run.asset_url(record.asset_id))
 
 
