@@ -436,3 +436,18 @@ def test_the_person_added_owners_survive_later_revisions_the_product_makes():
     ).content
     owners = owners_of_text(second.form("KafkaSchemaForm").fields()["owners"])
     assert owners == ["Cy (on call)", "team:lakehouse"]
+
+
+@given(texts, texts, texts)
+def test_a_text_is_a_persons_exactly_when_it_is_neither_the_products_last_nor_its_current(
+    written, latest, current
+):
+    """With the record of the product's own last text, the latest text is kept exactly when it
+    is not that text and not the product's current one (whichever it is, the revision has it)."""
+    before = dataclasses.replace(as_written(product(1)), description=written)
+    now = dataclasses.replace(before, description=latest)
+    ours = dataclasses.replace(product(2), description=current)
+    revision = curated_revision(ours, now, before, text_record(before))
+    kept = latest not in (written, current)
+    assert ("description" in revision.kept_text) == kept
+    assert revision.content.description == (latest if kept else current)

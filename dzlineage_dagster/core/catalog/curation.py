@@ -83,7 +83,7 @@ PRODUCT_FORM_FIELDS: Mapping[str, frozenset[str]] = {
 } | {COMMON_DETAILS_FORM_NAME: PRODUCT_COMMON_DETAILS_FIELDS}
 #: Hex digits of each text's SHA-256 in a :func:`text_record`: 32 bits, so a person's text is
 #: taken for the product's old one about once in 4 billion edits; each of the packed mapping's
-#: records grows by about 15 characters.
+#: records grows by about 17 characters.
 _TEXT_DIGEST_LENGTH = 8
 _TEXT_FIELDS = ("name", "description")
 
