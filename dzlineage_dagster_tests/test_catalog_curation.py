@@ -10,7 +10,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.catalog.curation import AssetContent
+from dzlineage_dagster.core.catalog.curation import AssetContent, text_record
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.errors import SyncError
@@ -18,7 +18,14 @@ from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.stages.asset import AssetWrite, plan_topic_asset
 from dzlineage_dagster.sync.stages.schema import read_schema
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
-from dzlineage_dagster_tests.test_catalog_operators import action_of, asset, kafka_form, sync_output
+from dzlineage_dagster_tests.stored_mapping import put_mapping, stored_mappings
+from dzlineage_dagster_tests.test_catalog_operators import (
+    action_of,
+    asset,
+    kafka_form,
+    rows_of,
+    sync_output,
+)
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
 
 TOPIC = "shop.sales.orders"
@@ -35,6 +42,7 @@ structure StewardNotesFormType {
 class Curation:
     asset_id: str
     term_id: str
+    glossary_id: str = ""
     name: str = "Orders (curated)"
     description: str = "Every order a customer placed, one row per order. Owned by Sales Ops."
     readme: str = "# Orders\nAsk #sales-data before joining on customer_id."
@@ -76,7 +84,7 @@ def curate(platform: DemoPlatform, topic: str, source_identifier: str | None = N
         status="ENABLED",
     )
     [asset_id] = topic_assets(platform)[platform.schema_arn(topic)]
-    curation = Curation(asset_id, term["id"])
+    curation = Curation(asset_id, term["id"], glossary["id"])
     current = asset(platform, asset_id)
     forms = curation.forms_output(current)
     common = {"readMe": curation.readme}
@@ -117,6 +125,128 @@ def assert_keeps_the_curation(platform: DemoPlatform, curation: Curation) -> dic
     assert common["readMe"] == curation.readme
     assert kafka_form(revised)["schema_version"] == 2
     return common
+
+
+def steward_revision(platform: DemoPlatform, asset_id: str, **changes: object) -> None:
+    """A person's revision in the portal: the latest revision with ``changes`` made to its
+    ``name``, ``description``, ``glossaryTerms``, or a form's fields (by form name)."""
+    current = asset(platform, asset_id)
+    text = {key: changes.pop(key, current.get(key)) for key in ("name", "description")}
+    terms = changes.pop("glossaryTerms", current.get("glossaryTerms"))
+    platform.client("datazone").create_asset_revision(
+        domainIdentifier=platform.settings.domain_id,
+        identifier=asset_id,
+        **{key: value for key, value in text.items() if value is not None},
+        typeRevision=current["typeRevision"],
+        **({"glossaryTerms": terms} if terms else {}),
+        formsInput=[
+            form_input(form, **changes.get(form["formName"], {})) for form in current["formsOutput"]
+        ],
+    )
+
+
+def test_a_stewards_work_survives_every_revision_the_product_makes(platform, capsys, caplog):
+    """Four schema versions, each a revision by the product, with a steward's edits before
+    most of them: nothing of theirs is ever taken back, and their edit of a field the product
+    owns is put right with a WARNING naming the field and both values."""
+    sync_output(capsys)
+    curation = curate(platform, TOPIC)
+    datazone = platform.client("datazone")
+    second_term = datazone.create_glossary_term(
+        domainIdentifier=platform.settings.domain_id,
+        glossaryIdentifier=curation.glossary_id,
+        name="Sale",
+        shortDescription="An order paid for.",
+    )["id"]
+    expected = {
+        "name": curation.name,
+        "description": curation.description,
+        "glossaryTerms": [curation.term_id],
+        "readMe": curation.readme,
+        "notes": "PII: customer_id",
+    }
+
+    def steward_edits(**edits: object) -> None:
+        expected.update(edits)
+        steward_revision(
+            platform,
+            curation.asset_id,
+            name=expected["name"],
+            description=expected["description"],
+            glossaryTerms=expected["glossaryTerms"],
+            AssetCommonDetailsForm={"readMe": expected["readMe"]},
+            StewardNotes={"notes": expected["notes"]},
+        )
+
+    def new_version_keeps_the_stewards_work(version: int, column: str) -> dict:
+        platform.register_new_version(TOPIC, column)
+        caplog.clear()
+        assert action_of(sync_output(capsys), TOPIC) == "revised"
+        revised = asset(platform, curation.asset_id)
+        forms = curation.forms_output(revised)
+        assert {
+            "name": revised["name"],
+            "description": revised.get("description"),
+            "glossaryTerms": revised.get("glossaryTerms"),
+            "readMe": json.loads(forms["AssetCommonDetailsForm"]["content"]).get("readMe"),
+            "notes": json.loads(forms["StewardNotes"]["content"]).get("notes"),
+        } == expected, f"version {version}"
+        assert kafka_form(revised)["schema_version"] == version
+        return revised
+
+    new_version_keeps_the_stewards_work(2, "coupon_code")
+    steward_edits(
+        description="Every order, one row per order. Reviewed by Sales Ops in Q3.",
+        glossaryTerms=[curation.term_id, second_term],
+        readMe="# Orders\nJoin on order_id only.",
+    )
+    new_version_keeps_the_stewards_work(3, "gift_wrap")
+    # Between two product revisions, nothing but a field the product owns.
+    steward_revision(platform, curation.asset_id, KafkaSchemaForm={"schema_version": 99})
+    new_version_keeps_the_stewards_work(4, "loyalty_points")
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert [w for w in warnings if "KafkaSchemaForm.schema_version" in w] == [
+        f"{TOPIC}: asset {curation.asset_id}: KafkaSchemaForm.schema_version was set to 99 in "
+        "DataZone; the product owns it, so the new revision puts back its own value 4"
+    ], warnings
+    steward_edits(name="Orders (gold)", notes="PII: customer_id, email")
+    new_version_keeps_the_stewards_work(5, "channel")
+    new_version_keeps_the_stewards_work(6, "region")  # and again, with no edit in between
+    # What told the steward's text from the product's: the product's own, in the mapping.
+    record = stored_mappings(platform.settings)[platform.schema_arn(TOPIC)]
+    assert record.product_text == text_record(product_text(platform, TOPIC))
+
+
+def product_text(platform: DemoPlatform, topic: str) -> AssetContent:
+    """The name and description the product gives the topic's asset."""
+    cluster = platform.settings.msk_cluster_arn.split("/")[1]
+    return AssetContent(f"{cluster}.{topic}", f"Kafka topic {topic} on MSK cluster {cluster}", ())
+
+
+def test_the_products_own_older_text_follows_the_product_and_a_persons_stays(platform, capsys):
+    """The mapping's record of the product's own text is what tells: an asset whose name is
+    the text an older release wrote (recorded so) takes the product's current name; its
+    description, which a person wrote, stays. Without the record, both would stay."""
+    sync_output(capsys)
+    arn = platform.schema_arn(TOPIC)
+    [asset_id] = topic_assets(platform)[arn]
+    older = AssetContent(
+        "cdc-demo/shop.sales.orders", product_text(platform, TOPIC).description, ()
+    )
+    steward_revision(platform, asset_id, name=older.name, description="Orders, by Sales Ops.")
+    stored = stored_mappings(platform.settings)[arn]
+    revision = str(asset(platform, asset_id)["revision"])
+    put_mapping(
+        platform.settings, replace(stored, asset_revision=revision, product_text=text_record(older))
+    )
+    platform.register_new_version(TOPIC, "coupon_code")
+
+    assert action_of(sync_output(capsys), TOPIC) == "revised"
+    revised = asset(platform, asset_id)
+    assert (revised["name"], revised["description"]) == (
+        product_text(platform, TOPIC).name,
+        "Orders, by Sales Ops.",
+    )
 
 
 def test_a_stewards_curation_survives_the_next_revision_of_dzlineage_sync(platform, capsys):
@@ -241,3 +371,42 @@ def test_a_deprecated_asset_keeps_the_stewards_curation(platform, capsys):
     forms = curation.forms_output(deprecated)
     assert json.loads(forms["StewardNotes"]["content"])["steward"] == "ana"
     assert json.loads(forms["AssetCommonDetailsForm"]["content"])["readMe"] == curation.readme
+
+
+def test_a_stewards_edit_of_a_field_the_product_owns_is_put_right_by_reconcile(
+    platform, capsys, caplog
+):
+    """The plain sync trusts the mapping (an unchanged topic costs no DataZone read); reconcile,
+    which reads every asset's forms anyway, sees the edit and the repair's revision puts it
+    right with a WARNING, keeping the steward's name."""
+    sync_output(capsys)
+    [asset_id] = topic_assets(platform)[platform.schema_arn(TOPIC)]
+    steward_revision(
+        platform, asset_id, name="Orders (curated)", KafkaSchemaForm={"schema_version": 99}
+    )
+    assert "reconcile: nothing to repair" not in sync_output(capsys, "--dry-run", "--reconcile")
+
+    caplog.clear()
+    out = sync_output(capsys, "--reconcile")
+    assert [
+        TOPIC,
+        "product-fields",
+        f"asset {asset_id}: fields the product owns are not what it last wrote (edited in "
+        "DataZone): revise it -> revised",
+    ] in rows_of(out, TOPIC), out
+    warnings = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert (
+        f"{TOPIC}: asset {asset_id}: KafkaSchemaForm.schema_version was set to 99 in DataZone; "
+        "the product owns it, so the new revision puts back its own value 1"
+    ) in warnings, warnings
+    repaired = asset(platform, asset_id)
+    assert kafka_form(repaired)["schema_version"] == 1
+    assert repaired["name"] == "Orders (curated)"
+    # A steward's own fields (owners, readMe) are no edit of the product's: nothing to repair.
+    steward_revision(
+        platform,
+        asset_id,
+        KafkaSchemaForm={"owners": "ana@example.com"},
+        AssetCommonDetailsForm={"readMe": "# Orders"},
+    )
+    assert "reconcile: nothing to repair" in sync_output(capsys, "--reconcile")

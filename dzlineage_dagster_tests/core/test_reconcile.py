@@ -173,3 +173,42 @@ def test_a_record_s_posted_jobs_name_the_runs_to_look_for_and_an_unreadable_one_
 
 def test_the_registry_of_a_schema_arn():
     assert registry_arn_of_schema(arn("x.y")) == REGISTRY_ARN
+
+
+def test_an_asset_whose_product_fields_are_not_what_the_product_wrote_is_revised():
+    """The record's content fingerprint is what the product last wrote; an asset whose owned
+    fingerprint differs was edited there (None: its forms were not read, nothing is known)."""
+    topics = ["a.edited", "b.kept", "c.unread", "d.edited_lineage"]
+    registry = {topic: arn(topic) for topic in topics}
+    mappings = {arn(t): record(t, f"asset-{t}") for t in topics}
+    mappings[arn("d.edited_lineage")] = record("d.edited_lineage", "asset-d", "run-d")
+    assets = [
+        CatalogAsset("asset-a.edited", "a", arn("a.edited"), owned_fingerprint="edited"),
+        CatalogAsset("asset-b.kept", "b", arn("b.kept"), owned_fingerprint="c"),
+        CatalogAsset("asset-c.unread", "c", arn("c.unread")),
+        CatalogAsset("asset-d", "d", arn("d.edited_lineage"), owned_fingerprint="edited"),
+    ]
+    edited = "fields the product owns are not what it last wrote (edited in DataZone): revise it"
+    assert plan_repairs(registry, mappings, {}, assets, healthy()) == [
+        Repair(
+            "a.edited",
+            arn("a.edited"),
+            RepairKind.PRODUCT_FIELDS,
+            f"asset asset-a.edited: {edited}",
+            "asset-a.edited",
+        ),
+        Repair(
+            "d.edited_lineage",
+            arn("d.edited_lineage"),
+            RepairKind.PRODUCT_FIELDS,
+            f"asset asset-d: {edited}",
+            "asset-d",
+        ),
+        Repair(
+            "d.edited_lineage",
+            arn("d.edited_lineage"),
+            RepairKind.REPOST_LINEAGE,
+            "lineage run run-d is missing: re-post",
+            "asset-d",
+        ),
+    ]

@@ -35,6 +35,9 @@ class RepairKind(str, Enum):
     RESTORE = "restore"
     #: The mapping says lineage was posted, DataZone has no processed or pending event of it.
     REPOST_LINEAGE = "repost-lineage"
+    #: Fields the product owns on the asset are not what it last wrote (a person edited one):
+    #: revise it, which puts them right and names each with both values.
+    PRODUCT_FIELDS = "product-fields"
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,10 @@ class CatalogAsset:
     name: str
     external_identifier: str | None
     description: str = ""
+    #: The fingerprint of the part of its forms the product owns
+    #: (:func:`~dzlineage_dagster.core.catalog.curation.owned_content_fingerprint`); None: its
+    #: forms were not read.
+    owned_fingerprint: str | None = None
 
     @property
     def deprecated(self) -> bool:
@@ -98,6 +105,9 @@ def plan_repairs(
         if repair is not None:
             repairs.append(repair)
             continue
+        edited = _edited_product_fields(topic, record, by_id)
+        if edited is not None:
+            repairs.append(edited)
         if record is not None and lineage is not None and record.lineage_fingerprint:
             detail = _lineage_problem(topic, record, lineage)
             if detail:
@@ -105,6 +115,26 @@ def plan_repairs(
                     Repair(topic, schema_arn, RepairKind.REPOST_LINEAGE, detail, record.asset_id)
                 )
     return repairs
+
+
+def _edited_product_fields(
+    topic: str, record: MappingRecord | None, by_id: Mapping[str, CatalogAsset]
+) -> Repair | None:
+    """A revision for the mapped asset whose fields the product owns differ from what the
+    product last wrote (the mapping's content fingerprint), or None."""
+    mapped = by_id.get(record.asset_id) if record is not None else None
+    if mapped is None or mapped.owned_fingerprint is None or not record.content_fingerprint:
+        return None
+    if mapped.owned_fingerprint == record.content_fingerprint:
+        return None
+    return Repair(
+        topic,
+        record.schema_arn,
+        RepairKind.PRODUCT_FIELDS,
+        f"asset {mapped.id}: fields the product owns are not what it last wrote (edited in "
+        "DataZone): revise it",
+        mapped.id,
+    )
 
 
 def _lineage_problem(topic: str, record: MappingRecord, lineage: LineageRuns) -> str | None:

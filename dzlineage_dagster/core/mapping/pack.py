@@ -54,8 +54,10 @@ MAX_DEPTH = 7
 #: A tombstone outlives any run that could still hold the record it deletes.
 TOMBSTONE_LIFETIME_MS = 30 * 24 * 3600 * 1000
 #: A pack's compressed size per record, measured on the demo platform's and the benchmark's
-#: records (270 to 290, four SHA-256 fingerprints each): what :func:`parameters_needed` assumes when it has no record at hand.
-TYPICAL_PACKED_CHARACTERS_PER_RECORD = 290
+#: records (270 to 290, four SHA-256 fingerprints each), plus the 17 the record of the
+#: product's own text added (the demo's: 243 -> 260): what :func:`parameters_needed` assumes
+#: when it has no record at hand (13 records a standard bucket, as at 290).
+TYPICAL_PACKED_CHARACTERS_PER_RECORD = 307
 
 #: Characters a bucket keeps free when a record moves in (see :func:`place`).
 GROWTH_ROOM = 96

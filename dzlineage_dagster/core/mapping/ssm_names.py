@@ -166,6 +166,10 @@ class MappingRecord:
     registry_arn: str = ""
     #: The asset revision last published to the catalog (empty: never published by the sync).
     published_revision: str = ""
+    #: The name and description the product last wrote as its own, whether or not a person's
+    #: text replaced them on the asset (:func:`~dzlineage_dagster.core.catalog.curation.
+    #: text_record`, digests; empty: unknown): what tells a person's text from the product's.
+    product_text: str = ""
 
     @property
     def is_legacy(self) -> bool:

@@ -3,7 +3,8 @@
 The sync trusts the mapping (that is what makes an unchanged topic cost nothing); a person in
 the portal or an edited SSM parameter can make it wrong. Reconcile reads DataZone itself:
 Search by the topic asset type with its forms (this domain and owning project, 50 assets a
-page) and the lineage events, plans the repairs (:func:`~dzlineage_dagster.core.catalog.reconcile.
+page; the forms tell a person's edit of a field the product owns, confirmed by GetAsset
+before it is believed) and the lineage events, plans the repairs (:func:`~dzlineage_dagster.core.catalog.reconcile.
 plan_repairs`), and applies them through the ordinary stages: a repaired topic's mapping is
 staged (or forgotten, for a recreation) and the topic is synced, so the asset ends with the
 registry's current content and the mapping is written once.
@@ -17,6 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
+from dzlineage_dagster.core.catalog.curation import AssetContent, owned_content_fingerprint
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
 from dzlineage_dagster.core.catalog.reconcile import (
     CatalogAsset,
@@ -82,10 +84,14 @@ def inspect_catalog(run: SyncRun) -> ReconcileReport:
             name=item.get("name", ""),
             external_identifier=item.get("externalIdentifier"),
             description=item.get("description") or "",
+            owned_fingerprint=_owned_fingerprint(
+                item.get("additionalAttributes", {}).get("formsOutput")
+            ),
         )
         for item in items
     ]
     seen = len(assets)
+    assets = _confirm_edits_by_id(run, assets, mappings)
     listed = {asset.id for asset in assets}
     unlisted = sorted(
         {
@@ -100,6 +106,29 @@ def inspect_catalog(run: SyncRun) -> ReconcileReport:
         registry, mappings, dict(run.mappings.foreign), assets, _lineage_runs(events)
     )
     return ReconcileReport(repairs, seen, search_pages, lineage_pages, len(unlisted))
+
+
+def _confirm_edits_by_id(
+    run: SyncRun, assets: list[CatalogAsset], mappings: dict[str, MappingRecord]
+) -> list[CatalogAsset]:
+    """``assets`` with the forms of each one whose product-owned part Search shows edited read
+    again by id (GetAsset): Search may show an older revision (its consistency is not
+    documented), so only the asset itself says a person edited it. One read per such asset."""
+    written = {record.asset_id: record.content_fingerprint for record in mappings.values()}
+    datazone = run.resource.datazone.client()
+    confirmed = []
+    for asset in assets:
+        fingerprint = written.get(asset.id)
+        if fingerprint and asset.owned_fingerprint not in (None, fingerprint):
+            try:
+                current = datazone.get_asset(
+                    domainIdentifier=run.settings.domain_id, identifier=asset.id
+                )
+            except datazone.exceptions.ResourceNotFoundException:
+                current = {}  # deleted since Search listed it: its forms are unknown
+            asset = replace(asset, owned_fingerprint=_owned_fingerprint(current.get("formsOutput")))
+        confirmed.append(asset)
+    return confirmed
 
 
 def _read_by_id(run: SyncRun, asset_ids: list[str]) -> list[CatalogAsset]:
@@ -120,9 +149,20 @@ def _read_by_id(run: SyncRun, asset_ids: list[str]) -> list[CatalogAsset]:
                 name=asset.get("name", ""),
                 external_identifier=asset.get("externalIdentifier"),
                 description=asset.get("description") or "",
+                owned_fingerprint=_owned_fingerprint(asset.get("formsOutput")),
             )
         )
     return found
+
+
+def _owned_fingerprint(forms_output: list[dict] | None) -> str | None:
+    """What the product owns of an asset's forms (Search's or GetAsset's ``formsOutput``),
+    fingerprinted as the mapping records what it wrote; None when the forms were not given."""
+    if not forms_output:
+        return None
+    return owned_content_fingerprint(
+        AssetContent.from_asset({"name": "", "formsOutput": forms_output})
+    )
 
 
 def apply_repairs(run: SyncRun, report: ReconcileReport) -> None:
@@ -136,6 +176,11 @@ def apply_repairs(run: SyncRun, report: ReconcileReport) -> None:
         if repair.kind is RepairKind.REPOST_LINEAGE:
             run.repost_lineage.add(repair.schema_arn)
             run.mappings.stage(replace(current, lineage_fingerprint=""))
+            continue
+        if repair.kind is RepairKind.PRODUCT_FIELDS:
+            # No content the product wrote matches now: the topic's sync revises the asset
+            # from its latest revision, the product's own last one telling what was edited.
+            run.mappings.stage(replace(current, content_fingerprint=""))
             continue
         # The others revise the schema's own asset to the registry's current content, from
         # the revision it has now (the revision token covers it).

@@ -15,6 +15,7 @@ from dzlineage_dagster.core.catalog.curation import (
     AssetForm,
     CurationError,
     curated_revision,
+    text_record,
 )
 from dzlineage_dagster.core.catalog.forms import (
     ASSET_COMMON_DETAILS_FORM_TYPE,
@@ -170,15 +171,20 @@ def sync_topic_asset(run: SyncRun, snapshot: SchemaSnapshot) -> AssetOutcome | N
     )
     action: AssetAction
     if stored is not None:
-        response, action = write.revise_or_recreate(stored.asset_id, stored.asset_revision)
+        response, action = write.revise_or_recreate(stored)
     else:
         response, action = write.create_or_adopt()
-    record = plan.desired.to_record(
-        asset_id=response["id"],
-        asset_revision=str(response["revision"]),
-        asset_type_revision=str(response["typeRevision"]),
-        lineage_fingerprint=stored.lineage_fingerprint if stored else "",
-        registry_arn=snapshot.registry_arn,
+    record = replace(
+        plan.desired.to_record(
+            asset_id=response["id"],
+            asset_revision=str(response["revision"]),
+            asset_type_revision=str(response["typeRevision"]),
+            lineage_fingerprint=stored.lineage_fingerprint if stored else "",
+            registry_arn=snapshot.registry_arn,
+        ),
+        # The product's own text, also when the asset keeps a person's: what the next
+        # revision tells a person's text by (see core.catalog.curation).
+        product_text=text_record(write.product_content),
     )
     run.mappings.stage(record)
     return AssetOutcome(action, record, run.asset_url(record.asset_id))
@@ -255,7 +261,8 @@ class AssetWrite:
             return self.create(replacing=response["id"])
         if str(now["revision"]) != str(response["revision"]):
             # Revised since (curated in the portal, say): bring the product's content to it.
-            revised, _ = self.revise_latest(response["id"], now, last_written=response)
+            created = AssetContent.from_asset(response)
+            revised, _ = self.revise_latest(response["id"], now, created, text_record(created))
             return revised, "adopted"
         return response, "replayed"
 
@@ -270,25 +277,25 @@ class AssetWrite:
         return response, "replayed" if self._replayed(response) else "revised"
 
     def revise_latest(
-        self, asset_id: str, latest: dict[str, Any], last_written: dict[str, Any] | None
+        self,
+        asset_id: str,
+        latest: dict[str, Any],
+        last_written: AssetContent | None,
+        written_text: str = "",
     ) -> tuple[dict[str, Any], AssetAction]:
         """Revise the asset's ``latest`` revision (GetAsset output) to the product's content,
-        keeping people's work; ``last_written`` is the revision the product wrote last (None:
+        keeping people's work; ``last_written`` is the revision the product wrote last and
+        ``written_text`` the record of its own last name and description (None, empty:
         unknown). No write when ``latest`` already holds that content."""
         topic = self.snapshot.topic
         try:
             curation = curated_revision(
-                self.product_content,
-                AssetContent.from_asset(latest),
-                AssetContent.from_asset(last_written) if last_written is not None else None,
+                self.product_content, AssetContent.from_asset(latest), last_written, written_text
             )
         except CurationError as error:
             raise SyncError(f"{topic}: asset {asset_id}: {error}") from None
-        for field in curation.overridden:
-            self.run.log.warning(
-                f"{topic}: asset {asset_id}: {field} was edited in DataZone since the product's "
-                "last revision; the product owns it, so the new revision overrides it"
-            )
+        for edit in curation.overridden:
+            self.run.log.warning(f"{topic}: asset {asset_id}: {edit.describe()}")
         kept = [
             *(f"the {field} a person gave it" for field in curation.kept_text),
             *(f"form {name}" for name in curation.kept_forms),
@@ -384,12 +391,11 @@ class AssetWrite:
         response, _ = self.revise_latest(existing["id"], existing, last_written=None)
         return response, "adopted"
 
-    def revise_or_recreate(
-        self, asset_id: str, last_written: str
-    ) -> tuple[dict[str, Any], AssetAction]:
-        """Revise the asset from its latest revision (one GetAsset; a second one reads the
-        product's ``last_written`` revision when someone revised the asset since), or recreate
-        it when it was deleted."""
+    def revise_or_recreate(self, stored: MappingRecord) -> tuple[dict[str, Any], AssetAction]:
+        """Revise the mapped asset from its latest revision (one GetAsset; a second one reads
+        the product's own last revision, the mapping's, when someone revised the asset since:
+        its forms are the product's own content), or recreate it when it was deleted."""
+        asset_id = stored.asset_id
         latest = self._current(asset_id)
         if latest is None:
             self.run.log.warning(
@@ -398,10 +404,11 @@ class AssetWrite:
             return self.create_or_adopt()
         written = (
             latest
-            if str(latest["revision"]) == last_written
-            else self._current(asset_id, last_written)
+            if str(latest["revision"]) == stored.asset_revision
+            else self._current(asset_id, stored.asset_revision)
         )
-        return self.revise_latest(asset_id, latest, written)
+        last_written = AssetContent.from_asset(written) if written is not None else None
+        return self.revise_latest(asset_id, latest, last_written, stored.product_text)
 
 
 #: Seconds between the Searches for an asset DataZone says exists (its ConflictException on
