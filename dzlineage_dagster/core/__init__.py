@@ -13,4 +13,5 @@ Each package holds one concern and imports only the packages listed in its own d
 - :mod:`.ownership` - who owns a topic, and moving assets between projects.
 - :mod:`.aws` - limits and permissions AWS sets: quotas, pacing, authorization policies.
 - :mod:`.doctor` - the preflight's verdicts and table (it reads every package's rules).
+- :mod:`.text` - how an error message echoes a value it refuses.
 """
