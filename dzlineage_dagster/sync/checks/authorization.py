@@ -6,7 +6,10 @@ Without them DataZone refuses the first type creation with ``AccessDeniedExcepti
 in a V2 domain, every topic's asset write. Checked before anything is written, a missing grant
 or membership stops the run once, naming the policy, the domain unit, the project and the
 ``aws datazone`` line that adds it; ``dzlineage grant-policies --apply`` adds the grants for an
-administrator.
+administrator. No command of the product adds a membership: the principal to add is the
+sync's, and whoever adds it is a project owner with other credentials (``--apply`` run as the
+owner would make the owner the member), so the problem names the exact
+``aws datazone create-project-membership`` line, with the sync's principal in it.
 
 :func:`authorization_problems` is the read-only check (``dzlineage doctor`` calls it);
 :func:`check_authorization` is the sync's stop.
@@ -49,6 +52,37 @@ class AuthorizationProblem:
     certain: bool
     #: The grant that fixes it, when a grant does.
     grant: MissingGrant | None = None
+    #: The ``aws datazone create-project-membership`` line that fixes it, when a membership does.
+    membership: str | None = None
+
+    @property
+    def fix(self) -> str:
+        """The command that fixes it and who runs it."""
+        if self.grant is not None:
+            return (
+                f"{self.grant.cli_command()} (or `dzlineage grant-policies --apply`, as a "
+                "domain or domain unit owner)"
+            )
+        if self.membership is not None:
+            return f"as an owner of the project: {self.membership}"
+        return "see docs/sagemaker-unified-studio.md"
+
+
+def who_fixes(problems: Collection[AuthorizationProblem]) -> str:
+    """The sentence that ends a refusal: who adds what (no membership is added by
+    ``grant-policies --apply``)."""
+    steps = []
+    if any(p.grant is not None for p in problems):
+        steps.append(
+            "An administrator can add the missing grants with `dzlineage grant-policies "
+            "--apply` (docs/sagemaker-unified-studio.md)"
+        )
+    if any(p.membership is not None for p in problems):
+        steps.append(
+            "a project owner adds the membership with the `aws datazone "
+            "create-project-membership` line above (no dzlineage command adds one)"
+        )
+    return ("; ".join(steps) or "See docs/sagemaker-unified-studio.md") + ", then sync again"
 
 
 def authorization_problems(
@@ -94,8 +128,7 @@ def check_authorization(
     settings = run.settings
     raise SyncError(
         f"DataZone domain {settings.domain_id} will refuse project {settings.project_id} "
-        f"what the sync writes; nothing was written. {_numbered(certain)} An administrator can add the missing grants with `dzlineage grant-policies --apply` "
-        "(docs/sagemaker-unified-studio.md), then sync again"
+        f"what the sync writes; nothing was written. {_numbered(certain)} {who_fixes(certain)}"
     )
 
 
@@ -118,9 +151,8 @@ def refusal_explained(
             why = _numbered(uncertain) or "though no grant or membership was found missing."
         raise SyncError(
             f"DataZone refused project {run.settings.project_id} ({describe_error(error)}) "
-            f"{why} Created before the refusal: {', '.join(created) or 'nothing'}. An "
-            "administrator can add the grants with `dzlineage grant-policies --apply`, then "
-            "sync again"
+            f"{why} Created before the refusal: {', '.join(created) or 'nothing'}. "
+            f"{who_fixes(uncertain)}"
         ) from None
 
 
@@ -204,13 +236,15 @@ def _membership_problems(run: SyncRun) -> list[AuthorizationProblem]:
     )
     if is_member([m for page in pages for m in page["members"]], profile["id"]):
         return []
+    command = membership_command(settings.domain_id, settings.project_id, principal)
     return [
         AuthorizationProblem(
             f"the sync's IAM principal {principal} is not a member of project "
             f"{settings.project_id} (a SageMaker Unified Studio domain writes only for a project "
-            f"the caller belongs to; an IAM-based domain maps one IAM role to one project); add "
-            f"it: {membership_command(settings.domain_id, settings.project_id, principal)}",
+            f"the caller belongs to; an IAM-based domain maps one IAM role to one project); a "
+            f"project owner adds it: {command}",
             certain=True,
+            membership=command,
         )
     ]
 
