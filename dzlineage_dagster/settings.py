@@ -17,7 +17,7 @@ from functools import cache
 from typing import Any, Literal
 
 from dagster import ConfigurableResource, EnvVar
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from dzlineage_dagster.core.aws.quotas import parse_rate_limits
 from dzlineage_dagster.core.mapping.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
@@ -152,6 +152,14 @@ ASSET_URL_PLACEHOLDERS = ("portal_url", "domain_id", "project_id", "asset_id")
 #: takes. botocore's model gives no pattern, so this checks AWS's documented ARN format up to
 #: the resource type; whether the cluster exists is the run's first check (sync/checks/preflight.py).
 _MSK_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:cluster/.+")
+#: The settings AWS's own models constrain: the API input member that takes each (botocore's
+#: model gives its pattern and lengths), and an example.
+AWS_MODELED_SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "domain_id": (("datazone", "GetDomain", "identifier"), "dzd_abc123"),
+    "project_id": (("datazone", "GetProject", "identifier"), "5m3ak1pr0j"),
+    "registry_name": (("glue", "GetRegistry", "RegistryId", "RegistryName"), "cdc-registry"),
+    "glue_database": (("glue", "GetDatabase", "Name"), "lakehouse"),
+}
 #: A Glue Data Catalog id is the id of the AWS account that owns it (GetTable's `CatalogId`).
 _GLUE_CATALOG_ID = re.compile(r"\d{12}")
 
@@ -316,29 +324,11 @@ class LineageSettings(ConfigurableResource):
         ),
     )
 
-    @field_validator("domain_id", mode="before")
+    @field_validator(*AWS_MODELED_SETTINGS, mode="before")
     @classmethod
-    def _domain_id_as_aws_allows(cls, value: str) -> str:
-        allowed = _aws_string("datazone", "GetDomain", "identifier")
-        return _check_aws_string("domain_id", value, allowed, "dzd_abc123")
-
-    @field_validator("project_id", mode="before")
-    @classmethod
-    def _project_id_as_aws_allows(cls, value: str) -> str:
-        allowed = _aws_string("datazone", "GetProject", "identifier")
-        return _check_aws_string("project_id", value, allowed, "5m3ak1pr0j")
-
-    @field_validator("registry_name", mode="before")
-    @classmethod
-    def _registry_name_as_aws_allows(cls, value: str) -> str:
-        allowed = _aws_string("glue", "GetRegistry", "RegistryId", "RegistryName")
-        return _check_aws_string("registry_name", value, allowed, "cdc-registry")
-
-    @field_validator("glue_database", mode="before")
-    @classmethod
-    def _glue_database_as_aws_allows(cls, value: str) -> str:
-        allowed = _aws_string("glue", "GetDatabase", "Name")
-        return _check_aws_string("glue_database", value, allowed, "lakehouse")
+    def _as_aws_allows(cls, value: str, info: ValidationInfo) -> str:
+        member, example = AWS_MODELED_SETTINGS[info.field_name]
+        return _check_aws_string(info.field_name, value, _aws_string(*member), example)
 
     @field_validator("msk_cluster_arn", mode="before")
     @classmethod
