@@ -19,7 +19,7 @@ from typing import Any, Literal
 from dagster import ConfigurableResource, EnvVar
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
-from dzlineage_dagster.core.aws.quotas import parse_rate_limits
+from dzlineage_dagster.core.aws.quotas import SETTING_SOURCE, parse_rate_limits
 from dzlineage_dagster.core.mapping.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
 from dzlineage_dagster.core.text import shown
 
@@ -638,6 +638,18 @@ RETRY_MODES = ("standard", "adaptive", "legacy")
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+")
 
 
+@cache
+def _botocore_has(name: str) -> bool:
+    """Whether ``service.Operation`` is an operation of botocore's model of the service."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    service, _, operation = name.partition(".")
+    if service not in session.get_available_services():
+        return False
+    return operation in session.get_service_model(service).operation_names
+
+
 def _aws_option_value(field: str, value: str) -> Any:
     if field == "max_attempts":
         try:
@@ -654,7 +666,19 @@ def _aws_option_value(field: str, value: str) -> Any:
         if problem:
             raise ValueError(f"not an external id AssumeRole takes: it {problem}")
     if field == "rate_limits":
-        parse_rate_limits(value)  # the client's own reading: its ValueError names the part
+        # The client's own reading (its ValueError names the part), and an override's
+        # operation as botocore names it: a misspelt one would pace nothing, silently.
+        limits = parse_rate_limits(value)
+        unknown = [
+            name
+            for name, quota in limits.items()
+            if quota.source == SETTING_SOURCE and not _botocore_has(name)
+        ]
+        if unknown:
+            raise ValueError(
+                f"{', '.join(shown(name) for name in unknown)}: no such operation in botocore's "
+                "models (<service>.<Operation> as botocore names them, e.g. datazone.CreateAsset)"
+            )
     if field == "role_arn" and not _ROLE_ARN.fullmatch(value):
         raise ValueError(
             f"not an IAM role ARN ({_ROLE_ARN.pattern}, e.g. "

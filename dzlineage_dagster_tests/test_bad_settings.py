@@ -61,6 +61,12 @@ BAD_AWS_OPTIONS = [
     ("DZLINEAGE_GOVERNANCE_ROLE_EXTERNAL_ID", "ext", "set only with DZLINEAGE_GOVERNANCE_ROLE_ARN"),
     ("DZLINEAGE_CLIENT_RATE_LIMITS", "aws,datazone.CreateAsset=fast", "'fast' is not a number"),
     ("DZLINEAGE_CLIENT_RATE_LIMITS", "fast", "say 'off', 'aws', or"),
+    (
+        "DZLINEAGE_CLIENT_RATE_LIMITS",
+        "aws,datazone.CreatAsset=50",
+        "'datazone.CreatAsset': no such",
+    ),
+    ("DZLINEAGE_CLIENT_RATE_LIMITS", "aws,ssm.AssumeRole=5", "'ssm.AssumeRole': no such operation"),
     ("DZLINEAGE_ROLE_EXTERNAL_ID", "x", "AWS allows 2 to 1224"),
     ("DZLINEAGE_ROLE_EXTERNAL_ID", "agreed id", "does not match"),
 ]
