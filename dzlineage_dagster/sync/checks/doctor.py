@@ -172,7 +172,7 @@ def _failed_row(
     if error.operation_name == "AssumeRole":
         doctor.unassumable.add(side)
         detail = f"sts.AssumeRole failed: {code}: {message}".rstrip(": ")
-        return CheckResult(check, side, Status.FAIL, detail, role_not_assumable(reader))
+        return CheckResult(check, side, Status.FAIL, detail, role_not_assumable(reader, side))
     return failed_call(
         check,
         side,

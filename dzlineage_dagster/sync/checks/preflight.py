@@ -99,7 +99,7 @@ def _check(
         if error.operation_name == "AssumeRole" and reader.side:
             raise SyncError(
                 f"{env_name(field)}={shown(value)}: {what} could not be read: "
-                f"{role_not_assumable(reader)} ({describe_error(error)})"
+                f"{role_not_assumable(reader, reader.side)} ({describe_error(error)})"
             ) from None
         code = error_code(error)
         if code in NOT_FOUND_CODES:
@@ -124,10 +124,10 @@ def _check(
         ) from None
 
 
-def role_not_assumable(reader: AwsClientResource) -> str:
-    """What to change when AWS refused to let this identity assume ``reader``'s role: the
-    role's trust policy (with the side's external id) and this identity's own policy."""
-    side = reader.side or "data"
+def role_not_assumable(reader: AwsClientResource, side: str) -> str:
+    """What to change when AWS refused to let this identity assume the role of ``reader``, a
+    resource of ``side``: the role's trust policy (with the side's external id) and this
+    identity's own policy."""
     return (
         f"{reader.credentials_label()} cannot be assumed; its trust policy must trust this "
         f"identity with {_external_id_setting(side)} as its sts:ExternalId (as "
