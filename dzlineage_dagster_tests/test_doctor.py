@@ -310,11 +310,12 @@ def test_every_iam_action_the_product_names_exists_in_botocore():
     ]
 
 
-def test_the_doctor_only_actions_are_those_of_the_doctor_policy_no_side_grants():
-    from dzlineage_dagster.core.doctor import DOCTOR_ONLY_ACTIONS
+def test_the_doctor_and_v2_only_actions_are_those_of_their_policies_no_side_grants():
+    from dzlineage_dagster.core.doctor import DOCTOR_ONLY_ACTIONS, SAGEMAKER_ONLY_ACTIONS
 
     sides = set().union(*(policy_actions(name) for name in POLICY_FILES))
     assert policy_actions("doctor-policy.json") - sides == DOCTOR_ONLY_ACTIONS
+    assert policy_actions("sagemaker-unified-studio-policy.json") - sides == SAGEMAKER_ONLY_ACTIONS
 
 
 def test_the_docs_list_every_check_and_every_paced_operation_with_its_source():
@@ -466,6 +467,18 @@ def test_a_missing_membership_points_at_the_membership_line_that_fixes_it(
     )
     code, rows = doctor(capsys)
     assert code == 0, not_ok(rows)
+
+    # A read the check needs, denied: the row names the action and the V2 policy that grants it.
+    platform.control.set_faults(FaultRule("datazone", "ListPolicyGrants", "access-denied"))
+    try:
+        _, rows = doctor(capsys)
+    finally:
+        platform.control.clear_faults()
+    [row] = rows_of(rows, "authorization")
+    assert row["status"] == "WARN" and "could not be checked" in row["detail"], row
+    assert row["fix"].startswith("allow datazone:ListPolicyGrants to the governance side's"), row
+    assert row["fix"].endswith("(as iam/sagemaker-unified-studio-policy.json does)"), row
+    assert_advice_is_real(rows)
 
 
 def test_lineage_that_did_not_land_on_the_tables_nodes_fails_the_lineage_landed_row(

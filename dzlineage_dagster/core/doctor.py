@@ -120,7 +120,10 @@ DOCTOR_ONLY_ACTIONS = frozenset(
         "servicequotas:ListAWSDefaultServiceQuotas",
     }
 )
-
+#: The policy of iam/ a SageMaker Unified Studio (V2) domain's governance role needs too, and
+#: its actions no side's policy grants (test_doctor.py holds this to the files).
+SAGEMAKER_POLICY = "iam/sagemaker-unified-studio-policy.json"
+SAGEMAKER_ONLY_ACTIONS = frozenset({"datazone:GetDomainUnit", "datazone:ListPolicyGrants"})
 
 #: Actions no policy needs to allow (STS API reference, GetCallerIdentity: "No permissions are
 #: required to perform this operation", even an explicit deny does not stop it).
@@ -135,7 +138,23 @@ def iam_action(call: str) -> str:
 
 def granting_policy(side: str, action: str) -> str:
     """The file of iam/ whose statement grants ``action`` to ``side``'s role."""
-    return DOCTOR_POLICY if action in DOCTOR_ONLY_ACTIONS else SIDE_POLICIES[side]
+    if action in DOCTOR_ONLY_ACTIONS:
+        return DOCTOR_POLICY
+    if action in SAGEMAKER_ONLY_ACTIONS:
+        return SAGEMAKER_POLICY
+    return SIDE_POLICIES[side]
+
+
+def allow_fix(action: str, who: str, side: str) -> str:
+    """What to do when AWS denied ``action`` to ``who``, of ``side``: allow it in the
+    permission policy, as the file of iam/ that grants it does."""
+    if action in UNRESTRICTED_ACTIONS:
+        return (
+            f"{action} needs no permission, so AWS refused the credentials themselves: "
+            f"check {who} (AWS_PROFILE, the access keys, the role)"
+        )
+    policy = granting_policy(side, action) if side else "iam/"
+    return f"allow {action} to {who}: in its permission policy (as {policy} does)"
 
 
 def failed_call(
@@ -156,16 +175,7 @@ def failed_call(
     side (``data`` or ``governance``), which says which policy of iam/ grants the action."""
     detail = f"{call} failed: {code}: {message}".rstrip(": ")
     if code in DENIED_CODES:
-        grantee = who or "the caller"
-        action = iam_action(call)
-        policy = granting_policy(side, action) if side else "iam/"
-        if action in UNRESTRICTED_ACTIONS:
-            fix = (
-                f"{action} needs no permission, so AWS refused the credentials themselves: "
-                f"check {grantee} (AWS_PROFILE, the access keys, the role)"
-            )
-        else:
-            fix = f"allow {action} to {grantee}: in its permission policy (as {policy} does)"
+        fix = allow_fix(iam_action(call), who or "the caller", side)
     elif code in NOT_FOUND_CODES and missing:
         fix = missing
     elif code in ("ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"):

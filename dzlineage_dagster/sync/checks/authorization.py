@@ -36,7 +36,9 @@ from dzlineage_dagster.core.aws.authorization import (
     missing_unit_grants,
 )
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.core.doctor import DENIED_CODES, allow_fix, iam_action
+from dzlineage_dagster.sync.checks.preflight import role_not_assumable
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The policies the sync's type creations need (it creates no glossary).
@@ -54,6 +56,8 @@ class AuthorizationProblem:
     grant: MissingGrant | None = None
     #: The ``aws datazone create-project-membership`` line that fixes it, when a membership does.
     membership: str | None = None
+    #: What to allow, when AWS denied a read the check needs.
+    allow: str | None = None
 
     @property
     def fix(self) -> str:
@@ -65,7 +69,7 @@ class AuthorizationProblem:
             )
         if self.membership is not None:
             return f"as an owner of the project: {self.membership}"
-        return "see docs/sagemaker-unified-studio.md"
+        return self.allow or "see docs/sagemaker-unified-studio.md"
 
 
 def who_fixes(problems: Collection[AuthorizationProblem]) -> str:
@@ -109,8 +113,22 @@ def authorization_problems(
                 f"the project's DataZone authorization could not be checked "
                 f"({describe_error(error)}); the sync goes on and DataZone decides",
                 certain=False,
+                allow=_what_to_allow(run, error),
             )
         ]
+
+
+def _what_to_allow(run: SyncRun, error: Exception) -> str | None:
+    """What to change when AWS denied a read of the check: the governance role's trust policy
+    (STS AssumeRole, made before the read), or the DataZone action (every read of the check is
+    DataZone's but the caller's identity, which no policy can deny)."""
+    if not isinstance(error, ClientError) or error_code(error) not in DENIED_CODES:
+        return None
+    datazone = run.resource.datazone
+    if error.operation_name == "AssumeRole":
+        return role_not_assumable(datazone, "governance")
+    action = iam_action(f"datazone.{error.operation_name}")
+    return allow_fix(action, datazone.credentials_label(), "governance")
 
 
 def check_authorization(
