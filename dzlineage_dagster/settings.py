@@ -12,13 +12,16 @@ import os
 import re
 import string
 from collections.abc import Mapping
+from dataclasses import dataclass
 from functools import cache
 from typing import Any, Literal
 
 from dagster import ConfigurableResource, EnvVar
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
+from dzlineage_dagster.core.aws.quotas import SETTING_SOURCE, parse_rate_limits
 from dzlineage_dagster.core.mapping.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
+from dzlineage_dagster.core.text import shown
 
 ENV_PREFIX = "DZLINEAGE_"
 #: A topic's calls take ~0.5 s at AWS's latency and the busiest quota serves 10 topics a second
@@ -45,16 +48,44 @@ def env_name(field_name: str) -> str:
     return f"{ENV_PREFIX}{field_name.upper()}"
 
 
+@dataclass(frozen=True)
+class AwsString:
+    """What AWS's own model allows an input string: the API rejects anything else."""
+
+    pattern: re.Pattern[str]
+    min_length: int
+    max_length: int | None
+
+
+#: A UTF-16 surrogate pair as Java writes a code point above U+FFFF (``\uD800\uDC00``):
+#: botocore's patterns are Java's (Glue's names allow U+10000-U+10FFFF so).
+_SURROGATE_PAIR = re.compile(r"\\u(d[89ab][0-9a-f]{2})\\u(d[c-f][0-9a-f]{2})", re.IGNORECASE)
+
+
+def _python_pattern(java: str) -> str:
+    def code_point(pair: re.Match[str]) -> str:
+        high, low = int(pair[1], 16), int(pair[2], 16)
+        return f"\\U{0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00):08x}"
+
+    return _SURROGATE_PAIR.sub(code_point, java)
+
+
 @cache
-def _botocore_pattern(service: str, operation: str, *member_path: str) -> re.Pattern[str]:
-    """The pattern AWS's own model gives an input member: the API rejects anything else."""
+def _aws_string(service: str, operation: str, *member_path: str) -> AwsString:
+    """The pattern and lengths botocore's model gives an input member."""
     import botocore.session
 
     shape = botocore.session.get_session().get_service_model(service)
     shape = shape.operation_model(operation).input_shape
     for member in member_path:
         shape = shape.members[member]
-    return re.compile(shape.metadata["pattern"])
+    metadata = shape.metadata
+    return AwsString(
+        # Java's \\w and \\d are ASCII-only.
+        re.compile(_python_pattern(metadata["pattern"]), re.ASCII),
+        metadata.get("min", 0),
+        metadata.get("max"),
+    )
 
 
 def _check_pattern(field: str, value: str, pattern: re.Pattern[str], example: str) -> str:
@@ -62,8 +93,27 @@ def _check_pattern(field: str, value: str, pattern: re.Pattern[str], example: st
         return value  # checked when Dagster resolves the variable at run start
     if not pattern.fullmatch(value):
         raise ValueError(
-            f"{env_name(field)}={value!r} does not match {pattern.pattern} (e.g. {example})"
+            f"{env_name(field)}={shown(value)} does not match {pattern.pattern} (e.g. {example})"
         )
+    return value
+
+
+def _aws_string_problem(value: str, allowed: AwsString) -> str | None:
+    """What AWS's model refuses in ``value`` (its length, then its pattern), or None."""
+    if len(value) < allowed.min_length or (allowed.max_length or len(value)) < len(value):
+        limit = f"{allowed.min_length} to {allowed.max_length or 'any number of'}"
+        return f"is {len(value):,} characters; AWS allows {limit}"
+    if not allowed.pattern.fullmatch(value):
+        return f"does not match {allowed.pattern.pattern}"
+    return None
+
+
+def _check_aws_string(field: str, value: str, allowed: AwsString, example: str) -> str:
+    if isinstance(value, EnvVar):
+        return value  # checked when Dagster resolves the variable at run start
+    problem = _aws_string_problem(value, allowed)
+    if problem:
+        raise ValueError(f"{env_name(field)}={shown(value)} {problem} (e.g. {example})")
     return value
 
 
@@ -75,13 +125,13 @@ def _check_placeholders(field: str, template: str, allowed: tuple[str, ...]) -> 
         used = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
     except ValueError as error:
         raise ValueError(
-            f"{env_name(field)}={template!r} is not a valid template ({error}); "
+            f"{env_name(field)}={shown(template)} is not a valid template ({error}); "
             f"placeholders allowed: {choices}"
         ) from None
     unknown = sorted({name for name in used if name not in allowed})
     if unknown:
         raise ValueError(
-            f"{env_name(field)}={template!r} uses unknown placeholder(s) "
+            f"{env_name(field)}={shown(template)} uses unknown placeholder(s) "
             f"{', '.join(f'{{{n}}}' for n in unknown)}; allowed: {choices}"
         )
     return template
@@ -102,6 +152,14 @@ ASSET_URL_PLACEHOLDERS = ("portal_url", "domain_id", "project_id", "asset_id")
 #: takes. botocore's model gives no pattern, so this checks AWS's documented ARN format up to
 #: the resource type; whether the cluster exists is the run's first check (sync/checks/preflight.py).
 _MSK_CLUSTER_ARN = re.compile(r"arn:aws[a-z-]*:kafka:[a-z0-9-]+:\d{12}:cluster/.+")
+#: The settings AWS's own models constrain: the API input member that takes each (botocore's
+#: model gives its pattern and lengths), and an example.
+AWS_MODELED_SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
+    "domain_id": (("datazone", "GetDomain", "identifier"), "dzd_abc123"),
+    "project_id": (("datazone", "GetProject", "identifier"), "5m3ak1pr0j"),
+    "registry_name": (("glue", "GetRegistry", "RegistryId", "RegistryName"), "cdc-registry"),
+    "glue_database": (("glue", "GetDatabase", "Name"), "lakehouse"),
+}
 #: A Glue Data Catalog id is the id of the AWS account that owns it (GetTable's `CatalogId`).
 _GLUE_CATALOG_ID = re.compile(r"\d{12}")
 
@@ -282,27 +340,11 @@ class LineageSettings(ConfigurableResource):
         ),
     )
 
-    @field_validator("domain_id", mode="before")
+    @field_validator(*AWS_MODELED_SETTINGS, mode="before")
     @classmethod
-    def _domain_id_as_aws_allows(cls, value: str) -> str:
-        pattern = _botocore_pattern("datazone", "GetDomain", "identifier")
-        return _check_pattern("domain_id", value, pattern, "dzd_abc123")
-
-    @field_validator("project_id", mode="before")
-    @classmethod
-    def _project_id_as_aws_allows(cls, value: str) -> str:
-        pattern = _botocore_pattern("datazone", "GetProject", "identifier")
-        return _check_pattern("project_id", value, pattern, "5m3ak1pr0j")
-
-    @field_validator("registry_name", mode="before")
-    @classmethod
-    def _registry_name_as_aws_allows(cls, value: str) -> str:
-        pattern = _botocore_pattern("glue", "GetRegistry", "RegistryId", "RegistryName")
-        if len(value) > 255:
-            raise ValueError(
-                f"DZLINEAGE_REGISTRY_NAME={value[:40]!r}... is longer than Glue's 255 characters"
-            )
-        return _check_pattern("registry_name", value, pattern, "cdc-registry")
+    def _as_aws_allows(cls, value: str, info: ValidationInfo) -> str:
+        member, example = AWS_MODELED_SETTINGS[info.field_name]
+        return _check_aws_string(info.field_name, value, _aws_string(*member), example)
 
     @field_validator("msk_cluster_arn", mode="before")
     @classmethod
@@ -336,7 +378,7 @@ class LineageSettings(ConfigurableResource):
         if isinstance(value, EnvVar):
             return value
         if not isinstance(value, str) or not re.fullmatch(r"\d+\.\d+", value.strip()):
-            raise ValueError(f"{value!r} is not major.minor: give the version as `3.6`")
+            raise ValueError(f"{shown(value)} is not major.minor: give the version as `3.6`")
         return value.strip()
 
     @field_validator("asset_url_template", mode="before")
@@ -352,7 +394,7 @@ class LineageSettings(ConfigurableResource):
         try:
             validate_prefix(value)
         except ValueError as error:
-            raise ValueError(f"DZLINEAGE_SSM_PREFIX={value!r}: {error}") from None
+            raise ValueError(f"DZLINEAGE_SSM_PREFIX={shown(value)}: {error}") from None
         return value
 
     @model_validator(mode="before")
@@ -380,12 +422,12 @@ class LineageSettings(ConfigurableResource):
         """Plain values from the environment, for code that runs outside Dagster (the CLI).
 
         Raises :class:`MissingSettings` naming every required variable that is not set, and
-        :class:`InvalidSettings` naming every variable whose value AWS or the project rejects.
+        :class:`InvalidSettings` naming every variable whose value AWS or the project rejects,
+        the AWS options' (``DZLINEAGE_CLIENT_RATE_LIMITS``, the roles) too: the one check
+        :func:`environment_problems` makes, which `dzlineage settings` lists.
         """
         environ = os.environ if environ is None else environ
-        values = {
-            name: environ[env_name(name)] for name in cls.model_fields if env_name(name) in environ
-        }
+        values = _setting_values(environ)
         missing = [
             env_name(n) for n, f in cls.model_fields.items() if f.is_required() and n not in values
         ]
@@ -394,10 +436,10 @@ class LineageSettings(ConfigurableResource):
                 "set these environment variables (`dzlineage sandbox` prints them for the "
                 f"local sandbox): {', '.join(missing)}"
             )
-        try:
-            return cls(**values)
-        except ValidationError as error:
-            raise InvalidSettings(setting_problems(error)) from None
+        problems = environment_problems(environ)
+        if problems:
+            raise InvalidSettings(list(problems.values()))
+        return cls(**values)
 
     @classmethod
     def deferred_to_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:
@@ -432,31 +474,56 @@ def setting_problems(error: ValidationError) -> list[str]:
             # pydantic's own checks (a Literal's choices) name the allowed values, not the
             # variable.
             field = str(detail["loc"][0]) if detail["loc"] else "?"
-            message = f"{env_name(field)}={detail.get('input')!r}: {message}"
+            message = f"{env_name(field)}={shown(detail.get('input'))}: {message}"
         problems.append(message)
     return problems
 
 
+def _setting_values(environ: Mapping[str, str]) -> dict[str, str]:
+    """The set ``DZLINEAGE_*`` variables of :class:`LineageSettings`, by field."""
+    return {
+        name: environ[env_name(name)]
+        for name in LineageSettings.model_fields
+        if env_name(name) in environ
+    }
+
+
 def environment_problems(environ: Mapping[str, str] | None = None) -> dict[str, str]:
-    """Variable -> what is wrong with its value, for every set ``DZLINEAGE_*`` variable."""
+    """Variable -> what is wrong with its value, for every set ``DZLINEAGE_*`` variable: the
+    one validation of the settings, shared by `dzlineage settings` (which lists it) and
+    :meth:`LineageSettings.from_env` (every command, `dzlineage sync` among them).
+
+    Each value alone first (so a required one unset does not hide the others' problems), then,
+    when each is valid and the required ones are set, the settings together (the SSM prefix
+    has room for the domain's and project's levels), then each side's AWS options."""
     environ = os.environ if environ is None else environ
+    values = _setting_values(environ)
     problems: dict[str, str] = {}
-    for name in LineageSettings.model_fields:
-        variable = env_name(name)
-        if variable not in environ:
-            continue
+    for name, value in values.items():
         try:
             LineageSettings.__pydantic_validator__.validate_assignment(
-                LineageSettings.model_construct(), name, environ[variable]
+                LineageSettings.model_construct(), name, value
             )
         except ValidationError as error:
-            problems[variable] = " ".join(setting_problems(error))
+            problems[env_name(name)] = " ".join(setting_problems(error))
+    required = [n for n, f in LineageSettings.model_fields.items() if f.is_required()]
+    if not problems and all(name in values for name in required):
+        try:
+            LineageSettings(**values)
+        except ValidationError as error:
+            for line in setting_problems(error):
+                problems[_variable_of(line)] = line
     try:
         aws_side_options(environ)
     except InvalidSettings as error:
         for line in error.problems:
-            problems[line.split("=", 1)[0]] = line
+            problems[_variable_of(line)] = line
     return problems
+
+
+def _variable_of(problem: str) -> str:
+    """The variable a problem's line starts with (``DZLINEAGE_X='...': ...``)."""
+    return re.split(r"[=:\s]", problem, maxsplit=1)[0]
 
 
 #: Options of every AWS resource, by field, and the variable each comes from. Credentials are
@@ -492,7 +559,7 @@ def aws_resource_options(
         try:
             options[field] = _aws_option_value(field, environ[variable])
         except ValueError as error:
-            problems.append(f"{variable}={environ[variable]!r}: {error}")
+            problems.append(f"{variable}={shown(environ[variable])}: {error}")
     if problems:
         raise InvalidSettings(problems)
     return options
@@ -562,7 +629,7 @@ def aws_side_options(
         elif own:
             variable = own["role_external_id"]
             problems.append(
-                f"{variable}={environ[variable]!r}: set only with "
+                f"{variable}={shown(environ[variable])}: set only with "
                 f"{side_role_variables(side)['role_arn']} (the {side} side's role it belongs to)"
             )
             continue
@@ -573,7 +640,7 @@ def aws_side_options(
             try:
                 options[field] = _aws_option_value(field, environ[variable])
             except ValueError as error:
-                problems.append(f"{variable}={environ[variable]!r}: {error}")
+                problems.append(f"{variable}={shown(environ[variable])}: {error}")
         sides[side] = options
     if problems:
         raise InvalidSettings(problems)
@@ -587,6 +654,18 @@ RETRY_MODES = ("standard", "adaptive", "legacy")
 _ROLE_ARN = re.compile(r"arn:aws[a-z-]*:iam::\d{12}:role/[\w+=,.@/-]+")
 
 
+@cache
+def _botocore_has(name: str) -> bool:
+    """Whether ``service.Operation`` is an operation of botocore's model of the service."""
+    import botocore.session
+
+    session = botocore.session.get_session()
+    service, _, operation = name.partition(".")
+    if service not in session.get_available_services():
+        return False
+    return operation in session.get_service_model(service).operation_names
+
+
 def _aws_option_value(field: str, value: str) -> Any:
     if field == "max_attempts":
         try:
@@ -598,6 +677,24 @@ def _aws_option_value(field: str, value: str) -> Any:
         return attempts
     if field == "retry_mode" and value not in RETRY_MODES:
         raise ValueError(f"choose one of {', '.join(RETRY_MODES)}")
+    if field == "role_external_id":
+        problem = _aws_string_problem(value, _aws_string("sts", "AssumeRole", "ExternalId"))
+        if problem:
+            raise ValueError(f"not an external id AssumeRole takes: it {problem}")
+    if field == "rate_limits":
+        # The client's own reading (its ValueError names the part), and an override's
+        # operation as botocore names it: a misspelt one would pace nothing, silently.
+        limits = parse_rate_limits(value)
+        unknown = [
+            name
+            for name, quota in limits.items()
+            if quota.source == SETTING_SOURCE and not _botocore_has(name)
+        ]
+        if unknown:
+            raise ValueError(
+                f"{', '.join(shown(name) for name in unknown)}: no such operation in botocore's "
+                "models (<service>.<Operation> as botocore names them, e.g. datazone.CreateAsset)"
+            )
     if field == "role_arn" and not _ROLE_ARN.fullmatch(value):
         raise ValueError(
             f"not an IAM role ARN ({_ROLE_ARN.pattern}, e.g. "

@@ -18,7 +18,13 @@ from dzlineage_dagster.core.mapping.ssm_names import (
     PARAMETER_ARN_PREFIX_ALLOWANCE,
     SCOPE_LEVELS,
 )
-from dzlineage_dagster.settings import InvalidSettings, LineageSettings, aws_side_options
+from dzlineage_dagster.settings import (
+    InvalidSettings,
+    LineageSettings,
+    aws_side_options,
+    env_name,
+    environment_problems,
+)
 
 COMMAND = [sys.executable, "-m", "dzlineage_dagster.cli"]
 VALID = {
@@ -41,6 +47,9 @@ BAD_SETTINGS = [
     ("DZLINEAGE_MSK_CLUSTER_ARN", "cdc-demo", "arn:aws:kafka:"),
     ("DZLINEAGE_SSM_PREFIX", "dzlineage/x", "must start with '/'"),
     ("DZLINEAGE_GLUE_CATALOG_ID", "lakehouse", "123456789012"),
+    # Glue's NameString (botocore's glue model): 1 to 255 characters of one line.
+    ("DZLINEAGE_GLUE_DATABASE", "", "AWS allows 1 to 255"),
+    ("DZLINEAGE_GLUE_DATABASE", "lake\nhouse", "does not match"),
 ]
 BAD_AWS_OPTIONS = [
     ("DZLINEAGE_MAX_ATTEMPTS", "five", "whole number"),
@@ -50,6 +59,16 @@ BAD_AWS_OPTIONS = [
     ("DZLINEAGE_DATA_ROLE_ARN", "arn:aws:iam::1111:role/x", "not an IAM role ARN"),
     ("DZLINEAGE_GOVERNANCE_ROLE_ARN", "arn:aws:sts::222222222222:role/x", "not an IAM role ARN"),
     ("DZLINEAGE_GOVERNANCE_ROLE_EXTERNAL_ID", "ext", "set only with DZLINEAGE_GOVERNANCE_ROLE_ARN"),
+    ("DZLINEAGE_CLIENT_RATE_LIMITS", "aws,datazone.CreateAsset=fast", "'fast' is not a number"),
+    ("DZLINEAGE_CLIENT_RATE_LIMITS", "fast", "say 'off', 'aws', or"),
+    (
+        "DZLINEAGE_CLIENT_RATE_LIMITS",
+        "aws,datazone.CreatAsset=50",
+        "'datazone.CreatAsset': no such",
+    ),
+    ("DZLINEAGE_CLIENT_RATE_LIMITS", "aws,ssm.AssumeRole=5", "'ssm.AssumeRole': no such operation"),
+    ("DZLINEAGE_ROLE_EXTERNAL_ID", "x", "AWS allows 2 to 1224"),
+    ("DZLINEAGE_ROLE_EXTERNAL_ID", "agreed id", "does not match"),
 ]
 
 
@@ -83,9 +102,15 @@ def test_valid_settings_at_the_limits_aws_allows_pass():
             "DZLINEAGE_PROJECT_ID": "p" * 36,
             "DZLINEAGE_REGISTRY_NAME": "r$#._-" + "x" * 249,
             "DZLINEAGE_TABLE_NAME_PATTERN": "{prefix}_{database}_{schema}_{table}",
+            # Glue's pattern is one line of any characters, those above U+FFFF included, so
+            # a `;` is a name Glue takes (the Athena guide says so too; Athena itself wants
+            # lower case, letters, digits and `_`).
+            "DZLINEAGE_GLUE_DATABASE": "lake;house \U0001d11e" + "x" * 243,
         }
     )
-    assert len(settings.registry_name) == 255
+    assert len(settings.registry_name) == len(settings.glue_database) == 255
+    with pytest.raises(InvalidSettings, match="AWS allows 1 to 255"):
+        LineageSettings.from_env({**VALID, "DZLINEAGE_GLUE_DATABASE": "x" * 256})
 
 
 def test_an_ssm_prefix_is_held_to_ssm_s_limits_with_the_domain_and_project_below_it():
@@ -122,25 +147,61 @@ def _cli(*args: str, **variables: str) -> subprocess.CompletedProcess:
 
 
 def test_sync_and_settings_commands_say_which_variables_are_invalid_without_a_traceback():
-    bad = {"DZLINEAGE_DELETED_SCHEMA_POLICY": "purge", "DZLINEAGE_MAX_ATTEMPTS": "five"}
+    """One validation: `dzlineage sync` refuses exactly what `dzlineage settings` marks
+    INVALID, every variable at once, in the same words (the rate limits were accepted by one
+    and refused by the other; the sync named only the first wrong setting)."""
+    bad = {
+        "DZLINEAGE_DELETED_SCHEMA_POLICY": "purge",
+        "DZLINEAGE_MAX_ATTEMPTS": "five",
+        "DZLINEAGE_CLIENT_RATE_LIMITS": "aws,datazone.CreateAsset=fast",
+        "DZLINEAGE_GLUE_DATABASE": "lake" * 2_500,
+    }
     sync = _cli("sync", "--dry-run", **bad)
     assert sync.returncode == 1
-    assert sync.stderr.strip().splitlines() == [
-        "dzlineage sync: invalid setting DZLINEAGE_DELETED_SCHEMA_POLICY='purge': "
-        "Input should be 'keep' or 'delete'"
-    ]
     assert "Traceback" not in sync.stderr + sync.stdout
-
     listing = _cli("settings", **bad)
     assert listing.returncode == 1
     assert "Traceback" not in listing.stderr + listing.stdout
-    assert sorted(listing.stderr.strip().splitlines()) == [
-        "dzlineage settings: invalid setting DZLINEAGE_DELETED_SCHEMA_POLICY='purge': "
-        "Input should be 'keep' or 'delete'",
-        "dzlineage settings: invalid setting DZLINEAGE_MAX_ATTEMPTS='five': "
-        "not a whole number of attempts (e.g. 5)",
-    ]
+    refused = {
+        command: sorted(
+            line.removeprefix(f"dzlineage {command}: invalid setting ")
+            for line in result.stderr.strip().splitlines()
+        )
+        for command, result in (("sync", sync), ("settings", listing))
+    }
+    assert (
+        refused["sync"]
+        == refused["settings"]
+        == [
+            "DZLINEAGE_CLIENT_RATE_LIMITS='aws,datazone.CreateAsset=fast': "
+            "'datazone.CreateAsset=fast': 'fast' is not a number",
+            "DZLINEAGE_DELETED_SCHEMA_POLICY='purge': Input should be 'keep' or 'delete'",
+            f"DZLINEAGE_GLUE_DATABASE={'lake' * 20!r}... (10,000 characters) is 10,000 "
+            "characters; AWS allows 1 to 255 (e.g. lakehouse)",
+            "DZLINEAGE_MAX_ATTEMPTS='five': not a whole number of attempts (e.g. 5)",
+        ]
+    )
     assert "    INVALID: DZLINEAGE_MAX_ATTEMPTS='five'" in listing.stdout
+
+
+def every_variable() -> list[str]:
+    from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, AWS_SIDES, side_role_variables
+
+    return [
+        *(env_name(name) for name in LineageSettings.model_fields),
+        *AWS_OPTION_VARIABLES.values(),
+        *(variable for side in AWS_SIDES for variable in side_role_variables(side).values()),
+    ]
+
+
+@pytest.mark.parametrize("variable", every_variable())
+def test_a_refused_value_of_10000_characters_is_echoed_cut_short(variable):
+    """An error names the value by its first 80 characters and its length, not whole."""
+    value = "v" * 10_000
+    problems = environment_problems({**VALID, variable: value})
+    for line in problems.values():
+        assert len(line) < 600, line
+        assert "v" * 81 not in line and "(10,000 characters)" in line, line
 
 
 def test_settings_lists_each_sides_role_and_refuses_an_external_id_without_its_role():

@@ -6,15 +6,19 @@ from __future__ import annotations
 import json
 import logging
 import re
+import shlex
 import uuid
+from functools import cache
 from pathlib import Path
 
+import botocore.session
 import pytest
 from moto.ssm.models import ssm_backends
 
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
 from dzlineage_dagster.core.doctor import (
+    IAM_PREFIXES,
     PARAMETER_CAPS,
     Status,
     iam_action,
@@ -37,6 +41,45 @@ def doctor(capsys) -> tuple[int, list[dict[str, str]]]:
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is (code == 0)
     return code, report["checks"]
+
+
+REPOSITORY = Path(__file__).resolve().parent.parent
+#: ``service:Operation`` as IAM names an action: not an ARN's ``arn:aws:glue:REGION`` part.
+ACTION_NAME = re.compile(r"(?<![\w:/])([a-z][a-z0-9-]*):([A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\b")
+#: Condition keys the advice names beside actions (IAM User Guide, "AWS global and IAM
+#: condition context keys"), not actions.
+CONDITION_KEYS = {"sts:ExternalId"}
+
+
+@cache
+def botocore_operations(prefix: str) -> frozenset[str]:
+    """The operations botocore's model of the service with IAM action prefix ``prefix`` names;
+    empty when botocore knows no such service."""
+    session = botocore.session.get_session()
+    service = {iam: name for name, iam in IAM_PREFIXES.items()}.get(prefix, prefix)
+    if service not in session.get_available_services():
+        return frozenset()
+    return frozenset(session.get_service_model(service).operation_names)
+
+
+def unknown_actions(text: str) -> list[str]:
+    """The IAM actions ``text`` names that no botocore service model has (``ssm:AssumeRole``)."""
+    return [
+        f"{prefix}:{operation}"
+        for prefix, operation in ACTION_NAME.findall(text)
+        if f"{prefix}:{operation}" not in CONDITION_KEYS
+        and operation not in botocore_operations(prefix)
+    ]
+
+
+def assert_advice_is_real(rows: list[dict[str, str]]) -> None:
+    """Every action a row names exists, and a policy file a denial's fix names grants it."""
+    for row in rows:
+        assert unknown_actions(row["detail"] + " " + row["fix"]) == [], row
+        granted = re.search(r"^allow (\S+) to .*\(as (iam/[\w.-]+) does\)$", row["fix"])
+        if granted:
+            action, policy = granted.groups()
+            assert action in policy_actions(policy.removeprefix("iam/")), row
 
 
 def rows_of(rows: list[dict[str, str]], check: str) -> list[dict[str, str]]:
@@ -109,11 +152,18 @@ def test_an_incompatible_type_revision_fails_and_an_absent_one_will_be_created(p
     assert "the first sync creates it" in types["asset type KafkaTopicAssetType"]["detail"]
 
 
-def test_types_a_sync_made_are_compatible(platform, capsys):
+def test_types_a_sync_made_are_compatible_and_the_next_sync_is_not_the_first(platform, capsys):
     assert platform.sync().success
-    code, rows = doctor(capsys)
+    capsys.readouterr()
+    code = dzlineage(["doctor", "--format", "json"])
+    report = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert all("holds the product's" in row["detail"] for row in rows_of(rows, "types"))
+    assert all("holds the product's" in row["detail"] for row in rows_of(report["checks"], "types"))
+    # The mapping holds the sync's records: doctor no longer speaks of a first sync.
+    assert report["synced_before"] is True
+    assert report["verdict"].endswith("0 FAIL: ready to sync"), report["verdict"]
+    [mapping] = rows_of(report["checks"], "ssm-mapping")
+    assert mapping["detail"].endswith("records of an earlier sync"), mapping
 
 
 def test_parameter_store_near_its_cap_fails_the_capacity_row(platform, capsys, request):
@@ -205,7 +255,12 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
         for row in failed:
             assert row["detail"].startswith(f"{call} failed: "), row
             assert row["detail"].split(" failed: ")[1].startswith("AccessDeniedException")
+            if action == "sts:GetCallerIdentity":
+                assert row["fix"].startswith(f"{action} needs no permission"), row
+                continue
             assert row["fix"].startswith(f"allow {action} to the {row['subject']} side"), row
+            assert "(as iam/" in row["fix"], row
+        assert_advice_is_real(failed)
     # Each side's identity is its own row.
     platform.control.set_faults(FaultRule("sts", "GetCallerIdentity", "access-denied"))
     _, rows = doctor(capsys)
@@ -215,6 +270,52 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
     # `ssm-mapping`'s, whose denial leaves it not checked); each has its own test below.
     own_tests = {"authorization", "lineage-landed"}
     assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS} - own_tests
+
+
+def test_a_denied_quota_read_is_the_row_of_the_side_whose_credentials_read_it(platform, capsys):
+    """Each service's quotas are read with the credentials of the side that calls it: a
+    refusal is that side's row (Glue's is the data side's), and the other services are read."""
+    platform.control.set_faults(FaultRule("servicequotas", "ListServiceQuotas", "access-denied"))
+    _, rows = doctor(capsys)
+    failed = {
+        (r["subject"], r["fix"].split(":", 2)[1].split(" to ")[0])
+        for r in rows
+        if r["status"] == "FAIL"
+    }
+    assert {subject for subject, _ in failed} == {"data", "governance"}
+    assert all(action == "ListServiceQuotas" for _, action in failed), failed
+
+
+def test_every_iam_action_the_product_names_exists_in_botocore():
+    """The advice in the code, the docs and iam/ names only actions AWS has: no
+    ``ssm:AssumeRole`` (AssumeRole is STS's), nothing misspelt."""
+    texts = [
+        *(
+            path
+            for path in (REPOSITORY / "dzlineage_dagster").rglob("*.py")
+            if "sandbox" not in path.parts
+        ),
+        *(REPOSITORY / "docs").glob("*.md"),
+        REPOSITORY / "README.md",
+        *(REPOSITORY / "iam").iterdir(),
+    ]
+    contents = {str(path.relative_to(REPOSITORY)): path.read_text() for path in texts}
+    named = sum(len(ACTION_NAME.findall(text)) for text in contents.values())
+    assert named > 50  # the scan sees the actions it is meant to
+    unknown = {name: unknown_actions(text) for name, text in contents.items()}
+    assert {name: found for name, found in unknown.items() if found} == {}
+    assert unknown_actions("allow ssm:AssumeRole, datazone:AssumeRole") == [
+        "ssm:AssumeRole",
+        "datazone:AssumeRole",
+    ]
+
+
+def test_the_doctor_and_v2_only_actions_are_those_of_their_policies_no_side_grants():
+    from dzlineage_dagster.core.doctor import DOCTOR_ONLY_ACTIONS, SAGEMAKER_ONLY_ACTIONS
+
+    sides = set().union(*(policy_actions(name) for name in POLICY_FILES))
+    assert policy_actions("doctor-policy.json") - sides == DOCTOR_ONLY_ACTIONS
+    assert policy_actions("sagemaker-unified-studio-policy.json") - sides == SAGEMAKER_ONLY_ACTIONS
 
 
 def test_the_docs_list_every_check_and_every_paced_operation_with_its_source():
@@ -243,7 +344,7 @@ def test_a_side_whose_resources_act_as_different_principals_warns(platform, sand
         "aws_secret_access_key": key["SecretAccessKey"],
     }
     resource = resource.model_copy(update={"data_catalog": GlueDataCatalogResource(**other)})
-    rows = run_doctor(SyncRun(resource, logging.getLogger("test")))
+    rows = run_doctor(SyncRun(resource, logging.getLogger("test"))).results
     identity = {row.subject: row for row in rows if row.check == "identity"}
     assert identity["governance"].status is Status.OK
     assert identity["data"].status is Status.WARN
@@ -316,6 +417,68 @@ def test_a_v2_domain_without_the_type_grants_fails_the_authorization_row(
         [row] = [r for r in failed if f"--policy-type {policy}" in r["fix"]]
         assert row["fix"].startswith("aws datazone add-policy-grant"), row
         assert f"--domain-identifier {platform.settings.domain_id}" in row["fix"]
+
+
+def test_a_missing_membership_points_at_the_membership_line_that_fixes_it(
+    sandbox, monkeypatch, capsys
+):
+    """V2, the sync's principal no longer a member of the project: doctor, the sync and
+    grant-policies all point at the `aws datazone create-project-membership` line a project
+    owner runs (grant-policies --apply adds no membership, and says so); making that call
+    makes doctor pass."""
+    from dzlineage_dagster_tests.platform import fresh_platform
+
+    platform = fresh_platform(sandbox, monkeypatch, domain_version="V2")
+    settings = platform.settings
+    # moto's caller is an IAM user with an STS-styled ARN; DataZone names it by its IAM ARN.
+    me = platform.client("sts").get_caller_identity()["Arn"].replace(":sts::", ":iam::")
+    datazone = platform.client("datazone")
+    datazone.delete_project_membership(
+        domainIdentifier=settings.domain_id,
+        projectIdentifier=settings.project_id,
+        member={"userIdentifier": me},
+    )
+    code, rows = doctor(capsys)
+    assert code == 1
+    [row] = [r for r in rows if r["status"] == "FAIL"]
+    assert row["check"] == "authorization" and f"{me} is not a member" in row["detail"], row
+    assert row["fix"].startswith(
+        "as an owner of the project: aws datazone create-project-membership"
+    )
+    assert "grant-policies" not in row["fix"]
+    assert_advice_is_real(rows)
+
+    assert dzlineage(["grant-policies", "--apply"]) == 1
+    assert "--apply adds no membership: a project owner runs" in capsys.readouterr().out
+    assert dzlineage(["sync"]) == 1
+    refused = capsys.readouterr().err
+    assert "a project owner adds the membership with the `aws datazone" in refused
+    assert "grant-policies" not in refused
+
+    # The line, as a project owner runs it.
+    arguments = shlex.split(row["fix"].split(": ", 1)[1])
+    option = dict(zip(arguments[3::2], arguments[4::2], strict=True))
+    assert arguments[:3] == ["aws", "datazone", "create-project-membership"]
+    datazone.create_project_membership(
+        domainIdentifier=option["--domain-identifier"],
+        projectIdentifier=option["--project-identifier"],
+        member=json.loads(option["--member"]),
+        designation=option["--designation"],
+    )
+    code, rows = doctor(capsys)
+    assert code == 0, not_ok(rows)
+
+    # A read the check needs, denied: the row names the action and the V2 policy that grants it.
+    platform.control.set_faults(FaultRule("datazone", "ListPolicyGrants", "access-denied"))
+    try:
+        _, rows = doctor(capsys)
+    finally:
+        platform.control.clear_faults()
+    [row] = rows_of(rows, "authorization")
+    assert row["status"] == "WARN" and "could not be checked" in row["detail"], row
+    assert row["fix"].startswith("allow datazone:ListPolicyGrants to the governance side's"), row
+    assert row["fix"].endswith("(as iam/sagemaker-unified-studio-policy.json does)"), row
+    assert_advice_is_real(rows)
 
 
 def test_lineage_that_did_not_land_on_the_tables_nodes_fails_the_lineage_landed_row(

@@ -189,7 +189,7 @@ def test_a_bad_rate_limit_setting_stops_the_sync_in_one_line(platform, monkeypat
     code = run_headless_sync(platform.settings, dry_run=False, out=io.StringIO())
     error = capsys.readouterr().err
     assert code == 1
-    assert "could not start: DZLINEAGE_CLIENT_RATE_LIMITS:" in error
+    assert "could not start: DZLINEAGE_CLIENT_RATE_LIMITS=" in error
     assert "'fast' is not a number" in error
     assert "Traceback" not in error
 

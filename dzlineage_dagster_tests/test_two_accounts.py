@@ -17,7 +17,13 @@ from dagster import Definitions
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.definitions import build_resources, defs
-from dzlineage_dagster.sandbox.demo.accounts import SIDE_ACCOUNTS
+from dzlineage_dagster.sandbox.demo.accounts import (
+    SIDE_ACCOUNTS,
+    account_administrator,
+    side_external_id,
+    side_role_arn,
+    trust_policy,
+)
 from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
 from dzlineage_dagster.settings import side_role_variables
 
@@ -148,6 +154,67 @@ def test_a_wrong_external_id_fails_naming_the_sides_external_id_setting(two_acco
     assert "cannot be assumed; its trust policy must trust this identity with " in failed.stderr
     assert f"{variables['role_external_id']} as its sts:ExternalId" in failed.stderr
     assert "AccessDenied" in failed.stderr and "Traceback" not in failed.stderr
+
+
+def set_trust(platform, side: str, external_id: str) -> None:
+    """The side's role trusts the deployment's account with ``external_id`` only, as the side
+    account's administrator sets it."""
+    endpoint = platform.environment["AWS_ENDPOINT_URL"]
+    base = platform.base_session()
+    account_administrator(base, side, endpoint).client(
+        "iam", endpoint_url=endpoint
+    ).update_assume_role_policy(
+        RoleName=side_role_arn(side).rsplit("/", 1)[1],
+        PolicyDocument=trust_policy(base, endpoint, external_id),
+    )
+
+
+@pytest.mark.parametrize("side", ["data", "governance"])
+def test_doctor_sends_a_broken_trust_policy_to_the_trust_policy_of_the_right_side(
+    two_accounts, side
+):
+    """A side's trust policy that no longer takes the agreed external id: doctor's one FAIL
+    row is that side's, names its role, its trust policy and its external id in the sync's own
+    words, and asks for no action AWS does not have; the side's other checks are not run, the
+    other side's are (its quotas included). Setting the trust policy right, as the row says,
+    makes doctor pass."""
+    from dzlineage_dagster_tests.test_doctor import assert_advice_is_real
+
+    platform = two_accounts
+    other = OTHER_SIDE[side]
+    set_trust(platform, side, "another-agreed-id")
+    doctor = dzlineage(platform.environment, "doctor", "--format", "json")
+    assert doctor.returncode == 1, doctor.stderr
+    rows = json.loads(doctor.stdout)["checks"]
+    failed = [r for r in rows if r["status"] == "FAIL"]
+    assert [(r["check"], r["subject"]) for r in failed] == [("identity", side)], failed
+    [row] = failed
+    variables = side_role_variables(side)
+    assert row["detail"].startswith("sts.AssumeRole failed: AccessDenied"), row
+    assert row["fix"].startswith(f"the {side} side's role {variables['role_arn']}="), row
+    assert (
+        f"its trust policy must trust this identity with {variables['role_external_id']} as "
+        f"its sts:ExternalId (as iam/{side}-account-trust-policy.json does)"
+    ) in row["fix"]
+    assert "sts:AssumeRole on the role (as iam/runner-policy.json does)" in row["fix"]
+    assert_advice_is_real(rows)
+    # Nothing blames the other side: its rows pass, or wait for one of this side's checks.
+    for r in rows:
+        if r["subject"] == other or (r["check"] == "quota" and other in r["subject"]):
+            assert r["status"] == "OK", r
+    skipped = [
+        r for r in rows if r["detail"] == f"not checked: the {side} side's role cannot be assumed"
+    ]
+    assert {r["subject"] for r in skipped} == {side} and len(skipped) >= 2, rows
+    # The sync says it in the same words.
+    sync = dzlineage(platform.environment, "sync")
+    assert sync.returncode == 1 and row["fix"] in sync.stderr, sync.stderr
+
+    set_trust(platform, side, side_external_id(side))
+    doctor = dzlineage(platform.environment, "doctor", "--format", "json")
+    assert doctor.returncode == 0, [
+        r for r in json.loads(doctor.stdout)["checks"] if r["status"] != "OK"
+    ]
 
 
 #: A central lake account whose Glue Data Catalog holds the Iceberg tables.

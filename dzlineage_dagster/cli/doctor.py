@@ -1,5 +1,5 @@
 """`dzlineage doctor`: a read-only preflight against the account the settings point at, before
-the first sync: one row per check with OK, WARN or FAIL and the fix; exit 1 on any FAIL
+the first sync or any later one: one row per check with OK, WARN or FAIL and the fix; exit 1 on any FAIL
 (docs/doctor.md lists the checks)."""
 
 from __future__ import annotations
@@ -26,9 +26,10 @@ def cmd_doctor(args: argparse.Namespace) -> int:
     except (*SETUP_ERRORS, ValueError) as error:
         print(f"dzlineage doctor: {describe_error(error)}", file=sys.stderr)
         return SETUP_FAILED
-    results = run_doctor(run)
-    print(render_json(results) if args.format == "json" else render_table(results))
-    return exit_code(results)
+    doctor = run_doctor(run)
+    render = render_json if args.format == "json" else render_table
+    print(render(doctor.results, synced_before=doctor.synced_before))
+    return exit_code(doctor.results)
 
 
 def add_doctor_command(commands: argparse._SubParsersAction) -> None:

@@ -36,6 +36,11 @@ def cmd_grant_policies(args: argparse.Namespace) -> int:
         print(("MISSING " if problem.certain else "WARNING ") + problem.message)
     if unfixed and not args.apply and any(p.grant for p in unfixed):
         print("run again with --apply (as a domain or domain unit owner) to add the grants")
+    if any(p.membership for p in unfixed):
+        print(
+            "--apply adds no membership: a project owner runs the create-project-membership "
+            "line above, for the principal it names (the one this command ran as)"
+        )
     return 1 if unfixed else 0
 
 
@@ -53,6 +58,7 @@ def add_grant_command(commands: argparse._SubParsersAction) -> None:
         "--apply",
         action="store_true",
         help="add the missing grants with AddPolicyGrant (needs a domain or domain unit "
-        "owner's credentials); a missing membership is only reported",
+        "owner's credentials); a missing membership is only reported, with the `aws datazone "
+        "create-project-membership` line a project owner runs",
     )
     grant.set_defaults(handler=cmd_grant_policies)

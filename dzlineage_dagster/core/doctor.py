@@ -45,17 +45,20 @@ def exit_code(results: Iterable[CheckResult]) -> int:
     return 1 if any(r.status is Status.FAIL for r in results) else 0
 
 
-def verdict(results: Sequence[CheckResult]) -> str:
+def verdict(results: Sequence[CheckResult], *, synced_before: bool = False) -> str:
+    """The counts and what next; ``synced_before``: the mapping store holds this project's
+    records, so the next sync is not the first."""
     counts = {status: sum(r.status is status for r in results) for status in Status}
     summary = ", ".join(f"{counts[s]} {s.value}" for s in Status)
+    sync = "the next sync" if synced_before else "the first sync"
     if counts[Status.FAIL]:
-        return f"{summary}: fix the FAIL rows before the first sync"
+        return f"{summary}: fix the FAIL rows before {sync}"
     if counts[Status.WARN]:
-        return f"{summary}: the sync can run; read the WARN rows"
-    return f"{summary}: ready for the first sync"
+        return f"{summary}: {sync} can run; read the WARN rows"
+    return f"{summary}: ready to sync" if synced_before else f"{summary}: ready for the first sync"
 
 
-def render_table(results: Sequence[CheckResult]) -> str:
+def render_table(results: Sequence[CheckResult], *, synced_before: bool = False) -> str:
     header = ("STATUS", "CHECK", "SUBJECT", "DETAIL", "FIX")
     rows = [(r.status.value, r.check, r.subject, r.detail, r.fix) for r in results]
     # The last column is free-running: fixes are sentences.
@@ -64,14 +67,15 @@ def render_table(results: Sequence[CheckResult]) -> str:
     for row in [header, *rows]:
         cells = [cell.ljust(width) for cell, width in zip(row, widths, strict=False)]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
-    return "\n".join([*lines, "", verdict(results)])
+    return "\n".join([*lines, "", verdict(results, synced_before=synced_before)])
 
 
-def render_json(results: Sequence[CheckResult]) -> str:
+def render_json(results: Sequence[CheckResult], *, synced_before: bool = False) -> str:
     return json.dumps(
         {
             "ok": exit_code(results) == 0,
-            "verdict": verdict(results),
+            "verdict": verdict(results, synced_before=synced_before),
+            "synced_before": synced_before,
             "checks": [r.to_json() for r in results],
         },
         indent=2,
@@ -95,13 +99,62 @@ NOT_FOUND_CODES = frozenset(
     }
 )
 #: IAM's action prefix of a botocore service name, where they differ.
-_IAM_PREFIXES = {"service-quotas": "servicequotas"}
+IAM_PREFIXES = {"service-quotas": "servicequotas"}
+
+#: The policy of iam/ that grants a side's role the actions the sync calls.
+SIDE_POLICIES = {
+    "data": "iam/data-account-policy.json",
+    "governance": "iam/governance-account-policy.json",
+}
+#: The policy of iam/ that grants the reads only doctor makes, beside the side's policy.
+DOCTOR_POLICY = "iam/doctor-policy.json"
+#: The actions of :data:`DOCTOR_POLICY` that no side's policy grants (test_doctor.py holds this
+#: to the files).
+DOCTOR_ONLY_ACTIONS = frozenset(
+    {
+        "glue:GetRegistry",
+        "glue:GetDatabase",
+        "ssm:DescribeParameters",
+        "ssm:GetServiceSetting",
+        "servicequotas:ListServiceQuotas",
+        "servicequotas:ListAWSDefaultServiceQuotas",
+    }
+)
+#: The policy of iam/ a SageMaker Unified Studio (V2) domain's governance role needs too, and
+#: its actions no side's policy grants (test_doctor.py holds this to the files).
+SAGEMAKER_POLICY = "iam/sagemaker-unified-studio-policy.json"
+SAGEMAKER_ONLY_ACTIONS = frozenset({"datazone:GetDomainUnit", "datazone:ListPolicyGrants"})
+
+#: Actions no policy needs to allow (STS API reference, GetCallerIdentity: "No permissions are
+#: required to perform this operation", even an explicit deny does not stop it).
+UNRESTRICTED_ACTIONS = frozenset({"sts:GetCallerIdentity"})
 
 
 def iam_action(call: str) -> str:
     """``glue.GetRegistry`` -> ``glue:GetRegistry``: the action an IAM policy must allow."""
     service, _, operation = call.partition(".")
-    return f"{_IAM_PREFIXES.get(service, service)}:{operation}"
+    return f"{IAM_PREFIXES.get(service, service)}:{operation}"
+
+
+def granting_policy(side: str, action: str) -> str:
+    """The file of iam/ whose statement grants ``action`` to ``side``'s role."""
+    if action in DOCTOR_ONLY_ACTIONS:
+        return DOCTOR_POLICY
+    if action in SAGEMAKER_ONLY_ACTIONS:
+        return SAGEMAKER_POLICY
+    return SIDE_POLICIES[side]
+
+
+def allow_fix(action: str, who: str, side: str) -> str:
+    """What to do when AWS denied ``action`` to ``who``, of ``side``: allow it in the
+    permission policy, as the file of iam/ that grants it does."""
+    if action in UNRESTRICTED_ACTIONS:
+        return (
+            f"{action} needs no permission, so AWS refused the credentials themselves: "
+            f"check {who} (AWS_PROFILE, the access keys, the role)"
+        )
+    policy = granting_policy(side, action) if side else "iam/"
+    return f"allow {action} to {who}: in its permission policy (as {policy} does)"
 
 
 def failed_call(
@@ -113,15 +166,16 @@ def failed_call(
     *,
     missing: str = "",
     who: str = "",
+    side: str = "",
 ) -> CheckResult:
     """The FAIL row of a call AWS refused: the call, AWS's code and message, and the fix.
 
     ``missing``: what to do when AWS says the thing does not exist (a setting to correct);
-    ``who``: the principal to grant a denied action to (the side's role, say)."""
+    ``who``: the principal to grant a denied action to (the side's role, say), ``side`` its
+    side (``data`` or ``governance``), which says which policy of iam/ grants the action."""
     detail = f"{call} failed: {code}: {message}".rstrip(": ")
     if code in DENIED_CODES:
-        grantee = who or "the caller"
-        fix = f"allow {iam_action(call)} to {grantee} (see iam/)"
+        fix = allow_fix(iam_action(call), who or "the caller", side)
     elif code in NOT_FOUND_CODES and missing:
         fix = missing
     elif code in ("ThrottlingException", "RequestLimitExceeded", "TooManyRequestsException"):

@@ -29,6 +29,7 @@ from pydantic import Field, PrivateAttr
 from dzlineage_dagster.boto3_sessions import new_botocore_session, new_session
 from dzlineage_dagster.core.aws.quotas import Quota, parse_rate_limits
 from dzlineage_dagster.core.aws.rate_limit import TokenBucket
+from dzlineage_dagster.core.text import shown
 from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, role_setting, side_role_variables
 
 RetryMode = Literal["standard", "adaptive", "legacy"]
@@ -149,7 +150,9 @@ class AwsClientResource(ResourceWithBoto3Configuration):
             try:
                 self._limits = parse_rate_limits(self.rate_limits)
             except ValueError as error:
-                raise ValueError(f"DZLINEAGE_CLIENT_RATE_LIMITS: {error}") from None
+                raise ValueError(
+                    f"DZLINEAGE_CLIENT_RATE_LIMITS={shown(self.rate_limits)}: {error}"
+                ) from None
         client = self._session().client(
             name,
             endpoint_url=self.endpoint_url,

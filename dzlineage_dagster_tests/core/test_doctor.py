@@ -48,10 +48,19 @@ def test_any_fail_and_only_a_fail_makes_the_exit_code_one(results):
 
 def test_the_verdict_counts_and_says_what_next():
     assert verdict([OK]) == "1 OK, 0 WARN, 0 FAIL: ready for the first sync"
-    assert verdict([OK, WARN]).endswith("the sync can run; read the WARN rows")
+    assert verdict([OK, WARN]).endswith("the first sync can run; read the WARN rows")
     assert verdict([OK, WARN, FAIL]) == (
         "1 OK, 1 WARN, 1 FAIL: fix the FAIL rows before the first sync"
     )
+
+
+def test_once_a_sync_ran_the_verdict_speaks_of_the_next_one():
+    assert verdict([OK], synced_before=True) == "1 OK, 0 WARN, 0 FAIL: ready to sync"
+    assert verdict([OK, WARN], synced_before=True).endswith(
+        "the next sync can run; read the WARN rows"
+    )
+    assert verdict([FAIL], synced_before=True).endswith("fix the FAIL rows before the next sync")
+    assert json.loads(render_json([OK], synced_before=True))["verdict"].endswith("ready to sync")
 
 
 def test_the_table_aligns_its_columns_and_the_json_holds_every_row():
@@ -74,7 +83,11 @@ def test_the_table_aligns_its_columns_and_the_json_holds_every_row():
 @pytest.mark.parametrize(
     ("code", "fix"),
     [
-        ("AccessDeniedException", "allow glue:GetRegistry to the data side (see iam/)"),
+        (
+            "AccessDeniedException",
+            "allow glue:GetRegistry to the data side: in its permission policy (as "
+            "iam/doctor-policy.json does)",
+        ),
         ("EntityNotFoundException", "set DZLINEAGE_REGISTRY_NAME"),
         ("ThrottlingException", "the account's quota was used up by others"),
         ("InternalServiceException", "check that glue.GetRegistry is reachable"),
@@ -89,6 +102,7 @@ def test_an_aws_error_is_a_fail_row_naming_the_call_and_the_fix(code, fix):
         "no",
         missing="set DZLINEAGE_REGISTRY_NAME",
         who="the data side",
+        side="data",
     )
     assert row.status is Status.FAIL
     assert row.detail == f"glue.GetRegistry failed: {code}: no"

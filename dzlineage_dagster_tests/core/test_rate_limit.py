@@ -134,7 +134,6 @@ def test_every_figure_names_its_source():
 @pytest.mark.parametrize(
     ("setting", "part", "problem"),
     [
-        ("fast", "'fast'", "say 'off', 'aws', or 'aws,<service.Operation>=<calls per second>"),
         ("aws,CreateAsset=5", "'CreateAsset=5'", "a rate is <service.Operation>="),
         ("aws,datazone.Search", "'datazone.Search'", "a rate is <service.Operation>="),
         ("aws,datazone.CreateAsset=5=6", "'datazone.CreateAsset=5=6'", "'5=6' is not a number"),
@@ -145,3 +144,8 @@ def test_every_figure_names_its_source():
 def test_a_bad_rate_limit_setting_names_the_part_and_what_is_wrong(setting, part, problem):
     with pytest.raises(ValueError, match=re.escape(f"{part}: {problem}")):
         parse_rate_limits(setting)
+
+
+def test_a_setting_of_the_wrong_shape_says_what_it_may_be():
+    with pytest.raises(ValueError, match=r"^say 'off', 'aws', or "):
+        parse_rate_limits("fast")

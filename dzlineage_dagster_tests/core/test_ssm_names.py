@@ -278,8 +278,8 @@ def test_exact_prefix_and_empty_arn_errors() -> None:
         ),
         (
             "/" + "a" * 881,
-            f"SSM prefix '{'/' + 'a' * 881}' is too long: a mapping name under it would exceed "
-            "947 characters",
+            f"SSM prefix '{'/' + 'a' * 79}'... (882 characters) is too long: a mapping name "
+            "under it would exceed 947 characters",
         ),
     ):
         with pytest.raises(ValueError) as raised:
@@ -375,9 +375,9 @@ def test_a_schema_arn_names_its_registry_and_anything_else_is_refused() -> None:
         ),
         (
             "/" + "a" * 880, "dzd_1", "p1",
-            f"DZLINEAGE_SSM_PREFIX='{'/' + 'a' * 880}' leaves no room for domain 'dzd_1' and "
-            f"project 'p1' below it: SSM prefix '{'/' + 'a' * 880}/dzd_1/p1' is too long: a "
-            "mapping name under it would exceed 947 characters",
+            f"DZLINEAGE_SSM_PREFIX='{'/' + 'a' * 79}'... (881 characters) leaves no room for "
+            f"domain 'dzd_1' and project 'p1' below it: SSM prefix '{'/' + 'a' * 79}'... (890 "
+            "characters) is too long: a mapping name under it would exceed 947 characters",
         ),
     ],
 )  # fmt: skip

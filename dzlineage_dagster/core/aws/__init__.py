@@ -3,5 +3,5 @@ the sandbox's token buckets (:mod:`.rate_limit`), independent calls made at once
 (:mod:`.concurrency`), and DataZone's authorization policies and project membership
 (:mod:`.authorization`).
 
-Imports: nothing outside this package.
+Imports: :mod:`..text` (how an error echoes a value).
 """

@@ -26,6 +26,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from dzlineage_dagster.core.text import shown
+
 #: The source of a figure AWS publishes none for.
 ASSUMED_SOURCE = "assumed"
 #: Where AWS publishes the figures it publishes: the document's title and its address.
@@ -115,9 +117,8 @@ def parse_rate_limits(text: str) -> dict[str, Quota]:
     if parts == ["off"]:
         return {}
     if not parts or parts[0] != "aws":
-        raise ValueError(
-            f"{text!r}: say 'off', 'aws', or 'aws,<service.Operation>=<calls per second>,...'"
-        )
+        # The whole value is the caller's to show, beside the variable it names.
+        raise ValueError("say 'off', 'aws', or 'aws,<service.Operation>=<calls per second>,...'")
     limits = dict(AWS_QUOTAS)
     for name, rate in parse_rates(parts[1:]).items():
         limits[name] = Quota(rate, name, SETTING_SOURCE)
@@ -131,7 +132,7 @@ def parse_rates(parts: list[str]) -> dict[str, float]:
     for part in parts:
         name, _, rate_text = part.partition("=")
         if "." not in name or not rate_text:
-            raise ValueError(f"{part!r}: a rate is <service.Operation>=<calls per second>")
+            raise ValueError(f"{shown(part)}: a rate is <service.Operation>=<calls per second>")
         rates[name.strip()] = checked_rate(part, rate_text)
     return rates
 
@@ -141,7 +142,7 @@ def checked_rate(where: str, value: object) -> float:
     try:
         rate = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"{where!r}: {value!r} is not a number") from None
+        raise ValueError(f"{shown(where)}: {shown(value)} is not a number") from None
     if not rate > 0:
-        raise ValueError(f"{where!r}: the rate must be positive")
+        raise ValueError(f"{shown(where)}: the rate must be positive")
     return rate

@@ -3,5 +3,5 @@
 :mod:`.ssm_names` (where a record lives, what it holds, how it is encoded) and :mod:`.pack`
 (the packed layout: many records a parameter).
 
-Imports: nothing outside this package.
+Imports: :mod:`..text` (how an error echoes a value).
 """

@@ -31,6 +31,8 @@ import json
 import re
 from dataclasses import MISSING, asdict, dataclass, fields
 
+from dzlineage_dagster.core.text import shown
+
 #: AWS counts the whole parameter ARN against 1011 characters, not only the name.
 MAX_PARAMETER_ARN_LENGTH = 1011
 #: Room for ``arn:<partition>:ssm:<region>:<account>:parameter/``: 45 characters in
@@ -65,28 +67,28 @@ def validate_prefix(prefix: str) -> None:
     name within AWS's length limit.
     """
     if not prefix.startswith("/"):
-        raise ValueError(f"SSM prefix {prefix!r} must start with '/' (e.g. '/dzlineage/prod')")
+        raise ValueError(f"SSM prefix {shown(prefix)} must start with '/' (e.g. '/dzlineage/prod')")
     levels = prefix[1:].split("/")
     bad_levels = [level for level in levels if not _PREFIX_LEVEL.fullmatch(level)]
     if bad_levels:
         raise ValueError(
-            f"SSM prefix {prefix!r} has invalid levels {bad_levels!r}: each level between "
+            f"SSM prefix {shown(prefix)} has invalid levels {shown(bad_levels)}: each level between "
             "slashes must be non-empty and use only A-Z a-z 0-9 _ . - (no trailing slash)"
         )
     if levels[0][:3].lower() in _RESERVED_PREFIXES:
         raise ValueError(
-            f"SSM prefix {prefix!r} starts with a name AWS reserves ('aws'/'ssm', any case)"
+            f"SSM prefix {shown(prefix)} starts with a name AWS reserves ('aws'/'ssm', any case)"
         )
     if len(levels) + MAPPING_NAME_LEVELS > MAX_HIERARCHY_LEVELS:
         raise ValueError(
-            f"SSM prefix {prefix!r} has {len(levels)} levels; mapping names add "
+            f"SSM prefix {shown(prefix)} has {len(levels)} levels; mapping names add "
             f"{MAPPING_NAME_LEVELS} and SSM allows {MAX_HIERARCHY_LEVELS}, so use at most "
             f"{MAX_HIERARCHY_LEVELS - MAPPING_NAME_LEVELS}"
         )
     longest = f"{prefix}/{HASH_NAMESPACE}/" + "0" * _SHA256_HEX_LENGTH
     if not _fits(longest):
         raise ValueError(
-            f"SSM prefix {prefix!r} is too long: a mapping name under it would exceed "
+            f"SSM prefix {shown(prefix)} is too long: a mapping name under it would exceed "
             f"{_max_name_length()} characters"
         )
 
@@ -248,13 +250,13 @@ def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
     ):
         if not SCOPE_ID.fullmatch(value):
             raise ValueError(
-                f"{setting} {value!r} is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)"
+                f"{setting} {shown(value)} is not a DataZone id (1 to 64 of A-Z a-z 0-9 _ -)"
             )
     scoped = f"{prefix}/{domain_id}/{project_id}"
     levels = prefix.count("/")
     if levels + SCOPE_LEVELS + MAPPING_NAME_LEVELS > MAX_HIERARCHY_LEVELS:
         raise ValueError(
-            f"DZLINEAGE_SSM_PREFIX={prefix!r} has {levels} levels; a run adds the domain's and "
+            f"DZLINEAGE_SSM_PREFIX={shown(prefix)} has {levels} levels; a run adds the domain's and "
             f"project's, each mapping name {MAPPING_NAME_LEVELS} more, and SSM allows "
             f"{MAX_HIERARCHY_LEVELS}, so use at most "
             f"{MAX_HIERARCHY_LEVELS - SCOPE_LEVELS - MAPPING_NAME_LEVELS}"
@@ -263,8 +265,8 @@ def scoped_prefix(prefix: str, domain_id: str, project_id: str) -> str:
         validate_prefix(scoped)
     except ValueError as error:
         raise ValueError(
-            f"DZLINEAGE_SSM_PREFIX={prefix!r} leaves no room for domain {domain_id!r} and "
-            f"project {project_id!r} below it: {error}"
+            f"DZLINEAGE_SSM_PREFIX={shown(prefix)} leaves no room for domain {shown(domain_id)} and "
+            f"project {shown(project_id)} below it: {error}"
         ) from None
     return scoped
 

@@ -52,25 +52,39 @@ def side_environment() -> dict[str, str]:
     return environment
 
 
-def create_side_roles(base: boto3.session.Session, endpoint_url: str) -> None:
-    """Each side's role in its account, trusting ``base``'s account with the side's external id."""
+def trust_policy(base: boto3.session.Session, endpoint_url: str, external_id: str) -> str:
+    """A side role's trust policy: ``base``'s account may assume it with ``external_id``."""
     deployment_account = base.client("sts", endpoint_url=endpoint_url).get_caller_identity()
-    for side, account in SIDE_ACCOUNTS.items():
-        trust = {
+    return json.dumps(
+        {
             "Version": "2012-10-17",
             "Statement": [
                 {
                     "Effect": "Allow",
                     "Principal": {"AWS": f"arn:aws:iam::{deployment_account['Account']}:root"},
                     "Action": "sts:AssumeRole",
-                    "Condition": {"StringEquals": {"sts:ExternalId": side_external_id(side)}},
+                    "Condition": {"StringEquals": {"sts:ExternalId": external_id}},
                 }
             ],
         }
-        setup = _assumed(base, f"arn:aws:iam::{account}:role/{SETUP_ROLE_NAME}", endpoint_url)
+    )
+
+
+def account_administrator(
+    base: boto3.session.Session, side: str, endpoint_url: str
+) -> boto3.Session:
+    """A session as the administrator of ``side``'s account (:data:`SETUP_ROLE_NAME`)."""
+    account = SIDE_ACCOUNTS[side]
+    return _assumed(base, f"arn:aws:iam::{account}:role/{SETUP_ROLE_NAME}", endpoint_url)
+
+
+def create_side_roles(base: boto3.session.Session, endpoint_url: str) -> None:
+    """Each side's role in its account, trusting ``base``'s account with the side's external id."""
+    for side in SIDE_ACCOUNTS:
+        setup = account_administrator(base, side, endpoint_url)
         setup.client("iam", endpoint_url=endpoint_url).create_role(
             RoleName=side_role_arn(side).rsplit("/", 1)[1],
-            AssumeRolePolicyDocument=json.dumps(trust),
+            AssumeRolePolicyDocument=trust_policy(base, endpoint_url, side_external_id(side)),
         )
 
 

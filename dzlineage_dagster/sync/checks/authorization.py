@@ -6,7 +6,10 @@ Without them DataZone refuses the first type creation with ``AccessDeniedExcepti
 in a V2 domain, every topic's asset write. Checked before anything is written, a missing grant
 or membership stops the run once, naming the policy, the domain unit, the project and the
 ``aws datazone`` line that adds it; ``dzlineage grant-policies --apply`` adds the grants for an
-administrator.
+administrator. No command of the product adds a membership: the principal to add is the
+sync's, and whoever adds it is a project owner with other credentials (``--apply`` run as the
+owner would make the owner the member), so the problem names the exact
+``aws datazone create-project-membership`` line, with the sync's principal in it.
 
 :func:`authorization_problems` is the read-only check (``dzlineage doctor`` calls it);
 :func:`check_authorization` is the sync's stop.
@@ -33,7 +36,9 @@ from dzlineage_dagster.core.aws.authorization import (
     missing_unit_grants,
 )
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
-from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.core.doctor import DENIED_CODES, allow_fix, iam_action
+from dzlineage_dagster.sync.checks.preflight import role_not_assumable
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The policies the sync's type creations need (it creates no glossary).
@@ -49,6 +54,39 @@ class AuthorizationProblem:
     certain: bool
     #: The grant that fixes it, when a grant does.
     grant: MissingGrant | None = None
+    #: The ``aws datazone create-project-membership`` line that fixes it, when a membership does.
+    membership: str | None = None
+    #: What to allow, when AWS denied a read the check needs.
+    allow: str | None = None
+
+    @property
+    def fix(self) -> str:
+        """The command that fixes it and who runs it."""
+        if self.grant is not None:
+            return (
+                f"{self.grant.cli_command()} (or `dzlineage grant-policies --apply`, as a "
+                "domain or domain unit owner)"
+            )
+        if self.membership is not None:
+            return f"as an owner of the project: {self.membership}"
+        return self.allow or "see docs/sagemaker-unified-studio.md"
+
+
+def who_fixes(problems: Collection[AuthorizationProblem]) -> str:
+    """The sentence that ends a refusal: who adds what (no membership is added by
+    ``grant-policies --apply``)."""
+    steps = []
+    if any(p.grant is not None for p in problems):
+        steps.append(
+            "An administrator can add the missing grants with `dzlineage grant-policies "
+            "--apply` (docs/sagemaker-unified-studio.md)"
+        )
+    if any(p.membership is not None for p in problems):
+        steps.append(
+            "a project owner adds the membership with the `aws datazone "
+            "create-project-membership` line above (no dzlineage command adds one)"
+        )
+    return ("; ".join(steps) or "See docs/sagemaker-unified-studio.md") + ", then sync again"
 
 
 def authorization_problems(
@@ -75,8 +113,22 @@ def authorization_problems(
                 f"the project's DataZone authorization could not be checked "
                 f"({describe_error(error)}); the sync goes on and DataZone decides",
                 certain=False,
+                allow=_what_to_allow(run, error),
             )
         ]
+
+
+def _what_to_allow(run: SyncRun, error: Exception) -> str | None:
+    """What to change when AWS denied a read of the check: the governance role's trust policy
+    (STS AssumeRole, made before the read), or the DataZone action (every read of the check is
+    DataZone's but the caller's identity, which no policy can deny)."""
+    if not isinstance(error, ClientError) or error_code(error) not in DENIED_CODES:
+        return None
+    datazone = run.resource.datazone
+    if error.operation_name == "AssumeRole":
+        return role_not_assumable(datazone, "governance")
+    action = iam_action(f"datazone.{error.operation_name}")
+    return allow_fix(action, datazone.credentials_label(), "governance")
 
 
 def check_authorization(
@@ -94,8 +146,7 @@ def check_authorization(
     settings = run.settings
     raise SyncError(
         f"DataZone domain {settings.domain_id} will refuse project {settings.project_id} "
-        f"what the sync writes; nothing was written. {_numbered(certain)} An administrator can add the missing grants with `dzlineage grant-policies --apply` "
-        "(docs/sagemaker-unified-studio.md), then sync again"
+        f"what the sync writes; nothing was written. {_numbered(certain)} {who_fixes(certain)}"
     )
 
 
@@ -118,9 +169,8 @@ def refusal_explained(
             why = _numbered(uncertain) or "though no grant or membership was found missing."
         raise SyncError(
             f"DataZone refused project {run.settings.project_id} ({describe_error(error)}) "
-            f"{why} Created before the refusal: {', '.join(created) or 'nothing'}. An "
-            "administrator can add the grants with `dzlineage grant-policies --apply`, then "
-            "sync again"
+            f"{why} Created before the refusal: {', '.join(created) or 'nothing'}. "
+            f"{who_fixes(uncertain)}"
         ) from None
 
 
@@ -204,13 +254,15 @@ def _membership_problems(run: SyncRun) -> list[AuthorizationProblem]:
     )
     if is_member([m for page in pages for m in page["members"]], profile["id"]):
         return []
+    command = membership_command(settings.domain_id, settings.project_id, principal)
     return [
         AuthorizationProblem(
             f"the sync's IAM principal {principal} is not a member of project "
             f"{settings.project_id} (a SageMaker Unified Studio domain writes only for a project "
-            f"the caller belongs to; an IAM-based domain maps one IAM role to one project); add "
-            f"it: {membership_command(settings.domain_id, settings.project_id, principal)}",
+            f"the caller belongs to; an IAM-based domain maps one IAM role to one project); a "
+            f"project owner adds it: {command}",
             certain=True,
+            membership=command,
         )
     ]
 

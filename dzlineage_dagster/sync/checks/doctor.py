@@ -43,6 +43,7 @@ from dzlineage_dagster.resources.lineage_sync import AWS_RESOURCES, side_attribu
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster.sync.catalog.custom_types import inspect_custom_types, plan_custom_types
 from dzlineage_dagster.sync.checks.authorization import authorization_problems
+from dzlineage_dagster.sync.checks.preflight import role_not_assumable
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -62,6 +63,11 @@ class Doctor:
     results: list[CheckResult] = field(default_factory=list)
     #: Checks that failed or were not checked: those that need them are not checked.
     failed: set[str] = field(default_factory=set)
+    #: Sides whose role AWS refused to let this identity assume: one FAIL row says so and
+    #: what to change; the side's other checks are not run (they would fail the same way).
+    unassumable: set[str] = field(default_factory=set)
+    #: Whether the mapping store holds this domain's and project's records (a sync ran).
+    synced_before: bool = False
 
     @property
     def settings(self) -> LineageSettings:
@@ -85,12 +91,21 @@ class Check:
     needs: tuple[str, ...] = ()
     #: The fix when AWS says the checked thing does not exist.
     missing: str = ""
+    #: The check calls both sides, each with its own resource, and says per side itself what
+    #: it could not check (``resource`` is then only where an unforeseen error is counted).
+    both_sides: bool = False
 
 
-def run_doctor(run: SyncRun) -> list[CheckResult]:
-    """Every check of :data:`CHECKS`, in order; never raises for an AWS error."""
+def run_doctor(run: SyncRun) -> Doctor:
+    """Every check of :data:`CHECKS`, in order, in :attr:`Doctor.results`; never raises for an
+    AWS error."""
     doctor = Doctor(run)
     for check in CHECKS:
+        side = doctor.side_of(check.resource)
+        if side in doctor.unassumable and not check.both_sides:
+            doctor.results.append(_not_assumed(check.name, side))
+            doctor.failed.add(check.name)
+            continue
         blocked = [need for need in check.needs if need in doctor.failed]
         if blocked:
             doctor.results.append(
@@ -109,7 +124,17 @@ def run_doctor(run: SyncRun) -> list[CheckResult]:
             doctor.results.append(row)
             if row.status is Status.FAIL:
                 doctor.failed.add(check.name)
-    return doctor.results
+    return doctor
+
+
+def _not_assumed(check: str, side: str) -> CheckResult:
+    return CheckResult(
+        check,
+        side,
+        Status.WARN,
+        f"not checked: the {side} side's role cannot be assumed",
+        "fix the identity row first",
+    )
 
 
 def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
@@ -118,8 +143,7 @@ def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
     try:
         yield from check.rows(doctor)
     except ClientError as error:
-        who = doctor.resource(check.resource).credentials_label()
-        yield _failed_row(check.name, side, check.service, error, check.missing, who)
+        yield _failed_row(doctor, check.name, check.resource, check.service, error, check.missing)
     except BotoCoreError as error:
         yield CheckResult(
             check.name,
@@ -133,17 +157,31 @@ def _guarded(doctor: Doctor, check: Check) -> Iterator[CheckResult]:
 
 
 def _failed_row(
-    check: str, side: str, service: str, error: ClientError, missing: str, who: str
+    doctor: Doctor, check: str, attribute: str, service: str, error: ClientError, missing: str
 ) -> CheckResult:
-    """A denied or failed call's row; ``who`` names the credentials the action is granted to."""
+    """A denied or failed call's row, made with the credentials of the resource ``attribute``
+    (whose role a denied action is granted to).
+
+    AWS refusing the role itself (STS AssumeRole, made before the call) is the role's trust
+    policy's doing, or this identity's: the row says so as the sync's preflight does, and
+    the side's other checks are not run."""
+    reader = doctor.resource(attribute)
+    side = doctor.side_of(attribute)
+    code = error_code(error)
+    message = error.response.get("Error", {}).get("Message", "")
+    if error.operation_name == "AssumeRole":
+        doctor.unassumable.add(side)
+        detail = f"sts.AssumeRole failed: {code}: {message}".rstrip(": ")
+        return CheckResult(check, side, Status.FAIL, detail, role_not_assumable(reader, side))
     return failed_call(
         check,
         side,
         f"{service}.{error.operation_name}",
-        error_code(error),
-        error.response.get("Error", {}).get("Message", ""),
+        code,
+        message,
         missing=missing,
-        who=who,
+        who=reader.credentials_label(),
+        side=side,
     )
 
 
@@ -161,8 +199,7 @@ def identity(doctor: Doctor) -> Iterator[CheckResult]:
                 seen.setdefault(who, []).append(attribute)
         except ClientError as error:
             # Each side's credentials are its own: one side's failure is that side's row.
-            who = doctor.resource(attributes[0]).credentials_label()
-            yield _failed_row("identity", side, "sts", error, "", who)
+            yield _failed_row(doctor, "identity", attribute, "sts", error, "")
             continue
         if len(seen) == 1:
             [(who, _)] = seen.items()
@@ -269,17 +306,21 @@ def cluster(doctor: Doctor) -> Iterator[CheckResult]:
 
 
 def mapping_read(doctor: Doctor) -> Iterator[CheckResult]:
-    prefix = doctor.settings.ssm_prefix
+    """The first page of the domain's and project's mapping path: any record there means a
+    sync ran, so the next is not the first."""
+    prefix = doctor.run.mappings.prefix
     page = (
         doctor.run.resource.mapping_parameters.client()
         .get_parameters_by_path(Path=prefix, Recursive=True, MaxResults=10)
         .get("Parameters", [])
     )
+    doctor.synced_before = bool(page)
+    found = "records of an earlier sync" if page else "empty: nothing synced yet"
     yield CheckResult(
         "ssm-mapping",
         "governance",
         Status.OK,
-        f"{prefix} readable (GetParametersByPath: {len(page)} in its first page)",
+        f"{prefix} readable (GetParametersByPath): {found}",
     )
 
 
@@ -338,13 +379,8 @@ def authorization(doctor: Doctor) -> Iterator[CheckResult]:
     sync would create and write, read only (:func:`authorization_problems`)."""
     problems = authorization_problems(doctor.run, plan_custom_types(doctor.run).policies)
     for problem in problems:
-        fix = (
-            f"{problem.grant.cli_command()} (or `dzlineage grant-policies --apply`)"
-            if problem.grant
-            else "see docs/sagemaker-unified-studio.md"
-        )
         status = Status.FAIL if problem.certain else Status.WARN
-        yield CheckResult("authorization", "governance", status, problem.message, fix)
+        yield CheckResult("authorization", "governance", status, problem.message, problem.fix)
     if not problems:
         yield CheckResult(
             "authorization",
@@ -458,6 +494,12 @@ def quotas(doctor: Doctor) -> Iterator[CheckResult]:
     """Service Quotas' figures for DataZone, Glue and SSM against what the client paces at."""
     pacing = parse_rate_limits(doctor.run.resource.datazone.rate_limits) or dict(AWS_QUOTAS)
     for service, attribute in QUOTA_SIDES.items():
+        # Each service's quotas are read with the credentials of the side that calls it: a
+        # refusal is that side's row, and the other services are still read.
+        side = doctor.side_of(attribute)
+        if side in doctor.unassumable:
+            yield _not_assumed("quota", side)
+            continue
         client = doctor.resource(attribute).client("service-quotas")
         try:
             listed = _service_quotas(client, "list_service_quotas", service, applied=True)
@@ -467,6 +509,9 @@ def quotas(doctor: Doctor) -> Iterator[CheckResult]:
                 )
         except client.exceptions.NoSuchResourceException:
             listed = []
+        except ClientError as error:
+            yield _failed_row(doctor, "quota", attribute, "service-quotas", error, "")
+            continue
         yield from quota_checks(service, listed, pacing)
 
 
@@ -516,7 +561,7 @@ def _aws_time(value: str | datetime) -> datetime:
 _MISSING_DOMAIN = f"set {env_name('domain_id')} to a domain of the governance account and Region"
 #: The checks in the order they print; see the module docstring.
 CHECKS: tuple[Check, ...] = (
-    Check("identity", "datazone", "sts", identity),
+    Check("identity", "datazone", "sts", identity, both_sides=True),
     Check(
         "registry",
         "schema_registry",
@@ -562,6 +607,6 @@ CHECKS: tuple[Check, ...] = (
         needs=("lineage-reads", "ssm-mapping"),
     ),
     Check("ssm-capacity", "mapping_parameters", "ssm", ssm_headroom, needs=("registry",)),
-    Check("quota", "datazone", "service-quotas", quotas),
+    Check("quota", "datazone", "service-quotas", quotas, both_sides=True),
     Check("updated-time", "schema_registry", "glue", updated_time, needs=("registry",)),
 )

@@ -23,6 +23,7 @@ from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
     env_name,
     role_setting,
+    shown,
     side_role_variables,
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
@@ -97,10 +98,8 @@ def _check(
     except ClientError as error:
         if error.operation_name == "AssumeRole" and reader.side:
             raise SyncError(
-                f"{env_name(field)}={value!r}: {what} could not be read: "
-                f"{reader.credentials_label()} cannot be assumed; its trust policy must trust "
-                f"this identity with {_external_id_setting(reader.side)} as its sts:ExternalId "
-                f"({describe_error(error)})"
+                f"{env_name(field)}={shown(value)}: {what} could not be read: "
+                f"{role_not_assumable(reader, reader.side)} ({describe_error(error)})"
             ) from None
         code = error_code(error)
         if code in NOT_FOUND_CODES:
@@ -116,12 +115,25 @@ def _check(
                 f"{own_role} to a role in that account"
             )
         raise SyncError(
-            f"{env_name(field)}={value!r}: {what} {problem} ({describe_error(error)})"
+            f"{env_name(field)}={shown(value)}: {what} {problem} ({describe_error(error)})"
         ) from None
     except BotoCoreError as error:
         raise SyncError(
-            f"{env_name(field)}={value!r}: {what} could not be reached ({describe_error(error)})"
+            f"{env_name(field)}={shown(value)}: {what} could not be reached "
+            f"({describe_error(error)})"
         ) from None
+
+
+def role_not_assumable(reader: AwsClientResource, side: str) -> str:
+    """What to change when AWS refused to let this identity assume the role of ``reader``, a
+    resource of ``side``: the role's trust policy (with the side's external id) and this
+    identity's own policy."""
+    return (
+        f"{reader.credentials_label()} cannot be assumed; its trust policy must trust this "
+        f"identity with {_external_id_setting(side)} as its sts:ExternalId (as "
+        f"iam/{side}-account-trust-policy.json does), and this identity's policy must allow "
+        "sts:AssumeRole on the role (as iam/runner-policy.json does)"
+    )
 
 
 def _external_id_setting(side: str) -> str:
