@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.catalog.discovery import SweepState
 from dzlineage_dagster.core.catalog.registry_cursor import FailedTopics, RegistryCursor
 from dzlineage_dagster.core.connectors.report import refused_connectors
 from dzlineage_dagster.core.connectors.topics import TopicKind
@@ -20,7 +21,7 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types, plan_custom_types
 from dzlineage_dagster.sync.catalog.reconcile import ReconcileReport, apply_repairs, inspect_catalog
-from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
+from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions_by_clock
 from dzlineage_dagster.sync.checks.authorization import check_authorization
 from dzlineage_dagster.sync.checks.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.errors import SyncError, describe_error
@@ -194,7 +195,7 @@ def run_headless_sync(
             # A reconcile reads every topic anyway; otherwise the sweep catches a version that
             # the listing's UpdatedTime (so the cursor) does not show.
             stored = last.cursor if trust_tokens else None
-            sweep = sweep_versions(run, last.sweep) if trust_tokens else None
+            sweep = sweep_versions_by_clock(run, last.sweep.updated_time) if trust_tokens else None
             behind = sweep.behind if sweep else {}
             # What the last sync failed is synced again whatever the registry shows.
             retry = sorted(last.failed.topics & run.registry_topics.keys()) if trust_tokens else []
@@ -231,7 +232,7 @@ def run_headless_sync(
         if retry:
             log.info(f"synced again, as the last sync failed them: {', '.join(retry)}")
         if unchanged:
-            _record_sweep(run, registry_arn, sweep, log)
+            _record_sweep(run, registry_arn, sweep, last.sweep, log)
             _record_failed(run, registry_arn, [], last.failed, log)
             calls = run.api_calls()
             print(
@@ -295,8 +296,8 @@ def run_headless_sync(
                 _record_failed(run, registry_arn, failed_topics, last.failed, log)
             if not stop and not failed:
                 _record_cursor(run, registry_arn, listing, log)
-                # Like the cursor, only after a complete sync: a failed one sweeps its slice again.
-                _record_sweep(run, registry_arn, sweep, log)
+                # Like the cursor, only after a complete sync.
+                _record_sweep(run, registry_arn, sweep, last.sweep, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         if rows:
@@ -374,16 +375,22 @@ def _record_failed(
 
 
 def _record_sweep(
-    run: SyncRun, registry_arn: str, sweep: VersionSweep | None, log: logging.Logger
+    run: SyncRun,
+    registry_arn: str,
+    sweep: VersionSweep | None,
+    recorded: SweepState,
+    log: logging.Logger,
 ) -> None:
-    if sweep is None or not sweep.swept_to:
-        return  # a reconcile reads every topic; an empty registry has nothing to sweep
+    """Keep what the sweep learnt of the registry's ``UpdatedTime``: a write only when it
+    learnt something new (its position is the clock's, see ``sweep_versions_by_clock``)."""
+    if sweep is None or sweep.updated_time is recorded.updated_time:
+        return  # a reconcile reads every topic; nothing new was learnt
     try:
-        run.mappings.record_sweep(registry_arn, sweep.state)
+        run.mappings.record_sweep(registry_arn, SweepState(updated_time=sweep.updated_time))
     except (ClientError, BotoCoreError) as error:
         log.warning(
-            f"version sweep position not recorded (the next sync checks the same topics "
-            f"again): {describe_error(error)}"
+            f"what the version sweep learnt of the registry's UpdatedTime was not recorded "
+            f"(the next sync sizes its slice as before): {describe_error(error)}"
         )
 
 
