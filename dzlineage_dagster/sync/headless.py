@@ -235,9 +235,10 @@ def run_headless_sync(
             _record_sweep(run, registry_arn, sweep, last.sweep, log)
             _record_failed(run, registry_arn, [], last.failed, log)
             calls = run.api_calls()
+            not_topics = f"\n\n{_not_topics_note(run)}" if run.not_topics else ""
             print(
                 f"registry {settings.registry_name} unchanged since the last complete sync: "
-                f"nothing to do\n\n{len(topics)} topics, 0 failed, "
+                f"nothing to do{not_topics}\n\n{len(topics)} topics, 0 failed, "
                 f"{sum(calls.values())} AWS API calls",
                 file=out,
             )
@@ -407,6 +408,8 @@ def _print_scope_notes(
             f"{run.mappings.prefix}",
             file=out,
         )
+    if run.not_topics:
+        print(f"\n{_not_topics_note(run)}", file=out)
     hold = retirement_hold(run) if retiring else None
     if hold is not None:
         print(f"\n{hold}", file=out)
@@ -422,6 +425,18 @@ def _print_scope_notes(
         )
         for line in refused:
             print(f"  {line}", file=out)
+
+
+def _not_topics_note(run: SyncRun) -> str:
+    """The registry's schemas that name no topic, a line each ("" when none): reported every
+    run, never a failure (only deleting the schema changes them)."""
+    if not run.not_topics:
+        return ""
+    lines = "".join(f"\n  {topic}: {why}" for topic, why in run.not_topics.items())
+    return (
+        f"{len(run.not_topics)} registry schemas are not a topic (not cataloged, not a "
+        f"failure; deleting the schema is the fix):{lines}"
+    )
 
 
 def _reconcile_summary(report: ReconcileReport) -> str:

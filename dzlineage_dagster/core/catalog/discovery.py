@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any
 
-from dzlineage_dagster.core.connectors.topics import topic_for_schema_name
+from dzlineage_dagster.core.connectors.topics import topic_for_schema_name, topic_name_problem
 
 
 class UpdatedTimeBehaviour(str, Enum):
@@ -76,6 +76,16 @@ def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str,
             created_time=_timestamp(describing.get("CreatedTime", "")),
         )
     return topics
+
+
+def schemas_naming_no_topic(topics: Mapping[str, RegistryTopic]) -> dict[str, str]:
+    """Of the listed ``topics``, those whose schema names no topic Kafka allows, with why
+    (:func:`~dzlineage_dagster.core.connectors.topics.topic_name_problem`): not topics, so not
+    synced; nothing but deleting the schema changes that, so a run reports them and goes on."""
+    problems = {
+        topic: topic_name_problem(topic, info.schema_name) for topic, info in topics.items()
+    }
+    return {topic: problem for topic, problem in problems.items() if problem}
 
 
 def describing_schema_names(topic: str) -> tuple[str, ...]:
