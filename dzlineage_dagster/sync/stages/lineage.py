@@ -168,7 +168,11 @@ class LineagePlan:
 class LineageOutcome:
     plan: LineagePlan
     posted: bool
+    #: Events DataZone took from this post (not those it held already).
     events_posted: int = 0
+    #: Events whose post DataZone answered 409 because it held them already: delivered
+    #: before (a crashed run, a concurrent sync), not posted by this run.
+    events_already_held: int = 0
     split: bool = False
     trimmed: bool = False
     #: The ids of the events DataZone failed after accepting them that this post replaces.
@@ -306,7 +310,8 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     return LineageOutcome(
         plan,
         posted=True,
-        events_posted=posted.events,
+        events_posted=posted.events - posted.refused,
+        events_already_held=posted.refused,
         split=posted.split,
         trimmed=posted.trimmed,
         reposted_failed_events=plan.failed_events,
