@@ -205,7 +205,8 @@ class SyncRun:
         default_factory=threading.Lock, init=False, repr=False
     )
     #: When the run started (this machine's clock): a DataZone answer dated before it was
-    #: replayed for a client token, not made by this run.
+    #: replayed for a client token, not made by this run (the asset stage dates its requests
+    #: on AWS's clock instead, by the answer's Date header, when there is one).
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
     #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
     repost_lineage: set[str] = field(default_factory=set, init=False)
