@@ -428,10 +428,8 @@ def _print_scope_notes(
 
 
 def _not_topics_note(run: SyncRun) -> str:
-    """The registry's schemas that name no topic, a line each ("" when none): reported every
-    run, never a failure (only deleting the schema changes them)."""
-    if not run.not_topics:
-        return ""
+    """The registry's schemas that name no topic, a line each: reported every run, never a
+    failure (only deleting the schema changes them)."""
     lines = "".join(f"\n  {topic}: {why}" for topic, why in run.not_topics.items())
     return (
         f"{len(run.not_topics)} registry schemas are not a topic (not cataloged, not a "
