@@ -484,6 +484,11 @@ def test_a_merged_topic_behind_a_regex_include_list_and_a_nameless_connector_are
         "(no default): it cannot run"
     )
 
+    plan = io.StringIO()
+    run_headless_sync(platform.settings, dry_run=True, out=plan)
+    [planned] = [line for line in plan.getvalue().splitlines() if line.startswith("erp.erp.")]
+    assert "; no source: transform 'merge' of connector 'erp-mysql-source'" in planned, planned
+
     out = io.StringIO()
     run_headless_sync(platform.settings, dry_run=False, out=out)
     summary = out.getvalue()

@@ -101,32 +101,37 @@ def test_first_idle_and_changed_sync_reports(platform, capsys):
     # call (a topic's whole chain and one-per-topic names before the buckets' overflow and
     # migrated flags: 4 more calls); the revised topic's schema tags are read (its owners); the
     # read-back reads its two events' status by id (GetLineageEvent): 40. The version sweep
-    # checks the slice of the run's minute (5 topics of 8 here, where UpdatedTime moves); when
-    # the changed topic is among them, it probes its new version too (one GetSchemaVersion): 41.
+    # checks the slice of the run's minute (5 topics of 8 here, where UpdatedTime moves): their
+    # records may sit a bucket level deeper than those of the first sync's topics (which bucket
+    # a record lands in depends on that sync's threads' order), one GetParameters more; when
+    # the changed topic is among them, the sweep probes its new version (one GetSchemaVersion).
     platform.register_new_version("shop.sales.orders", "coupon")
     minutes = {int(time.time() // 60)}
     assert dzlineage(["sync"]) == 0
     minutes.add(int(time.time() // 60))
     topics = list(platform.registry_topics())
-    probed = {
+    # Both when the run crossed a minute (it cannot tell which minute it read).
+    probes = {
         "shop.sales.orders" in clock_sweep(topics, minute, UpdatedTimeBehaviour.MOVES)
         for minute in minutes
     }
     out = printed(capsys.readouterr().out)
-    # Both counts when the run crossed a minute (it cannot tell which minute it read).
-    counts = sorted(f"{40 + probe} AWS API calls" for probe in probed)
-    calls = next((count for count in counts if out.endswith(count)), counts[0])
-    assert out == expected(
-        f"""
+    *report, last = out.splitlines()
+    assert "\n".join(report).rstrip("\n") == expected(
+        """
         topic              asset    catalog       lineage
         -----------------  -------  ------------  ------------------------------------------------------------------------------------
         shop.sales.orders  revised  published r2  shop.sales.orders -> shop.sales.orders -> lakehouse.sales_orders (posted, connector)
 
         lineage read-back: all landed (1 tables, 1 topic assets of 1 topics, 3 GetLineageNode calls)
-
-        8 topics, 0 failed, {calls}
         """
     )
+    allowed = {
+        f"8 topics, 0 failed, {40 + probe + deeper} AWS API calls"
+        for probe in probes
+        for deeper in (0, 1)
+    }
+    assert last in allowed, (last, allowed)
     assert stored_cursor(platform) != cursor, "the changed registry's cursor was not recorded"
 
 

@@ -79,7 +79,9 @@ def dry_run_plan(run: SyncRun) -> tuple[list[tuple[str, ...]], int]:
                 state = "unchanged" if lineage.already_posted else "post"
                 if lineage.failed_events:
                     state = "re-post (its events failed after acceptance)"
-                edge = f"{state}: " + "; ".join(hop.describe() for hop in lineage.posts)
+                # Every missing hop says why, as in the sync's summary.
+                described = [hop.describe() for hop in lineage.posts]
+                edge = f"{state}: " + "; ".join([*described, *lineage.lineage.missing_hops])
             action = NOT_CATALOGED if snapshot.kind is TopicKind.OTHER_REGISTRY else asset.action
             catalog = planned_publication(run, asset)
             rows.append((topic, action, catalog, f"v{snapshot.version}", edge))

@@ -1009,6 +1009,7 @@ def test_every_missing_hop_of_a_table_topic_says_why() -> None:
     )
     assert "only a literal table.include.list or an override" in lineage.no_source_reason
     assert lineage.no_table_reason == ""
+    assert lineage.missing_hops == (f"no source: {lineage.no_source_reason}",)
     unconsumed = topology.lineage_for("app.public.orders")
     assert unconsumed.no_table_reason == "no Iceberg sink connector consumes it"
     assert "no Debezium source's topic prefix (app) names it" in (

@@ -207,6 +207,18 @@ class TopicLineage:
         return self.ambiguous_reason is not None
 
     @property
+    def missing_hops(self) -> tuple[str, ...]:
+        """``no source: <why>`` and ``no table: <why>`` for each hop the table topic lacks."""
+        return tuple(
+            f"{hop}: {why}"
+            for hop, why in (
+                ("no source", self.no_source_reason),
+                ("no table", self.no_table_reason),
+            )
+            if why
+        )
+
+    @property
     def tables(self) -> tuple[SinkTable, ...]:
         return tuple(edge.table for edge in self.sinks)
 

@@ -218,15 +218,7 @@ class LineageOutcome:
         sources = ", ".join(t.qualified for t in self.lineage.source_tables) or "no source"
         # The edges are whole either way; whether every column's lineage is there is not.
         oversized = "".join(f"; {hop}" for hop in self.oversized_hops)
-        # Every missing hop says why.
-        missing = "".join(
-            f"; {hop}: {why}"
-            for hop, why in (
-                ("no source", self.lineage.no_source_reason),
-                ("no table", self.lineage.no_table_reason),
-            )
-            if why
-        )
+        missing = "".join(f"; {hop}" for hop in self.lineage.missing_hops)
         return (
             f"{sources} -> {self.mapping.topic} -> {tables} "
             f"({state}, {self.lineage.origin}{oversized}{missing}{closed})"
