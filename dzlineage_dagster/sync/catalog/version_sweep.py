@@ -40,16 +40,13 @@ PROBES_PER_TICK = 2
 
 @dataclass(frozen=True)
 class VersionSweep:
-    #: Where the next tick's sweep starts after (the last topic checked).
+    #: Where the sensor's next sweep starts after (the last topic checked; the clock's sweep
+    #: keeps no position: "").
     swept_to: str
     #: Topic -> its latest version, for the topics whose asset shows another one.
     behind: dict[str, int]
     #: What the registry has shown its ``UpdatedTime`` does, this tick included.
     updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN
-
-    @property
-    def state(self) -> SweepState:
-        return SweepState(self.swept_to, self.updated_time)
 
 
 def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
@@ -65,7 +62,7 @@ def sweep_versions_by_clock(run: SyncRun, behaviour: UpdatedTimeBehaviour) -> Ve
     position and an idle one writes nothing."""
     slot = int(run.started_at.timestamp() // 60)
     batch = clock_sweep(list(run.registry_topics), slot, behaviour)
-    return _check(run, batch, behaviour, batch[-1] if batch else "")
+    return _check(run, batch, behaviour, position="")
 
 
 def _check(
