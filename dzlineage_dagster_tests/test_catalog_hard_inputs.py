@@ -5,13 +5,10 @@ from __future__ import annotations
 import json
 
 from dzlineage_dagster.assets.topics import lineage_metadata
+from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.connectors.topics import MAX_TOPIC_NAME_LENGTH
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES, glue_source_identifier
-from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column
-from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
-from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 from dzlineage_dagster_tests.platform import writes
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, topic_assets
@@ -46,23 +43,36 @@ def test_weird_topic_names_each_get_one_asset_and_a_valid_mapping(platform):
     assert writes(platform.control.call_counts(), "datazone", "ssm") == {}
 
 
-def test_a_schema_name_kafka_forbids_as_a_topic_name_fails_by_name_and_is_not_cataloged(
-    platform,
+def test_a_schema_name_kafka_forbids_as_a_topic_name_is_reported_once_a_run_and_fails_none(
+    platform, capsys, caplog
 ):
     """GSR allows `$` and `#` in schema names; Kafka's Topic.validate does not in topic names:
-    no such topic can exist, so no asset stands for one."""
+    no such topic can exist, so no asset stands for one, and since nothing but deleting the
+    schema changes that, a run names it (once) and goes on: no failure, no partition."""
     forbidden = "shop.x$y.we#ird"
     platform.create_table_topic(forbidden, [Column("id", "bigint", nullable=False)])
-    run = SyncRun(LineageSyncResource.with_settings(platform.settings))
-    ensure_custom_types(run)
-    [outcome] = sync_topics(run, [forbidden])
-    assert not outcome.ok
-    assert outcome.error == (
+    why = (
         "shop.x$y.we#ird: topic name 'shop.x$y.we#ird' has '#', '$', which Kafka forbids in "
         "topic names (only a-z, A-Z, 0-9, '.', '_' and '-'): its schema names no topic that "
         "can exist (not cataloged)"
     )
+    note = (
+        "1 registry schemas are not a topic (not cataloged, not a failure; deleting the schema "
+        f"is the fix):\n  {why}"
+    )
+    for run in ("first", "idle"):
+        caplog.clear()
+        assert dzlineage(["sync"]) == 0, run
+        out = capsys.readouterr().out
+        assert out.count(note) == 1, (run, out)
+        warned = [r.getMessage() for r in caplog.records if "is not a topic" in r.getMessage()]
+        assert len(warned) == 1, (run, warned)
+    assert "nothing to do" in out
     assert platform.schema_arn(forbidden) not in topic_assets(platform)
+
+    platform.tick()
+    assert forbidden not in platform.instance.get_dynamic_partitions("kafka_topics")
+    assert "shop.sales.orders" in platform.instance.get_dynamic_partitions("kafka_topics")
 
 
 def wide_pipeline(platform) -> None:

@@ -461,6 +461,52 @@ def test_a_connector_the_platform_refuses_is_failing_everywhere_and_gives_no_lin
     )
 
 
+def test_a_merged_topic_behind_a_regex_include_list_and_a_nameless_connector_are_explained(
+    platform,
+):
+    """The merged topic's tables hide behind a regex include list (its value schema is the
+    merged name's): its row says why it has no source. A connector with no connector.class
+    cannot run: the sync and connector_topology name it."""
+    regex_shards = {**MYSQL_SOURCE, "table.include.list": r"erp.invoices,erp\.customers_.*"}
+    create_connector(platform, "erp-mysql-source", regex_shards)
+    static_sink = {
+        "connector.class": "org.apache.iceberg.connect.IcebergSinkConnector",
+        "topics": "erp.erp.customers",
+        "iceberg.tables": "crm.customers",
+        "iceberg.catalog.type": "glue",
+        "iceberg.tables.auto-create-enabled": "true",
+    }
+    create_connector(platform, "erp-iceberg-sink", static_sink)
+    create_connector(platform, "nameless", {"tasks.max": "1"})
+    platform.create_table_topic("erp.erp.customers", COLUMNS)
+    cannot_run = (
+        "nameless: its configuration has no connector.class, which Kafka Connect requires "
+        "(no default): it cannot run"
+    )
+
+    plan = io.StringIO()
+    run_headless_sync(platform.settings, dry_run=True, out=plan)
+    [planned] = [line for line in plan.getvalue().splitlines() if line.startswith("erp.erp.")]
+    assert "; no source: transform 'merge' of connector 'erp-mysql-source'" in planned, planned
+
+    out = io.StringIO()
+    run_headless_sync(platform.settings, dry_run=False, out=out)
+    summary = out.getvalue()
+    [row] = [line for line in summary.splitlines() if line.startswith("erp.erp.customers ")]
+    assert "no source -> erp.erp.customers -> crm.customers (posted, connector; no source: " in row
+    assert "transform 'merge' of connector 'erp-mysql-source' may have named this topic" in row, row
+    assert (
+        f"connectors fail: the platform refuses their configuration (no lineage from them):\n  {cannot_run}"
+        in summary
+    )
+
+    result = defs.resolve_job_def("connector_topology_refresh").execute_in_process(
+        instance=platform.instance
+    )
+    [materialization] = result.asset_materializations_for_node("connector_topology")
+    assert f"- {cannot_run}" in materialization.metadata["refused_connectors"].value
+
+
 def test_a_changed_connector_config_rederives_only_the_affected_topics(connectors_platform):
     platform = connectors_platform
     platform.tick()  # the registry sensor adds the partitions

@@ -11,6 +11,7 @@ waits; the rerun is an ordinary `dzlineage sync` in this process.
 
 from __future__ import annotations
 
+import io
 import multiprocessing
 import os
 import signal
@@ -26,6 +27,7 @@ from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.headless import run_headless_sync
 from dzlineage_dagster_tests.crash_platform import (
     catalog_state,
     headless_sync,
@@ -34,6 +36,7 @@ from dzlineage_dagster_tests.crash_platform import (
 )
 from dzlineage_dagster_tests.platform import READ_PREFIXES, DemoPlatform
 from dzlineage_dagster_tests.stored_mapping import stored_mappings
+from dzlineage_dagster_tests.test_catalog_operators import rows_of
 
 WRITE_SERVICES = ("datazone", "ssm")
 
@@ -301,9 +304,51 @@ def test_a_dagster_run_with_an_older_view_writing_after_the_cli_does_not_leave_i
     sandbox.control.clear_calls()
     code, output = headless_sync(environment)
     assert code == 0 and "nothing to do" in output, output
-    # Idle: only the version sweep's position is written.
-    assert _write_calls(sandbox.control.calls()) == [("ssm", "PutParameter")]
+    # Idle: nothing is written (the version sweep's slice is the clock's, not a stored position).
+    assert _write_calls(sandbox.control.calls()) == []
 
 
 def _mapping_record(environment: dict[str, str], schema_arn: str) -> MappingRecord:
     return stored_mappings(LineageSettings.from_env(environment))[schema_arn]
+
+
+def test_two_syncs_racing_on_one_revision_report_it_once_and_publish_it_once(platform):
+    """Both syncs read the asset's revision 1 and revise it with the same content, so the
+    same client token: the second CreateAssetRevision, sent once the first one's revision
+    existed, is answered with that revision. Only the sync whose call made it says
+    `revised`; the other says `replayed`, and its publication (the same client token) is
+    DataZone's one listing change, `already published`."""
+    topic = "shop.sales.orders"
+    first = io.StringIO()
+    assert run_headless_sync(platform.settings, dry_run=False, out=first) == 0, first.getvalue()
+    platform.register_new_version(topic, "coupon")
+    # The held sync has read the asset's latest revision and waits to revise it.
+    platform.control.set_faults(FaultRule("datazone", "GetAsset", "hold-after", count=1))
+    held_out = io.StringIO()
+    held = threading.Thread(
+        target=run_headless_sync,
+        args=(platform.settings,),
+        kwargs={"dry_run": False, "out": held_out},
+        daemon=True,
+    )
+    held.start()
+    while not platform.control.held():
+        time.sleep(0.01)
+    other_out = io.StringIO()
+    assert run_headless_sync(platform.settings, dry_run=False, out=other_out) == 0
+    # AWS dates its answers in whole seconds: the held sync's request leaves more than a
+    # second after the other's revision was made.
+    time.sleep(1.5)
+    platform.control.release_held()
+    held.join()
+
+    [made] = rows_of(other_out.getvalue(), topic)
+    [replayed] = rows_of(held_out.getvalue(), topic)
+    assert made[1:] == ["revised", made[2]] and made[2].startswith("published r2 "), made
+    assert replayed[1] == "replayed", held_out.getvalue()
+    assert replayed[2].startswith("already published r2 "), replayed
+    listing = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id,
+        identifier=stored_mappings(platform.settings)[platform.schema_arn(topic)].asset_id,
+    )
+    assert listing["revision"] == "2"

@@ -7,9 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+from pydantic.fields import FieldInfo
 
 from dzlineage_dagster.cli import build_parser
 from dzlineage_dagster.relay.settings import RelaySettings
+from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, LineageSettings, env_name
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,3 +74,53 @@ def test_the_readme_s_second_shell_covers_every_command_or_says_it_is_for_later(
     # The first shell's commands: `scripts/demo` runs them.
     assert set(_commands()) - {"sandbox", "demo"} == shown | for_later
     assert {"doctor", "sync", "trace", "impact", "orphans", "settings"} <= shown
+
+
+def _documented_default(field: FieldInfo) -> str:
+    """A setting's default as a docs table writes it."""
+    if field.is_required():
+        return "required"
+    default = field.get_default(call_default_factory=True)
+    if default is None:
+        return "unset"
+    if isinstance(default, bool):
+        return f"`{str(default).lower()}`"
+    if isinstance(default, float) and default.is_integer():
+        default = int(default)
+    return f"`{default}`"
+
+
+def _defaults_in_code() -> dict[str, str]:
+    # The relay shares some of the sync's settings: the sync's definition is the one documented.
+    fields = {
+        **{env_name(name): f for name, f in RelaySettings.model_fields.items()},
+        **{env_name(name): f for name, f in LineageSettings.model_fields.items()},
+        **{
+            variable: AwsClientResource.model_fields[name]
+            for name, variable in AWS_OPTION_VARIABLES.items()
+        },
+    }
+    return {variable: _documented_default(field) for variable, field in fields.items()}
+
+
+def _defaults_in_docs() -> list[tuple[str, str, str]]:
+    """(page, variable, default) of every settings table row: `| `DZLINEAGE_X` | default |`."""
+    rows = []
+    for page in PAGES:
+        for variable, default in re.findall(
+            r"^\| `(DZLINEAGE_[A-Z0-9_]+)` \| ([^|]+?) \|", page.read_text(), re.MULTILINE
+        ):
+            rows.append((page.name, variable, default))
+    return rows
+
+
+def test_the_docs_give_each_setting_the_default_the_code_has():
+    in_code = _defaults_in_code()
+    rows = [(page, v, d) for page, v, d in _defaults_in_docs() if v in in_code]
+    assert rows, "no settings table found in docs/"
+    wrong = [
+        f"{page}: {variable} documented as {default}, the code's default is {in_code[variable]}"
+        for page, variable, default in rows
+        if default != in_code[variable]
+    ]
+    assert not wrong, "\n".join(wrong)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import io
 import math
+import time
 
 import pytest
 
@@ -13,7 +14,11 @@ from benchmarks.measure import check_catalog
 from benchmarks.synthetic_platform import seed_synthetic_platform
 from benchmarks.systems import pointed_at
 from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS
-from dzlineage_dagster.core.catalog.discovery import UNKNOWN_SWEEP_SIZE
+from dzlineage_dagster.core.catalog.discovery import (
+    UNKNOWN_SWEEP_SIZE,
+    UpdatedTimeBehaviour,
+    clock_sweep,
+)
 from dzlineage_dagster.core.catalog.registry_cursor import topic_bucket
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings
@@ -55,8 +60,9 @@ def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
     assert catalog.edges_present == topics
     assert catalog.min_events_per_edge == catalog.max_events_per_edge
     assert threaded[("datazone", "CreateAsset")] == topics
-    # One mapping write per topic, the registry cursor and the version sweep's state once.
-    assert threaded[("ssm", "PutParameter")] == topics + 2
+    # One mapping write per topic and the registry cursor (the version sweep learnt nothing of
+    # UpdatedTime: nothing of it is written).
+    assert threaded[("ssm", "PutParameter")] == topics + 1
     # The once-per-run lookups stay once per run with eight threads asking.
     assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
     assert threaded[("datazone", "GetAssetType")] <= 1
@@ -94,7 +100,8 @@ def test_an_idle_headless_sync_lists_the_registry_and_reads_one_cursor(sandbox, 
     assert idle[("ssm", "GetParametersByPath")] == 0
     record_reads = idle[("ssm", "GetParameters")] - 1
     assert record_reads <= math.ceil(sweep / 10) + 1
-    assert _datazone_and_ssm_writes(idle) == {("ssm", "PutParameter"): 1}
+    # Nothing written: the sweep's slice is the run's minute's, and it learnt nothing new.
+    assert _datazone_and_ssm_writes(idle) == {}
     # The start-up checks (domain, project, cluster), the custom types' reads and the cursor:
     # a few calls each, none of them per topic.
     constant = sum(idle.values()) - math.ceil(topics / 100) - sweep - record_reads
@@ -108,7 +115,14 @@ def test_a_changed_schema_is_the_only_one_read_after_the_cursor_moves(sandbox, m
 
     topics = 40
     platform, _, _ = first_sync_calls(sandbox, monkeypatch, topics, concurrency=4)
-    changed = sorted(platform.topics)[7]
+    # A topic the version sweep does not check this minute nor the next (its slice is the
+    # minute's): the sweep would probe its new version (one GetSchemaVersion more).
+    minute = int(time.time() // 60)
+    swept = {
+        *clock_sweep(list(platform.topics), minute, UpdatedTimeBehaviour.UNKNOWN),
+        *clock_sweep(list(platform.topics), minute + 1, UpdatedTimeBehaviour.UNKNOWN),
+    }
+    changed = min(set(platform.topics) - swept)
     register_new_version(platform, changed)
     sandbox.control.clear_calls()
     summary = headless_sync(platform, monkeypatch, concurrency=4)
@@ -118,8 +132,8 @@ def test_a_changed_schema_is_the_only_one_read_after_the_cursor_moves(sandbox, m
     assert calls[("glue", "GetSchema")] == 1 + UNKNOWN_SWEEP_SIZE
     assert calls[("glue", "GetSchemaVersion")] == 1
     assert calls[("datazone", "CreateAssetRevision")] == 1
-    # The topic's record (asset, lineage and token at once), the new cursor, the sweep's state.
-    assert calls[("ssm", "PutParameter")] == 3
+    # The topic's record (asset, lineage and token at once) and the new cursor.
+    assert calls[("ssm", "PutParameter")] == 2
     assert calls[("ssm", "GetParametersByPath")] == 0, "every mapping was read for one change"
     # Only the topics of the changed topic's cursor bucket are considered.
     same_bucket = [t for t in platform.topics if topic_bucket(t) == topic_bucket(changed)]

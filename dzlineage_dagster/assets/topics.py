@@ -306,6 +306,7 @@ def lineage_metadata(outcome: LineageOutcome) -> dict[str, object]:
         "mapping_origin": lineage.origin,
         "mapping_reason": lineage.reason,
         "events_posted": outcome.events_posted,
+        "events_already_held": outcome.events_already_held,
         "source_tables": [t.qualified for t in lineage.source_tables],
         "tables": [str(t.ref) for t in lineage.tables],
         "jobs": [hop.job_label for hop in plan.hops],

@@ -200,7 +200,8 @@ def mapping_parameters_needed(
 ) -> int:
     """SSM parameters the mapping of ``topics`` topics takes: one record a topic in the
     ``per-topic`` layout, :func:`~dzlineage_dagster.core.mapping.pack.parameters_needed` in the
-    ``packed`` one, and per registry one registry digest and one version-sweep position."""
+    ``packed`` one, and per registry one registry digest and one version-sweep state (what it
+    learnt of ``UpdatedTime``)."""
     records = parameters_needed(topics, tier) if layout == "packed" else topics
     return records + 2 * registries
 

@@ -12,6 +12,7 @@ from typing import Any, TextIO
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from dzlineage_dagster.core.catalog.discovery import SweepState
 from dzlineage_dagster.core.catalog.registry_cursor import FailedTopics, RegistryCursor
 from dzlineage_dagster.core.connectors.report import refused_connectors
 from dzlineage_dagster.core.mapping.ssm_names import MAX_PARAMETER_VALUE_LENGTH
@@ -20,7 +21,7 @@ from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types, plan_custom_types
 from dzlineage_dagster.sync.catalog.reconcile import ReconcileReport, apply_repairs, inspect_catalog
-from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
+from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions_by_clock
 from dzlineage_dagster.sync.checks.authorization import check_authorization
 from dzlineage_dagster.sync.checks.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.errors import SyncError, describe_error
@@ -187,7 +188,7 @@ def run_headless_sync(
             # A reconcile reads every topic anyway; otherwise the sweep catches a version that
             # the listing's UpdatedTime (so the cursor) does not show.
             stored = last.cursor if trust_tokens else None
-            sweep = sweep_versions(run, last.sweep) if trust_tokens else None
+            sweep = sweep_versions_by_clock(run, last.sweep.updated_time) if trust_tokens else None
             behind = sweep.behind if sweep else {}
             # What the last sync failed is synced again whatever the registry shows.
             retry = sorted(last.failed.topics & run.registry_topics.keys()) if trust_tokens else []
@@ -224,12 +225,13 @@ def run_headless_sync(
         if retry:
             log.info(f"synced again, as the last sync failed them: {', '.join(retry)}")
         if unchanged:
-            _record_sweep(run, registry_arn, sweep, log)
+            _record_sweep(run, registry_arn, sweep, last.sweep, log)
             _record_failed(run, registry_arn, [], last.failed, log)
             calls = run.api_calls()
+            not_topics = f"\n\n{_not_topics_note(run)}" if run.not_topics else ""
             print(
                 f"registry {settings.registry_name} unchanged since the last complete sync: "
-                f"nothing to do\n\n{len(topics)} topics, 0 failed, "
+                f"nothing to do{not_topics}\n\n{len(topics)} topics, 0 failed, "
                 f"{sum(calls.values())} AWS API calls",
                 file=out,
             )
@@ -293,8 +295,8 @@ def run_headless_sync(
                 _record_failed(run, registry_arn, failed_topics, last.failed, log)
             if not stop and not failed:
                 _record_cursor(run, registry_arn, listing, log)
-                # Like the cursor, only after a complete sync: a failed one sweeps its slice again.
-                _record_sweep(run, registry_arn, sweep, log)
+                # Like the cursor, only after a complete sync.
+                _record_sweep(run, registry_arn, sweep, last.sweep, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         # After the loop: DataZone processes the events while the other topics sync. Before the
@@ -384,16 +386,22 @@ def _record_failed(
 
 
 def _record_sweep(
-    run: SyncRun, registry_arn: str, sweep: VersionSweep | None, log: logging.Logger
+    run: SyncRun,
+    registry_arn: str,
+    sweep: VersionSweep | None,
+    recorded: SweepState,
+    log: logging.Logger,
 ) -> None:
-    if sweep is None or not sweep.swept_to:
-        return  # a reconcile reads every topic; an empty registry has nothing to sweep
+    """Keep what the sweep learnt of the registry's ``UpdatedTime``: a write only when it
+    learnt something new (its position is the clock's, see ``sweep_versions_by_clock``)."""
+    if sweep is None or sweep.updated_time is recorded.updated_time:
+        return  # a reconcile reads every topic; nothing new was learnt
     try:
-        run.mappings.record_sweep(registry_arn, sweep.state)
+        run.mappings.record_sweep(registry_arn, SweepState(updated_time=sweep.updated_time))
     except (ClientError, BotoCoreError) as error:
         log.warning(
-            f"version sweep position not recorded (the next sync checks the same topics "
-            f"again): {describe_error(error)}"
+            f"what the version sweep learnt of the registry's UpdatedTime was not recorded "
+            f"(the next sync sizes its slice as before): {describe_error(error)}"
         )
 
 
@@ -410,6 +418,8 @@ def _print_scope_notes(
             f"{run.mappings.prefix}",
             file=out,
         )
+    if run.not_topics:
+        print(f"\n{_not_topics_note(run)}", file=out)
     hold = retirement_hold(run) if retiring else None
     if hold is not None:
         print(f"\n{hold}", file=out)
@@ -425,6 +435,16 @@ def _print_scope_notes(
         )
         for line in refused:
             print(f"  {line}", file=out)
+
+
+def _not_topics_note(run: SyncRun) -> str:
+    """The registry's schemas that name no topic, a line each: reported every run, never a
+    failure (only deleting the schema changes them)."""
+    lines = "".join(f"\n  {topic}: {why}" for topic, why in run.not_topics.items())
+    return (
+        f"{len(run.not_topics)} registry schemas are not a topic (not cataloged, not a "
+        f"failure; deleting the schema is the fix):{lines}"
+    )
 
 
 def _reconcile_summary(report: ReconcileReport) -> str:

@@ -35,6 +35,7 @@ from dzlineage_dagster.core.catalog.discovery import (
     RegistryTopic,
     describing_schema_names,
     registry_topics,
+    schemas_naming_no_topic,
     topic_sync_token,
 )
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
@@ -205,7 +206,8 @@ class SyncRun:
         default_factory=threading.Lock, init=False, repr=False
     )
     #: When the run started (this machine's clock): a DataZone answer dated before it was
-    #: replayed for a client token, not made by this run.
+    #: replayed for a client token, not made by this run (the asset stage dates its requests
+    #: on AWS's clock instead, by the answer's Date header, when there is one).
     started_at: datetime = field(default_factory=lambda: datetime.now(timezone.utc), init=False)
     #: Schema ARNs whose lineage a reconcile re-posts (missing or FAILED in DataZone).
     repost_lineage: set[str] = field(default_factory=set, init=False)
@@ -378,12 +380,32 @@ class SyncRun:
 
     @run_lookup
     def registry_topics(self) -> Mapping[str, RegistryTopic]:
+        """The registry's topics: its schemas but those that name no topic (:attr:`not_topics`)."""
         registry, name = self.resource.schema_registry, self.settings.registry_name
         if self.topic_names is not None:
             return RegistryByName(
                 self.topic_names, lambda schema: registry.schema_named(name, schema)
             )
-        return registry_topics(registry.list_schemas(name))
+        return {t: info for t, info in self.registry_listing.items() if t not in self.not_topics}
+
+    @run_lookup
+    def registry_listing(self) -> dict[str, RegistryTopic]:
+        """Every schema of the registry as the topic it names, whether a topic can have that
+        name or not."""
+        registry = self.resource.schema_registry
+        return registry_topics(registry.list_schemas(self.settings.registry_name))
+
+    @run_lookup
+    def not_topics(self) -> dict[str, str]:
+        """Listed schemas whose name no Kafka topic can have (``$``, ``#``, over 249
+        characters), with why: reported once a run (a warning), never synced, never a failure
+        (only deleting the schema could fix it). A run by name lists nothing: empty."""
+        if self.topic_names is not None:
+            return {}
+        found = schemas_naming_no_topic(self.registry_listing)
+        for topic, problem in found.items():
+            self.log.warning(f"registry schema for {topic!r} is not a topic: {problem}")
+        return found
 
     def schema_description(self, schema_arn: str) -> dict[str, Any]:
         """GetSchema's answer for the schema: the one the registry lookup kept, else a call."""

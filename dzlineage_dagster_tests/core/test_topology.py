@@ -982,3 +982,59 @@ def test_a_renamed_topic_whose_value_schema_names_its_table_is_not_read_as_a_tab
     lineage = build_topology([renamed], [topic], value_schema_names=schemas).lineage_for(topic)
     # Its name has a table's shape, but the envelope says whose topic it was before the rename.
     assert [t.qualified for t in lineage.source_tables] == ["inv.customers"]
+
+
+MERGING_ROUTER = {
+    "transforms": "Reroute",
+    "transforms.Reroute.type": "io.debezium.transforms.ByLogicalTableRouter",
+    "transforms.Reroute.topic.regex": "(.*)customers_shard(.*)",
+    "transforms.Reroute.topic.replacement": "$1customers_all_shards",
+}
+
+
+def test_every_missing_hop_of_a_table_topic_says_why() -> None:
+    merged = "app.public.customers_all_shards"
+    topology = build_topology(
+        [
+            postgres(**MERGING_ROUTER, **{"table.include.list": "public.customers_shard_.*"}),
+            iceberg(topics=merged, **{"iceberg.tables": "lake.customers"}),
+        ],
+        [merged, "app.public.orders", "other.public.t"],
+        value_schema_names={merged: f"{merged}.Envelope"},
+    )
+    lineage = topology.lineage_for(merged)
+    assert lineage.source_tables == () and [str(t.ref) for t in lineage.tables]
+    assert "transform 'Reroute' of connector 'pg' may have named this topic" in (
+        lineage.no_source_reason
+    )
+    assert "only a literal table.include.list or an override" in lineage.no_source_reason
+    assert lineage.no_table_reason == ""
+    assert lineage.missing_hops == (f"no source: {lineage.no_source_reason}",)
+    unconsumed = topology.lineage_for("app.public.orders")
+    assert unconsumed.no_table_reason == "no Iceberg sink connector consumes it"
+    assert "no Debezium source's topic prefix (app) names it" in (
+        topology.lineage_for("other.public.t").no_source_reason
+    )
+
+
+@given(st.lists(st.sampled_from(["app.public.t", "app.x.y", "z.q", "app"]), min_size=1))
+def test_a_table_topic_without_a_hop_always_has_a_reason(topics) -> None:
+    topology = build_topology(
+        [postgres(**{"table.include.list": "public.t"}), iceberg(topics="app.public.t")], topics
+    )
+    for topic in topics:
+        lineage = topology.lineage_for(topic)
+        if lineage.kind is TopicKind.TABLE:
+            assert bool(lineage.source_tables) != bool(lineage.no_source_reason), lineage
+            assert bool(lineage.tables) != bool(lineage.no_table_reason), lineage
+
+
+def test_a_connector_without_connector_class_is_named_as_one_that_cannot_run() -> None:
+    topology = build_topology([ConnectorDefinition("nameless", {"tasks.max": "1"})], [])
+    assert report.refused_connectors(topology) == [
+        "nameless: its configuration has no connector.class, which Kafka Connect requires "
+        "(no default): it cannot run"
+    ]
+    assert report.connector_role(topology, topology.connectors[0]) == (
+        "failing: configuration refused"
+    )

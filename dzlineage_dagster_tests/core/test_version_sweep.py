@@ -5,13 +5,18 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 
-from hypothesis import given
+import pytest
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from dzlineage_dagster.core.catalog.discovery import (
     VERSION_SWEEP_TICKS,
     SensorCursor,
+    UpdatedTimeBehaviour,
     behind_registry,
+    clock_sweep,
+    clock_sweep_slices,
+    sweep_size,
     swept_to,
     version_sweep,
 )
@@ -127,3 +132,44 @@ def test_the_registry_cursor_names_only_a_changed_bucket_and_sees_removals():
     removed = dict(topics)
     del removed["t9"]
     assert not before.nothing_removed(removed)
+
+
+# --- dzlineage sync's sweep: the slice of the run's minute, no stored position ---------------
+
+behaviours = st.sampled_from(list(UpdatedTimeBehaviour))
+
+
+@given(
+    st.sets(names, min_size=1, max_size=400),
+    behaviours,
+    st.integers(min_value=0, max_value=10**8),
+    st.integers(min_value=1, max_value=7 * 24 * 60),
+)
+def test_syncs_at_a_steady_cadence_check_every_topic_within_the_slices_count(
+    topics, behaviour, first_minute, cadence
+):
+    slices = clock_sweep_slices(len(topics), behaviour)
+    assume(cadence % slices != 0 or slices == 1)
+    checked: set[str] = set()
+    for run in range(slices):
+        batch = clock_sweep(list(topics), first_minute + run * cadence, behaviour)
+        checked.update(batch)
+    assert checked == topics
+
+
+@pytest.mark.parametrize("cadence", [1, 2, 5, 10, 15, 30, 60, 120, 360, 720, 1440, 10080])
+@pytest.mark.parametrize("topics", [2, 21, 100, 1_000, 10_000])
+def test_common_cron_cadences_are_never_a_multiple_of_the_slices(cadence, topics):
+    for behaviour in UpdatedTimeBehaviour:
+        slices = clock_sweep_slices(topics, behaviour)
+        assert slices == 1 or cadence % slices != 0, (topics, behaviour, slices)
+
+
+@given(st.sets(names, min_size=1, max_size=400), behaviours, st.integers(min_value=0))
+def test_a_slice_costs_the_same_whatever_the_minute(topics, behaviour, minute):
+    assert len(clock_sweep(list(topics), minute, behaviour)) == sweep_size(len(topics), behaviour)
+
+
+def test_a_frozen_registry_of_ten_thousand_is_checked_within_sixty_one_runs():
+    assert clock_sweep_slices(10_000, UpdatedTimeBehaviour.FROZEN) == 61
+    assert clock_sweep([], 5) == []

@@ -5,13 +5,14 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from enum import Enum
 from typing import Any
 
-from dzlineage_dagster.core.connectors.topics import topic_for_schema_name
+from dzlineage_dagster.core.connectors.topics import topic_for_schema_name, topic_name_problem
 
 
 class UpdatedTimeBehaviour(str, Enum):
@@ -75,6 +76,16 @@ def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str,
             created_time=_timestamp(describing.get("CreatedTime", "")),
         )
     return topics
+
+
+def schemas_naming_no_topic(topics: Mapping[str, RegistryTopic]) -> dict[str, str]:
+    """Of the listed ``topics``, those whose schema names no topic Kafka allows, with why
+    (:func:`~dzlineage_dagster.core.connectors.topics.topic_name_problem`): not topics, so not
+    synced; nothing but deleting the schema changes that, so a run reports them and goes on."""
+    problems = {
+        topic: topic_name_problem(topic, info.schema_name) for topic, info in topics.items()
+    }
+    return {topic: problem for topic, problem in problems.items() if problem}
 
 
 def describing_schema_names(topic: str) -> tuple[str, ...]:
@@ -303,6 +314,50 @@ def version_sweep(
     size = sweep_size(len(ordered), behaviour)
     start = bisect.bisect_right(ordered, swept_to) if swept_to else 0
     return (ordered[start:] + ordered[:start])[:size]
+
+
+#: The fewest slices a clock-driven sweep reads a registry as when it needs more than one: a
+#: prime above 7, so that no cadence of whole minutes, hours, days or weeks made of 2, 3, 5 and 7
+#: (5 or 15 minutes, an hour, a day, a week) keeps landing on the same few slices.
+MIN_CLOCK_SLICES = 11
+
+
+def _prime_at_least(number: int) -> int:
+    candidate = max(number, 2)
+    while any(candidate % divisor == 0 for divisor in range(2, math.isqrt(candidate) + 1)):
+        candidate += 1
+    return candidate
+
+
+def clock_sweep(
+    topics: Sequence[str], slot: int, behaviour: UpdatedTimeBehaviour = UpdatedTimeBehaviour.FROZEN
+) -> list[str]:
+    """The topics ``dzlineage sync``'s version sweep checks in clock slot ``slot`` (the run's
+    minute since the epoch): derived, so an idle sync stores no position.
+
+    The topics, in name order, are read as a prime number of slices of :func:`sweep_size`
+    topics (the smallest prime that covers them, and at least :data:`MIN_CLOCK_SLICES`; see
+    :func:`clock_sweep_slices`), and the slot modulo that prime picks one. Syncs run at any
+    steady cadence of whole minutes that is not a multiple of the prime therefore check every
+    topic within that many runs (a prime is coprime to every other step); syncs at odd times
+    pick slices as the clock falls.
+    """
+    ordered = sorted(topics)
+    count = clock_sweep_slices(len(ordered), behaviour)
+    if count <= 1:
+        return ordered
+    # Every slice holds the sweep's size (a run costs the same whatever its minute), starting
+    # evenly spread: more slices than the size needs overlap rather than leave a gap.
+    start = slot % count * len(ordered) // count
+    return (ordered[start:] + ordered[:start])[: sweep_size(len(ordered), behaviour)]
+
+
+def clock_sweep_slices(topics: int, behaviour: UpdatedTimeBehaviour) -> int:
+    """Slices :func:`clock_sweep` cuts ``topics`` into: the runs a steady cadence needs to
+    check every topic."""
+    size = sweep_size(topics, behaviour)
+    slices = -(-topics // size) if size else 0
+    return slices if slices <= 1 else _prime_at_least(max(slices, MIN_CLOCK_SLICES))
 
 
 def behind_registry(latest: Mapping[str, int], synced: Mapping[str, int]) -> list[str]:

@@ -197,10 +197,26 @@ class TopicLineage:
     #: Why part of the lineage could not be decided (None when all of it was).
     ambiguous_reason: str | None
     reason: str
+    #: Why a table topic has no source table, or no Iceberg table ("" when it has one, or
+    #: carries no table rows): every missing hop says why.
+    no_source_reason: str = ""
+    no_table_reason: str = ""
 
     @property
     def is_ambiguous(self) -> bool:
         return self.ambiguous_reason is not None
+
+    @property
+    def missing_hops(self) -> tuple[str, ...]:
+        """``no source: <why>`` and ``no table: <why>`` for each hop the table topic lacks."""
+        return tuple(
+            f"{hop}: {why}"
+            for hop, why in (
+                ("no source", self.no_source_reason),
+                ("no table", self.no_table_reason),
+            )
+            if why
+        )
 
     @property
     def tables(self) -> tuple[SinkTable, ...]:
@@ -336,6 +352,21 @@ class Topology:
             # Only when no sink connector is known at all: with sinks known, a topic none of
             # them consumes feeds no table, and a guess would hide that.
             sinks = self._convention_sinks(topic)
+        no_source = no_table = ""
+        overridden = f"the lineage override names none ({override.reason})" if override else ""
+        if kind is TopicKind.TABLE and not sources:
+            no_source = (
+                overridden
+                if override and override.sources is not None
+                else "; ".join(source_problems) or self._no_source_reason(topic)
+            )
+        if kind is TopicKind.TABLE and not sinks:
+            no_table = (
+                overridden
+                if override and override.tables is not None
+                else "; ".join([*sink_problems, *unwritten])
+                or self._no_table_reason(sink_connectors)
+            )
         reason = self._reason(topic, kind, sources, sinks, special)
         if unwritten:
             reason += "; " + "; ".join(unwritten)
@@ -359,7 +390,32 @@ class Topology:
             origin=origin,
             ambiguous_reason="; ".join(dict.fromkeys(problems)) or None,
             reason=reason,
+            no_source_reason=no_source,
+            no_table_reason=no_table,
         )
+
+    def _no_source_reason(self, topic: str) -> str:
+        """Why no source table is known for ``topic`` when no connector reported a problem."""
+        prefixes = sorted({source.topic_prefix for source in self.sources})
+        if not prefixes:
+            return "no Debezium source connector is known; a lineage override can name its tables"
+        if not any(topic.startswith(f"{s.topic_prefix}{s.delimiter}") for s in self.sources):
+            return (
+                f"no Debezium source's topic prefix ({', '.join(prefixes)}) names it; a lineage "
+                "override can name its tables"
+            )
+        return (
+            "no table a Debezium source captures is named into it (a table outside the "
+            "include lists?); a lineage override can name its tables"
+        )
+
+    def _no_table_reason(self, sink_connectors: Sequence[str]) -> str:
+        """Why no Iceberg table is known for ``topic`` when no sink reported a problem."""
+        if not self.sinks:
+            return "no Iceberg sink connector is known and the naming convention names no table"
+        if not sink_connectors:
+            return "no Iceberg sink connector consumes it"
+        return f"sinks {', '.join(sink_connectors)} route it to no table"
 
     def _missing_table(self, sink: IcebergSink, table: SinkTable) -> str | None:
         """Why ``sink`` writes nothing to ``table`` (it does not exist and is not created), or
@@ -557,12 +613,23 @@ def build_topology(
                 )
             elif is_iceberg_sink(connector.config):
                 sinks.append(parse_iceberg_sink(connector.name, connector.config))
+            elif not connector.connector_class:
+                # ConnectorConfig's connector.class has no default: Kafka Connect refuses it.
+                unknown.append(
+                    UnknownConnector(
+                        connector.name,
+                        "",
+                        "its configuration has no connector.class, which Kafka Connect requires "
+                        "(no default): it cannot run",
+                        refused=True,
+                    )
+                )
             else:
                 unknown.append(
                     UnknownConnector(
                         connector.name,
                         connector.connector_class,
-                        f"connector class {connector.connector_class or '(none)'!r} is neither "
+                        f"connector class {connector.connector_class!r} is neither "
                         "a Debezium relational source nor an Iceberg sink: its topics are not "
                         "mapped from its configuration",
                     )

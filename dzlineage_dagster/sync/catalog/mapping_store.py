@@ -463,8 +463,8 @@ class MappingStore:
         self._parameters.put(
             self._sweep_parameter_name(registry_arn),
             state.to_json(),
-            description=f"Registry {registry_arn}: where dzlineage sync's version sweep stopped "
-            "and what UpdatedTime showed"[:1024],
+            description=f"Registry {registry_arn}: what dzlineage sync's version sweep learnt "
+            "of UpdatedTime"[:1024],
         )
 
     def _sweep_parameter_name(self, registry_arn: str) -> str:

@@ -7,6 +7,11 @@ tick (a sensor tick, a headless sync) therefore also checks a rotating slice of 
 ``LatestSchemaVersion``, compared with the version its mapping record says the asset was synced
 with (GetParameters, 10 records a call). A topic that differs is synced whatever its token says.
 
+The sensor keeps the slice's position in its Dagster cursor (the next slice follows the last
+topic checked). ``dzlineage sync`` keeps none: its slice is the one of the run's minute
+(:func:`~dzlineage_dagster.core.catalog.discovery.clock_sweep`), so an idle sync writes nothing;
+only what the sweep learns of ``UpdatedTime`` is stored, once, when it learns it.
+
 The slice's size follows what the registry has shown (:class:`UpdatedTimeBehaviour`): a
 sixtieth of the topics where ``UpdatedTime`` is known not to move, a few topics where it is
 known to move, a constant twenty until the registry shows either. The sweep learns it itself:
@@ -23,6 +28,7 @@ from dzlineage_dagster.core.catalog.discovery import (
     SweepState,
     UpdatedTimeBehaviour,
     behind_registry,
+    clock_sweep,
     updated_time_evidence,
     version_sweep,
 )
@@ -34,23 +40,39 @@ PROBES_PER_TICK = 2
 
 @dataclass(frozen=True)
 class VersionSweep:
-    #: Where the next tick's sweep starts after (the last topic checked).
+    #: Where the sensor's next sweep starts after (the last topic checked; the clock's sweep
+    #: keeps no position: "").
     swept_to: str
     #: Topic -> its latest version, for the topics whose asset shows another one.
     behind: dict[str, int]
     #: What the registry has shown its ``UpdatedTime`` does, this tick included.
     updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN
 
-    @property
-    def state(self) -> SweepState:
-        return SweepState(self.swept_to, self.updated_time)
-
 
 def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
-    listed = run.registry_topics
-    batch = version_sweep(list(listed), state.swept_to, state.updated_time)
+    """The sensor's sweep: the slice after the topic where its cursor says the last one
+    stopped."""
+    batch = version_sweep(list(run.registry_topics), state.swept_to, state.updated_time)
+    return _check(run, batch, state.updated_time, batch[-1] if batch else state.swept_to)
+
+
+def sweep_versions_by_clock(run: SyncRun, behaviour: UpdatedTimeBehaviour) -> VersionSweep:
+    """``dzlineage sync``'s sweep: the slice of the run's minute
+    (:func:`~dzlineage_dagster.core.catalog.discovery.clock_sweep`), so that a sync keeps no
+    position and an idle one writes nothing."""
+    slot = int(run.started_at.timestamp() // 60)
+    batch = clock_sweep(list(run.registry_topics), slot, behaviour)
+    return _check(run, batch, behaviour, position="")
+
+
+def _check(
+    run: SyncRun, batch: list[str], behaviour: UpdatedTimeBehaviour, position: str
+) -> VersionSweep:
+    """The topics of ``batch`` whose asset shows another version than the registry's latest,
+    and what the probes of this batch show of ``UpdatedTime``."""
     if not batch:
-        return VersionSweep(state.swept_to, {}, state.updated_time)
+        return VersionSweep(position, {}, behaviour)
+    listed = run.registry_topics
     run.mappings.read([listed[topic].schema_arn for topic in batch])
     synced = {}
     for topic in batch:
@@ -76,7 +98,6 @@ def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
             continue
         latest[topic] = int(usable[topic]["VersionNumber"])
     behind = {topic: latest[topic] for topic in behind_registry(latest, synced)}
-    behaviour = state.updated_time
     # A new version the sweep found is the best evidence; while nothing is known, any schema
     # with two versions. Known frozen: nothing to learn (the sweep is at its widest).
     probes = [t for t in behind if behind[t] > synced[t]]
@@ -99,4 +120,4 @@ def sweep_versions(run: SyncRun, state: SweepState) -> VersionSweep:
                 "a version is registered; the sweep's slice is sized for that from now on"
             )
             behaviour = shown
-    return VersionSweep(batch[-1], behind, behaviour)
+    return VersionSweep(position, behind, behaviour)

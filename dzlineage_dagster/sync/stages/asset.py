@@ -6,6 +6,8 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from email.utils import parsedate_to_datetime
 from typing import Any, Literal
 
 from botocore.exceptions import ClientError
@@ -127,6 +129,19 @@ class AssetPlan:
     type_revision: str | None
 
 
+def request_sent_at(response: dict[str, Any], took: float, fallback: datetime) -> datetime:
+    """The earliest time, on AWS's clock, at which the request ``response`` answers can have
+    been sent: the answer's ``Date`` header (whole seconds, rounded down) less the ``took``
+    seconds the call took here. What AWS made for this request is dated no earlier, whatever
+    this machine's clock says; ``fallback`` (on this machine's clock) without a header."""
+    date = response.get("ResponseMetadata", {}).get("HTTPHeaders", {}).get("date")
+    try:
+        answered = parsedate_to_datetime(date)
+    except (TypeError, ValueError):
+        return fallback
+    return answered - timedelta(seconds=took)
+
+
 def plan_topic_asset(
     run: SyncRun, snapshot: SchemaSnapshot, type_revision: str | None
 ) -> AssetPlan:
@@ -245,6 +260,7 @@ class AssetWrite:
             "create", settings.domain_id, settings.project_id, self.snapshot.schema_arn,
             self.snapshot.created_time, self.content_key, replacing,
         )  # fmt: skip
+        sent = time.monotonic()
         response = self.run.resource.datazone.client().create_asset(
             **self._common,
             owningProjectIdentifier=settings.project_id,
@@ -253,7 +269,7 @@ class AssetWrite:
             clientToken=token,
         )
         self._check_answer("CreateAsset", response)
-        if not self._replayed(response):
+        if not self._replayed(response, time.monotonic() - sent):
             return response, "created"
         now = self._current(response["id"])
         if now is None:
@@ -268,13 +284,15 @@ class AssetWrite:
 
     def revise(self, asset_id: str, revises: str) -> tuple[dict[str, Any], AssetAction]:
         """CreateAssetRevision; its token covers the asset and the revision it revises."""
+        sent = time.monotonic()
         response = self.run.resource.datazone.client().create_asset_revision(
             **self._common,
             identifier=asset_id,
             clientToken=client_token("revise", asset_id, revises, self.content_key),
         )
         self._check_answer("CreateAssetRevision", response, asset_id)
-        return response, "replayed" if self._replayed(response) else "revised"
+        replayed = self._replayed(response, time.monotonic() - sent)
+        return response, "replayed" if replayed else "revised"
 
     def revise_latest(
         self,
@@ -342,10 +360,15 @@ class AssetWrite:
                 "its client token replayed another write; the answer is not trusted"
             )
 
-    def _replayed(self, response: dict[str, Any]) -> bool:
-        """Made before this run started: DataZone answered a token it had already seen."""
+    def _replayed(self, response: dict[str, Any], took: float) -> bool:
+        """Made before this request was sent (``took``: the seconds the call took here):
+        DataZone answered a token it had already seen, for an earlier run or for another
+        sync's request that came first (two syncs racing on one revision: only the one whose
+        call made it reports it made)."""
         created_at = response.get("createdAt")
-        return created_at is not None and created_at < self.run.started_at
+        return created_at is not None and created_at < request_sent_at(
+            response, took, self.run.started_at
+        )
 
     def _current(self, asset_id: str, revision: str | None = None) -> dict[str, Any] | None:
         """The asset as it is now, or at ``revision`` (GetAsset); None when there is none."""

@@ -202,7 +202,8 @@ def told_lineage(
     has_edges: bool,
     notes: Sequence[str] = (),
 ) -> str:
-    """``state`` and the topic's edges, or ``no edge`` and why when it has none to post."""
+    """``state`` and the topic's edges, each missing hop with why, or ``no edge`` and why when
+    it has none to post."""
     if not has_edges:
         return no_edge_state(lineage.ambiguous_reason or mapping.reason, notes)
     return edges_state(
@@ -211,7 +212,7 @@ def told_lineage(
         mapping.topic,
         [str(t.ref) for t in lineage.tables],
         lineage.origin,
-        notes,
+        [*notes, *lineage.missing_hops],
     )
 
 
@@ -219,7 +220,11 @@ def told_lineage(
 class LineageOutcome:
     plan: LineagePlan
     posted: bool
+    #: Events DataZone took from this post (not those it held already).
     events_posted: int = 0
+    #: Events whose post DataZone answered 409 because it held them already: delivered
+    #: before (a crashed run, a concurrent sync), not posted by this run.
+    events_already_held: int = 0
     split: bool = False
     trimmed: bool = False
     #: The ids of the events DataZone failed after accepting them that this post replaces.
@@ -385,7 +390,8 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     return LineageOutcome(
         plan,
         posted=True,
-        events_posted=posted.events,
+        events_posted=posted.events - posted.refused,
+        events_already_held=posted.refused,
         split=posted.split,
         trimmed=posted.trimmed,
         reposted_failed_events=plan.failed_events,

@@ -43,12 +43,18 @@ class Publication:
     listing_revision: str
     #: CREATING while DataZone publishes it (asynchronously), then ACTIVE; INACTIVE unpublished.
     status: str
+    #: The revision is another caller's (DataZone replayed its client token to the asset
+    #: stage), so its publication is that caller's too: the same client token asks DataZone
+    #: for it again, and DataZone answers with the one listing change (a second sync racing
+    #: on one revision reports it once, as ``already published``).
+    already: bool = False
 
     @property
     def summary(self) -> str:
-        """How the sync's table says it: ``published r3``, ``unpublished``."""
+        """How the sync's table says it: ``published r3``, ``already published r3``,
+        ``unpublished``."""
         if self.action == "published":
-            return f"published r{self.asset_revision}"
+            return f"{'already ' if self.already else ''}published r{self.asset_revision}"
         return "unpublished"
 
 
@@ -77,7 +83,10 @@ def publish_topic_asset(
         raise _failure(record, f"publish revision {record.asset_revision} of", error) from error
     published = replace(record, published_revision=record.asset_revision)
     run.mappings.stage(published)
-    publication = _publication("published", record.asset_revision, answer)
+    publication = replace(
+        _publication("published", record.asset_revision, answer),
+        already=asset.action == "replayed",
+    )
     return replace(asset, record=published), publication
 
 
