@@ -148,3 +148,20 @@ def test_a_foreign_run_dated_below_the_syncs_newest_is_found_by_a_reconcile(sync
     assert dzlineage(["sync", "--reconcile"]) == 0
     assert "over a foreign run of" in capsys.readouterr().out
     assert TOPIC in upstream(capsys)
+
+
+def test_doctor_names_the_foreign_run_and_the_sync_that_repairs_it(synced, capsys):
+    foreign = forge(synced)
+    assert dzlineage(["doctor", "--format", "json"]) == 1
+    rows = json.loads(capsys.readouterr().out)["checks"]
+    [row] = [r for r in rows if r["check"] == "lineage-landed" and r["status"] == "FAIL"]
+    assert row["subject"] == TOPIC
+    assert foreign in row["detail"] and ".".join(SINK_JOB) in row["detail"]
+    assert "`dzlineage sync`" in row["fix"] and "relay" in row["fix"]
+
+    # The fix it names is the one that works.
+    assert dzlineage(["sync"]) == 0
+    capsys.readouterr()
+    assert dzlineage(["doctor", "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["checks"]
+    assert [r["status"] for r in rows if r["check"] == "lineage-landed"] == ["OK"]

@@ -45,6 +45,7 @@ from dzlineage_dagster.sync.catalog.custom_types import inspect_custom_types, pl
 from dzlineage_dagster.sync.checks.authorization import authorization_problems
 from dzlineage_dagster.sync.checks.preflight import role_not_assumable
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
+from dzlineage_dagster.sync.lineage.foreign import find_foreign_runs
 from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -393,6 +394,19 @@ def authorization(doctor: Doctor) -> Iterator[CheckResult]:
 def lineage_landed(doctor: Doctor) -> Iterator[CheckResult]:
     """The last sync's read-back: each synced table's ARN node has its topic upstream and each
     topic asset is linked to its node (:func:`last_sync_readback`)."""
+    # A run posted under one of the sync's jobs by someone else replaces the sync's edge; the
+    # read-back then takes the topic for one whose lineage changed, and compares nothing.
+    foreign = find_foreign_runs(doctor.run, whole_window=True)
+    for run in foreign:
+        yield CheckResult(
+            "lineage-landed",
+            run.topic,
+            Status.FAIL,
+            f"the latest run of the sync's job in DataZone is not the sync's: {run.describe()}",
+            "`dzlineage sync` posts the true edge again under a new run dated after it "
+            "(`--reconcile` when it is dated before the sync's newest run); send that producer "
+            "through the relay, which refuses the product's job namespaces (docs/relay.md)",
+        )
     report = last_sync_readback(doctor.run)
     for mismatch in report.mismatches:
         yield CheckResult(
@@ -402,7 +416,7 @@ def lineage_landed(doctor: Doctor) -> Iterator[CheckResult]:
             f"expected {mismatch.expected}; found {mismatch.found}",
             "see docs/lineage-nodes.md; `dzlineage sync --reconcile` re-posts the lineage",
         )
-    if not report.mismatches:
+    if not report.mismatches and not foreign:
         status = Status.OK if report.checked else Status.WARN
         yield CheckResult("lineage-landed", "governance", status, report.summary)
 
