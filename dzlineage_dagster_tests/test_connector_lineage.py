@@ -493,7 +493,7 @@ def test_a_merged_topic_behind_a_regex_include_list_and_a_nameless_connector_are
     run_headless_sync(platform.settings, dry_run=False, out=out)
     summary = out.getvalue()
     [row] = [line for line in summary.splitlines() if line.startswith("erp.erp.customers ")]
-    assert "no source -> erp.erp.customers -> crm.customers (posted, connector; no source: " in row
+    assert "posted: no source -> erp.erp.customers -> crm.customers (connector; no source: " in row
     assert "transform 'merge' of connector 'erp-mysql-source' may have named this topic" in row, row
     assert (
         f"connectors fail: the platform refuses their configuration (no lineage from them):\n  {cannot_run}"
@@ -503,8 +503,8 @@ def test_a_merged_topic_behind_a_regex_include_list_and_a_nameless_connector_are
     result = defs.resolve_job_def("connector_topology_refresh").execute_in_process(
         instance=platform.instance
     )
-    [materialization] = result.asset_materializations_for_node("connector_topology")
-    assert f"- {cannot_run}" in materialization.metadata["refused_connectors"].value
+    [observation] = result.asset_observations_for_node("connector_topology")
+    assert f"- {cannot_run}" in observation.metadata["refused_connectors"].value
 
 
 def test_a_changed_connector_config_rederives_only_the_affected_topics(connectors_platform):
