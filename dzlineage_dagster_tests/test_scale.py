@@ -67,11 +67,11 @@ def test_threads_make_exactly_the_calls_one_thread_makes(sandbox, monkeypatch):
     assert catalog.edges_present == topics
     assert catalog.min_events_per_edge == catalog.max_events_per_edge
     assert threaded[("datazone", "CreateAsset")] == topics
-    # One mapping write per topic, one more for each bucket a full one overflowed into (its
-    # parent is marked), and the registry cursor (the version sweep learnt nothing of
-    # UpdatedTime: nothing of it is written).
+    # One mapping write per topic, at most one more for each bucket a full one overflowed into
+    # (how many marks that takes depends on which records filled the bucket first), and the
+    # registry cursor (the version sweep learnt nothing of UpdatedTime: nothing is written).
     overflowed = len(packed_buckets(sandbox)) - 1
-    assert threaded[("ssm", "PutParameter")] == topics + overflowed + 1
+    assert topics + 1 <= threaded[("ssm", "PutParameter")] <= topics + overflowed + 1
     # The once-per-run lookups stay once per run with eight threads asking.
     assert threaded[("kafka", "DescribeClusterV2")] + threaded[("kafka", "DescribeCluster")] == 1
     assert threaded[("datazone", "GetAssetType")] <= 1

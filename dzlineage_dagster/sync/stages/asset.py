@@ -364,10 +364,13 @@ class AssetWrite:
         """Made before this request was sent (``took``: the seconds the call took here):
         DataZone answered a token it had already seen, for an earlier run or for another
         sync's request that came first (two syncs racing on one revision: only the one whose
-        call made it reports it made)."""
+        call made it reports it made). Either clock can tell: this run's start on this
+        machine's (an earlier run's, within the second of this call, whose Date header cannot
+        tell apart), or the call's Date header on AWS's (another run's, started before)."""
         created_at = response.get("createdAt")
-        return created_at is not None and created_at < request_sent_at(
-            response, took, self.run.started_at
+        return created_at is not None and (
+            created_at < self.run.started_at
+            or created_at < request_sent_at(response, took, self.run.started_at)
         )
 
     def _current(self, asset_id: str, revision: str | None = None) -> dict[str, Any] | None:

@@ -322,7 +322,10 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
     )
     base = next_base(content, previous)
     jobs = {hop.job for hop in hops}
-    foreign = tuple(f for f in run.foreign_runs if f.job in jobs)
+    # A run of this very content under the run ids it gets is the sync's own, posted by a run
+    # whose record write then failed: the post below replays it, nothing foreign is in it.
+    own = {hop_run_id(base, hop.side, hop.job) for hop in hops}
+    foreign = tuple(f for f in run.foreign_runs if f.job in jobs and f.run_id not in own)
     if foreign:
         # New run ids (and so client tokens): the sync's runs of this content are older than
         # the foreign ones, and a replay of them would change nothing.
