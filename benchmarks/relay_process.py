@@ -110,8 +110,11 @@ class RelayProcess:
 
 
 @contextmanager
-def running_relay(environment: dict[str, str], spool: Path) -> Iterator[RelayProcess]:
-    """A relay process on a free loopback port, with ``spool`` as its spool file."""
+def running_relay(
+    environment: dict[str, str], spool: Path, *, sigint_ignored: bool = False
+) -> Iterator[RelayProcess]:
+    """A relay process on a free loopback port, with ``spool`` as its spool file;
+    ``sigint_ignored``: started as a shell starts a background job (SIGINT ignored)."""
     port = free_port()
     env = {"DZLINEAGE_RELAY_SPOOL_PATH": str(spool), **environment}
     process = subprocess.Popen(
@@ -120,6 +123,7 @@ def running_relay(environment: dict[str, str], spool: Path) -> Iterator[RelayPro
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        preexec_fn=_ignore_sigint if sigint_ignored else None,
     )
     relay = RelayProcess(f"http://127.0.0.1:{port}", process)
     try:
@@ -139,3 +143,7 @@ def running_relay(environment: dict[str, str], spool: Path) -> Iterator[RelayPro
         if process.poll() is None:
             process.kill()
             process.communicate()
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)

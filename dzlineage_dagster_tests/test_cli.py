@@ -171,7 +171,7 @@ def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
         output = press_ctrl_c(demo)
     finally:
         demo.stop()
-    for warning in ("DeprecationWarning", "SupersessionWarning", "BetaWarning"):
+    for warning in ("DeprecationWarning", "SupersessionWarning", "BetaWarning", "PreviewWarning"):
         assert warning not in output, output
     assert f"export AWS_ENDPOINT_URL={environment['AWS_ENDPOINT_URL']}" in output
     assert not demo.env_file.exists(), "the environment of a stopped sandbox was left behind"

@@ -92,6 +92,11 @@ def serve(host: str, port: int) -> int:
         flush=True,
     )
     signal.signal(signal.SIGTERM, _raise_stop)
+    # A shell starts a background job (`dzlineage relay &`, nohup) with SIGINT ignored, and an
+    # ignored signal stays ignored across exec: only `kill -9` would stop it then. The only
+    # SIGINT a background job gets is an explicit `kill -INT`, so answering it changes nothing
+    # at the terminal.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         server.serve_forever()
     except (KeyboardInterrupt, _Stop):

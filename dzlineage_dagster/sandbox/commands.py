@@ -48,6 +48,8 @@ OWN_WARNINGS = (
     "ignore:Parameter `execution_type` of function `AssetsDefinition.__init__` is currently in beta",
     # connector_topology is observed (read from the connectors), with Dagster's decorator for it.
     "ignore:Function `multi_observable_source_asset` is currently in beta",
+    # schema_change_is_compatible is checked per topic: a partitioned check, in preview.
+    "ignore:Specifying a partitions_def on an AssetCheckSpec is currently in preview",
 )
 #: What each command imports beyond the product: the modules the `sandbox` extra installs.
 NEEDED_MODULES = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from contextlib import closing
 
 from openlineage.client.event_v2 import OutputDataset, RunState
@@ -133,3 +134,12 @@ def test_an_event_datazone_refuses_for_good_is_422_or_leaves_the_spool_for_the_r
     assert final["details"]["refused_by_datazone"] == 2
     with closing(Spool(spool, max_events=10)) as left:
         assert (len(left), left.rejected_count()) == (0, 1)
+
+
+def test_a_relay_started_as_a_background_job_stops_on_sigint(module_platform, tmp_path):
+    # A shell's `dzlineage relay &` (or nohup) starts it with SIGINT ignored; `kill -INT` must
+    # still stop it cleanly, spool closed and counts printed, as Ctrl-C does at a terminal.
+    environment = relay_environment(module_platform.environment)
+    with running_relay(environment, tmp_path / "spool.db", sigint_ignored=True) as relay:
+        stderr = relay.stop(signal.SIGINT)
+    assert "dzlineage relay stopped" in stderr
