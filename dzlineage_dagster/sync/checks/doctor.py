@@ -45,7 +45,6 @@ from dzlineage_dagster.sync.catalog.custom_types import inspect_custom_types, pl
 from dzlineage_dagster.sync.checks.authorization import authorization_problems
 from dzlineage_dagster.sync.checks.preflight import role_not_assumable
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.lineage.foreign import find_foreign_runs
 from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -100,6 +99,9 @@ class Check:
 def run_doctor(run: SyncRun) -> Doctor:
     """Every check of :data:`CHECKS`, in order, in :attr:`Doctor.results`; never raises for an
     AWS error."""
+    # Foreign runs through the whole lookback window, as a reconcile looks: the lineage-landed
+    # row and the read-back's plans then share the run's one lookup.
+    run.reconciling = True
     doctor = Doctor(run)
     for check in CHECKS:
         side = doctor.side_of(check.resource)
@@ -396,7 +398,7 @@ def lineage_landed(doctor: Doctor) -> Iterator[CheckResult]:
     topic asset is linked to its node (:func:`last_sync_readback`)."""
     # A run posted under one of the sync's jobs by someone else replaces the sync's edge; the
     # read-back then takes the topic for one whose lineage changed, and compares nothing.
-    foreign = find_foreign_runs(doctor.run, whole_window=True)
+    foreign = doctor.run.foreign_runs
     for run in foreign:
         yield CheckResult(
             "lineage-landed",
