@@ -30,6 +30,7 @@ from typing import Any
 
 import yaml
 
+from dzlineage_dagster.core.aws.authorization import iam_principal
 from dzlineage_dagster.core.aws.concurrency import at_once
 from dzlineage_dagster.core.catalog.discovery import (
     RegistryTopic,
@@ -280,6 +281,13 @@ class SyncRun:
         return NamingConventionMapper(
             database=self.settings.glue_database, table_pattern=self.settings.table_name_pattern
         )
+
+    @run_lookup
+    def governance_principal(self) -> str:
+        """The IAM principal the governance side's calls are made as (STS GetCallerIdentity,
+        which needs no permission)."""
+        caller = self.resource.datazone.client("sts").get_caller_identity()["Arn"]
+        return iam_principal(caller)
 
     @run_lookup
     def mapper(self) -> TopicTableMapper:

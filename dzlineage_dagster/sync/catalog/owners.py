@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.aws.authorization import iam_principal
 from dzlineage_dagster.core.ownership.owners import (
     CONNECTOR_OWNERS_KEY,
     OWNER_TAG,
@@ -59,10 +58,9 @@ def datazone_owners(run: SyncRun) -> tuple[Owner, ...]:
 def own_principal(run: SyncRun) -> str | None:
     """The IAM principal the governance side's calls are made as (None when STS will not say)."""
     try:
-        caller = run.resource.datazone.client("sts").get_caller_identity()["Arn"]
+        return run.governance_principal
     except (ClientError, BotoCoreError):
         return None
-    return iam_principal(caller)
 
 
 def person_named(datazone, domain_id: str, user_id: str) -> str:

@@ -30,7 +30,6 @@ from dzlineage_dagster.core.aws.authorization import (
     MissingGrant,
     asset_type_use_missing,
     enforces_policies,
-    iam_principal,
     is_member,
     membership_command,
     missing_unit_grants,
@@ -244,8 +243,7 @@ def _grants(
 def _membership_problems(run: SyncRun) -> list[AuthorizationProblem]:
     datazone = run.resource.datazone.client()
     settings = run.settings
-    caller = run.resource.datazone.client("sts").get_caller_identity()["Arn"]
-    principal = iam_principal(caller)
+    principal = run.governance_principal
     profile = datazone.get_user_profile(
         domainIdentifier=settings.domain_id, userIdentifier=principal, type="IAM"
     )
