@@ -16,7 +16,6 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.connectors import connector_topology
-from dzlineage_dagster.assets.custom_types import datazone_custom_types
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import schema_change_is_compatible
 from dzlineage_dagster.resources import LineageSyncResource
@@ -30,7 +29,7 @@ CATALOG_SYNC_JOB = define_asset_job(
     "catalog_sync",
     # The catalog checks read every mapping and table: they run in their own job, not after
     # each sync of a few changed topics.
-    selection=AssetSelection.assets(datazone_custom_types, kafka_topic_catalog).without_checks(),
+    selection=AssetSelection.assets(kafka_topic_catalog).without_checks(),
     description=(
         "The main job: custom types, then for each selected topic its registry schema, its "
         "DataZone asset and its lineage, in one run however many topics it covers."

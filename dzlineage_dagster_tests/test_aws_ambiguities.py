@@ -277,7 +277,7 @@ def test_a_refused_type_recreation_stops_the_sync_before_any_asset_write(platfor
     result = platform.sync()
     assert not result.success
     (failure,) = result.get_step_failure_events()
-    assert failure.step_key == "datazone_custom_types"
+    assert failure.step_key == "kafka_topic_catalog"
     assert "DataZone refused a new revision of form type" in str(failure.event_specific_data)
     assert platform.control.call_counts()[("datazone", "CreateAsset")] == 0
 

@@ -25,6 +25,11 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics, table_schema
+from dzlineage_dagster.assets.custom_types import (
+    CUSTOM_TYPES_KEY,
+    ensure_types,
+    types_materialization,
+)
 from dzlineage_dagster.assets.schema_change import SCHEMA_CHANGE_CHECK, schema_change_evaluation
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import Topology
@@ -70,7 +75,7 @@ TOPIC_ASSET_SPECS = [
     ),
     AssetSpec(
         DATAZONE_TOPIC_ASSET,
-        deps=[REGISTRY_SCHEMA, AssetKey("datazone_custom_types")],
+        deps=[REGISTRY_SCHEMA, CUSTOM_TYPES_KEY],
         description=(
             "The topic's DataZone asset (`KafkaTopicAssetType`): created for a new schema, "
             "revised only when the schema version or form content changed; schema ARN -> asset "
@@ -135,6 +140,10 @@ def kafka_topic_catalog(
         except SyncError as error:
             # A wrong cluster or project fails every topic the same way: say it once, try none.
             raise Failure(description=str(error)) from None
+    if Stage.ASSET in stages:
+        types = types_materialization(context, context.instance, ensure_types(run))
+        if types is not None:
+            yield types
     failed: list[TopicOutcome] = []
     impact = SchemaChangeReporter(run)
     for outcome in sync_topics(run, topics, stages):
