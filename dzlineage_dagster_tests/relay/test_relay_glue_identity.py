@@ -21,6 +21,7 @@ from dzlineage_dagster.core.lineage.relay_events import CANONICAL_NAME_FACET
 from dzlineage_dagster.relay.build import build_relay
 from dzlineage_dagster.relay.service import LINEAGE_PATH, Relay
 from dzlineage_dagster.relay.settings import RelaySettings
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.relay.conftest import create_glue_table, posted_event
 from dzlineage_dagster_tests.relay.events import run_event, symlinks_facet, to_json
 
@@ -197,3 +198,31 @@ def test_the_ttl_is_a_setting_and_glue_renaming_can_be_turned_off(module_platfor
     answer = post(relay, run_event(outputs=[athena_output("sales_orders")]))
     assert "renamed" not in answer
     assert relay.status()["glue_catalog"] is None
+
+
+def test_a_catalog_glue_refuses_passes_names_as_sent_and_is_read_again_after_the_ttl(
+    module_platform, relay, caplog
+):
+    """Each failed read is logged once and not retried per event: the next is a TTL later."""
+    catalog = relay.rules.glue_catalog
+    now = [0.0]
+    catalog.clock = lambda: now[0]
+    module_platform.control.clear_calls()
+    module_platform.control.set_faults(
+        *(FaultRule("glue", read, kind="access-denied") for read in ("GetTables", "GetTable"))
+    )
+    try:
+        for _ in range(3):
+            answer = post(relay, run_event(outputs=[athena_output("sales_orders")]))
+            assert "renamed" not in answer
+    finally:
+        module_platform.control.clear_faults()
+    assert glue_reads(module_platform) == {"GetTables": 1, "GetTable": 1}
+    logged = [r.getMessage() for r in caplog.records if "relay Glue catalog" in r.getMessage()]
+    assert len(logged) == 2 and all("AccessDeniedException" in line for line in logged)
+    assert "AccessDeniedException" in relay.status()["glue_catalog"]["last_error"]
+
+    assert "renamed" not in post(relay, run_event(outputs=[athena_output("sales_orders")]))
+    now[0] += catalog.ttl_seconds
+    assert post(relay, run_event(outputs=[athena_output("sales_orders")]))["renamed"]
+    assert relay.status()["glue_catalog"]["last_error"] is None
