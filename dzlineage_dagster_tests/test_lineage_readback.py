@@ -10,7 +10,8 @@ import re
 
 from dzlineage_dagster.checks import lineage_landed_on_datazone_nodes
 from dzlineage_dagster.cli import main as dzlineage
-from dzlineage_dagster.core.lineage.openlineage import DatasetSpec, openlineage_glue_name
+from dzlineage_dagster.core.identity.glue import openlineage_glue_name
+from dzlineage_dagster.core.lineage.openlineage import DatasetSpec
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.stages import lineage as lineage_stage
 

@@ -14,11 +14,11 @@ import pytest
 from openlineage.client.event_v2 import RunState
 
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.core.identity.glue import glue_dataset
 from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     build_run_events,
     event_json,
-    glue_dataset,
     glue_source_identifier,
 )
 from dzlineage_dagster.resources import LineageSyncResource

@@ -12,11 +12,12 @@ from dzlineage_dagster.core.lineage.openlineage import (
 )
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
 from dzlineage_dagster.core.lineage.relay_events import NameRules
+from dzlineage_dagster.relay.glue_catalog import GlueCatalogCache
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
-from dzlineage_dagster.resources import DataZoneResource, MskResource
+from dzlineage_dagster.resources import DataZoneResource, GlueDataCatalogResource, MskResource
 from dzlineage_dagster.settings import InvalidSettings, aws_side_options, env_name
 
 #: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
@@ -25,12 +26,28 @@ from dzlineage_dagster.settings import InvalidSettings, aws_side_options, env_na
 ATTEMPTS_WITH_SPOOL, ATTEMPTS_WITHOUT_SPOOL = 1, 3
 
 
-def name_rules(settings: RelaySettings, msk: MskResource) -> NameRules:
-    """The renaming rules: the settings' namespace map and, if set, the cluster's brokers."""
-    options = {
-        "namespace_map": dict(settings.relay_namespace_map),
-        "glue_symlinks": settings.relay_glue_symlinks,
-    }
+def glue_catalog(
+    settings: RelaySettings, data_catalog: GlueDataCatalogResource
+) -> GlueCatalogCache | None:
+    """The Glue catalog the relay confirms tables with (None: Glue names pass as sent)."""
+    if not settings.relay_glue_symlinks:
+        return None
+    return GlueCatalogCache(
+        data_catalog,
+        region=data_catalog.client().meta.region_name,
+        athena_account=settings.glue_catalog_account(),
+        accounts=settings.glue_accounts_allowed(),
+        databases=[settings.glue_database],
+        ttl_seconds=settings.relay_glue_catalog_ttl_seconds,
+    )
+
+
+def name_rules(
+    settings: RelaySettings, msk: MskResource, glue: GlueCatalogCache | None = None
+) -> NameRules:
+    """The renaming rules: the Glue catalog's tables, the settings' namespace map and, if set,
+    the cluster's brokers."""
+    options = {"namespace_map": dict(settings.relay_namespace_map), "glue_catalog": glue}
     arn = settings.msk_cluster_arn
     if not (arn and settings.relay_kafka_namespace):
         return NameRules(**options)
@@ -80,7 +97,11 @@ def build_relay(
     return Relay(
         datazone=DataZoneResource(**sides["governance"]).client(),
         domain_id=settings.domain_id,
-        rules=name_rules(settings, MskResource(**sides["data"])),
+        rules=name_rules(
+            settings,
+            MskResource(**sides["data"]),
+            glue_catalog(settings, GlueDataCatalogResource(**sides["data"])),
+        ),
         keys=keys,
         reserved=ReservedNamespaces.of_product(settings.job_namespace),
         glue_accounts=settings.glue_accounts_allowed(),

@@ -429,6 +429,7 @@ class Relay:
             "backoff_seconds": backoff_seconds,
             "last_error": last_error or self.keys.last_error,
             "producers": self.keys.producers(),
+            "glue_catalog": self.rules.glue_catalog.status() if self.rules.glue_catalog else None,
             "details": dict(sorted(counts.items())),
         }
 

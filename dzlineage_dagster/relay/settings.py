@@ -113,10 +113,27 @@ class RelaySettings(BaseModel):
     relay_glue_symlinks: bool = Field(
         default=True,
         description=(
-            "Rename a Glue table named by OpenLineage's Glue naming (`arn:aws:glue:{region}:"
-            "{account}` + `table/{db}/{table}`), or a dataset whose `symlinks` facet names one, "
-            "to `arn:aws:glue:{region}:{account}:table` + `{db}/{table}`, which DataZone files "
+            "Rename every other name of a Glue table the catalog has (OpenLineage's Glue "
+            "naming, a `symlinks` facet, Athena's `awsathena://` + `AwsDataCatalog.{db}.{table}`, "
+            "dbt-glue's `{db}.{table}`, the S3 location of exactly one table) to "
+            "`arn:aws:glue:{region}:{account}:table` + `{db}/{table}`, which DataZone files "
             "under the table's ARN (docs/lineage-nodes.md)."
+        ),
+    )
+    glue_database: str = Field(
+        default=LineageSettings.model_fields["glue_database"].default,
+        description=(
+            "The sync's Glue database of the Iceberg tables: the relay reads its tables' "
+            "storage locations for a dataset named by its S3 location alone."
+        ),
+    )
+    relay_glue_catalog_ttl_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description=(
+            "How long the relay uses a Glue database's tables (names, storage locations) "
+            "before reading them again; a table an event names that the listing lacks is "
+            "looked up once per this time."
         ),
     )
     relay_namespace_map: dict[str, str] = Field(
@@ -162,6 +179,12 @@ class RelaySettings(BaseModel):
         if len(arn) > 4:  # arn:aws:kafka:<region>:<account>:cluster/...
             platform.add(arn[4])
         return frozenset(account for account in platform if account)
+
+    def glue_catalog_account(self) -> str | None:
+        """The account of the platform's Glue catalog, Athena's ``AwsDataCatalog``:
+        DZLINEAGE_GLUE_CATALOG_ID, else the cluster's account (None: neither is set)."""
+        arn = (self.msk_cluster_arn or "").split(":")
+        return self.glue_catalog_id or (arn[4] if len(arn) > 4 else "") or None
 
     @classmethod
     def own_fields(cls) -> dict[str, FieldInfo]:

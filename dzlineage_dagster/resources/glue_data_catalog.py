@@ -14,12 +14,19 @@ class GlueDataCatalogResource(AwsClientResource):
     service_names: ClassVar[tuple[str, ...]] = ("glue",)
 
     def table_exists(self, database: str, table: str, catalog_id: str | None = None) -> bool:
+        return self.table(database, table, catalog_id) is not None
+
+    def table(
+        self, database: str, table: str, catalog_id: str | None = None
+    ) -> dict[str, Any] | None:
+        """GetTable's ``Table``; None when the table or its database does not exist."""
         glue = self.client()
         try:
-            glue.get_table(DatabaseName=database, Name=table, **_catalog(catalog_id))
+            return glue.get_table(DatabaseName=database, Name=table, **_catalog(catalog_id))[
+                "Table"
+            ]
         except glue.exceptions.EntityNotFoundException:
-            return False
-        return True
+            return None
 
     def tables(self, database: str, catalog_id: str | None = None) -> list[dict[str, Any]]:
         """Every table of ``database`` (GetTables, all pages); [] when it does not exist."""

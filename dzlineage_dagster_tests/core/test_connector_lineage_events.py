@@ -11,13 +11,13 @@ from hypothesis import strategies as st
 
 from dzlineage_dagster.core.connectors.debezium import SourceEngine, SourceTable
 from dzlineage_dagster.core.connectors.topology import build_topology
+from dzlineage_dagster.core.identity.glue import glue_dataset
 from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     FieldRef,
     build_fitted_run_events,
     build_run_events,
     event_json,
-    glue_dataset,
     hop_job,
     sink_hop_column_lineage,
     source_hop_column_lineage,

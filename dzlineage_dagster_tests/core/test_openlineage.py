@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from jsonschema import ValidationError
 from openlineage.client.event_v2 import RunState
 
+from dzlineage_dagster.core.identity.glue import glue_dataset
 from dzlineage_dagster.core.lineage.openlineage import (
     MAX_EVENT_BYTES,
     DatasetSpec,
@@ -22,7 +23,6 @@ from dzlineage_dagster.core.lineage.openlineage import (
     deterministic_run_id,
     event_json,
     event_size_ok,
-    glue_dataset,
     glue_source_identifier,
     glue_table_spec,
     kafka_dataset_namespace,

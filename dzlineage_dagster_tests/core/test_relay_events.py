@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import RunFacet
 
+from dzlineage_dagster.core.identity.glue import GlueCatalogIndex
 from dzlineage_dagster.core.lineage.relay_events import (
     CANONICAL_NAME_FACET,
     RELAY_PRODUCER,
@@ -42,7 +43,9 @@ BROKERS = {
     "b-2.demo.x.c2.kafka.us-east-1.amazonaws.com:9098",
 }
 GRAPH_KAFKA_NAMESPACE = "kafka://b-1.demo.x.c2.kafka.us-east-1.amazonaws.com:9098"
-CLUSTER_RULES = NameRules.for_cluster(BROKERS, GRAPH_KAFKA_NAMESPACE)
+#: The Glue catalog the rules confirm tables with: one table, sales.orders.
+CATALOG = GlueCatalogIndex.of("us-east-1", "123456789012", {"sales": [{"Name": "orders"}]})
+CLUSTER_RULES = NameRules.for_cluster(BROKERS, GRAPH_KAFKA_NAMESPACE, glue_catalog=CATALOG)
 
 names = st.text(string.ascii_letters + string.digits + "._-", min_size=1, max_size=40)
 
@@ -210,35 +213,33 @@ def test_a_dataset_symlinked_to_a_glue_table_takes_the_tables_arn_name():
 
 
 def test_a_dataset_named_by_openlineages_glue_naming_lands_on_the_tables_arn():
-    output = OutputDataset("arn:aws:glue:eu-west-1:123456789012", "table/sales/orders")
+    output = OutputDataset("arn:aws:glue:us-east-1:123456789012", "table/sales/orders")
     renamed, rewrites = canonicalize(received(run_event(outputs=[output])), CLUSTER_RULES)
     dataset = renamed.document["outputs"][0]
     assert f"{dataset['namespace']}/{dataset['name']}" == (
-        "arn:aws:glue:eu-west-1:123456789012:table/sales/orders"
+        "arn:aws:glue:us-east-1:123456789012:table/sales/orders"
     )
     assert dataset["facets"][CANONICAL_NAME_FACET]["rule"] == "glue-table-name"
     assert dataset["facets"]["symlinks"]["identifiers"] == [
         {
-            "namespace": "arn:aws:glue:eu-west-1:123456789012",
+            "namespace": "arn:aws:glue:us-east-1:123456789012",
             "name": "table/sales/orders",
             "type": "TABLE",
         }
     ]
     assert rewrites == [
-        "arn:aws:glue:eu-west-1:123456789012/table/sales/orders -> "
-        "arn:aws:glue:eu-west-1:123456789012:table/sales/orders"
+        "arn:aws:glue:us-east-1:123456789012/table/sales/orders -> "
+        "arn:aws:glue:us-east-1:123456789012:table/sales/orders"
     ]
     validate_openlineage_event(compact_json(renamed.document))
     # Already in the project's form: left alone.
     assert canonicalize(renamed, CLUSTER_RULES)[1] == []
 
 
-def test_glue_symlinks_can_be_turned_off_and_namespaces_mapped_by_settings():
+def test_without_a_glue_catalog_glue_names_pass_and_namespaces_are_mapped_by_settings():
     output = glue_symlinked_output("s3://lake/t", "us-east-1", "123456789012", "db", "t")
     source = InputDataset("postgres://10.0.1.5:5432", "shop.public.orders")
-    rules = NameRules(
-        namespace_map={"postgres://10.0.1.5:5432": "postgres://shop-db:5432"}, glue_symlinks=False
-    )
+    rules = NameRules(namespace_map={"postgres://10.0.1.5:5432": "postgres://shop-db:5432"})
     renamed, rewrites = canonicalize(received(run_event(inputs=[source], outputs=[output])), rules)
     assert renamed.document["inputs"][0]["namespace"] == "postgres://shop-db:5432"
     assert renamed.document["inputs"][0]["facets"][CANONICAL_NAME_FACET]["rule"] == "namespace-map"

@@ -56,3 +56,16 @@ def datazone_calls(platform: DemoPlatform) -> int:
     return sum(
         n for (service, _), n in platform.control.call_counts().items() if service == "datazone"
     )
+
+
+def create_glue_table(platform: DemoPlatform, database: str, table: str, location: str) -> None:
+    """A table as a producer's catalog creates it (Spark's Iceberg GlueCatalog) before the
+    event that writes it: a name and a storage location."""
+    platform.client("glue").create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": table,
+            "TableType": "EXTERNAL_TABLE",
+            "StorageDescriptor": {"Location": location},
+        },
+    )

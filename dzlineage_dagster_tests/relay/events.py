@@ -43,20 +43,21 @@ def run_event(
     )
 
 
+def symlinks_facet(
+    identifiers: list[tuple[str, str]], producer: str = SPARK_PRODUCER
+) -> symlinks_dataset.SymlinksDatasetFacet:
+    """A ``symlinks`` facet of (namespace, name) identifiers of type TABLE."""
+    return symlinks_dataset.SymlinksDatasetFacet(
+        identifiers=[symlinks_dataset.Identifier(n, name, "TABLE") for n, name in identifiers],
+        producer=producer,
+    )
+
+
 def glue_symlinked_output(
     location: str, region: str, account: str, database: str, table: str
 ) -> OutputDataset:
     """A table as openlineage-spark reports it: its storage path, symlinked to the Glue table."""
-    symlinks = symlinks_dataset.SymlinksDatasetFacet(
-        identifiers=[
-            symlinks_dataset.Identifier(
-                namespace=f"arn:aws:glue:{region}:{account}",
-                name=f"table/{database}/{table}",
-                type="TABLE",
-            )
-        ],
-        producer=SPARK_PRODUCER,
-    )
+    symlinks = symlinks_facet([(f"arn:aws:glue:{region}:{account}", f"table/{database}/{table}")])
     bucket, _, path = location.removeprefix("s3://").partition("/")
     return OutputDataset(f"s3://{bucket}", path, facets={"symlinks": symlinks})
 

@@ -20,7 +20,12 @@ from benchmarks.relay_process import (
 )
 from dzlineage_dagster.core.lineage.relay_events import CANONICAL_NAME_FACET, TRIMMED_FACET
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
-from dzlineage_dagster_tests.relay.conftest import datazone_calls, events_per_run, posted_event
+from dzlineage_dagster_tests.relay.conftest import (
+    create_glue_table,
+    datazone_calls,
+    events_per_run,
+    posted_event,
+)
 from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json
 
 MAX_BODY = 1_000_000
@@ -59,6 +64,7 @@ def test_openlineage_http_transport_posts_through_the_relay_into_datazones_graph
     tls_broker = brokers(module_platform)["BootstrapBrokerStringTls"].split(",")[1]
     graph_broker = brokers(module_platform)["BootstrapBrokerStringSaslIam"].split(",")[0]
     table = f"spark_out_{compression}"
+    create_glue_table(module_platform, "lakehouse", table, f"s3://lake/warehouse/{table}")
     event = run_event(
         inputs=[InputDataset(f"kafka://{tls_broker}", "shop.sales.orders")],
         outputs=[

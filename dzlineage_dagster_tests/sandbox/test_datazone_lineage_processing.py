@@ -12,11 +12,11 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from botocore.exceptions import ClientError
 
+from dzlineage_dagster.core.identity.glue import glue_dataset
 from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     build_run_events,
     event_json,
-    glue_dataset,
     glue_source_identifier,
     sink_hop_column_lineage,
 )

@@ -7,7 +7,7 @@ Names (docs/dagster-graph.md, "Posting your assets' lineage to DataZone"):
 
 - an input on the platform graph's key (:mod:`~dzlineage_dagster.core.lineage.platform_graph`) is the
   very dataset the sync posts: ``iceberg/<db>/<table>`` the Glue table
-  (:func:`~dzlineage_dagster.core.lineage.openlineage.glue_dataset`), ``kafka/<topic>`` the topic;
+  (:func:`~dzlineage_dagster.core.identity.glue.glue_dataset`), ``kafka/<topic>`` the topic;
 - a Dagster asset is namespace ``dagster://<code location>``, name its key's parts joined by
   ``/`` (DataZone's sourceIdentifier ``dagster://<location>/<key/path>``), unless it says it is
   a Glue Data Catalog table (kind ``iceberg`` or ``glue`` and ``dagster/table_name``

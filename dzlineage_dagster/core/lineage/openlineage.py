@@ -44,6 +44,11 @@ from openlineage.client.naming import dataset as naming
 from openlineage.client.serde import Serde
 
 from dzlineage_dagster.core.connectors.debezium import DebeziumSource, SourceEngine, SourceTable
+from dzlineage_dagster.core.identity.glue import (
+    GLUE_SYMLINK_TYPE,
+    glue_dataset,
+    openlineage_glue_name,
+)
 from dzlineage_dagster.core.schemas.avro import Column
 
 #: PostLineageEvent's largest event (the botocore model's ``LineageEvent`` max): what the sync
@@ -167,39 +172,6 @@ def hop_job(owner: str, topic: str, namespace: str = CONNECTOR_JOB_NAMESPACE) ->
             "a-z A-Z 0-9 . _ -"
         )
     return namespace, f"{owner}{HOP_JOB_SEPARATOR}{topic}"
-
-
-#: The ``type`` of a Glue table's identifier in a ``symlinks`` facet (OpenLineage's example).
-GLUE_SYMLINK_TYPE = "TABLE"
-
-
-def glue_dataset(region: str, account_id: str, database: str, table: str) -> tuple[str, str]:
-    """The (namespace, name) the project posts a Glue Data Catalog table as:
-    ``arn:aws:glue:<region>:<account>:table`` + ``<db>/<table>``, which DataZone's documented
-    ``<namespace>/<name>`` rule turns into the table's ARN, its node's sourceIdentifier.
-
-    Only the account's default catalog: a federated catalog's table (S3 Tables,
-    ``table/<catalog>/<db>/<table>``) is refused, as a ``/`` in a part would be.
-    """
-    for part, value in (("database", database), ("table", table)):
-        if not value or "/" in value:
-            raise ValueError(
-                f"Glue {part} {value!r} cannot name a table of the default Glue Data Catalog "
-                "(a federated catalog's table, such as S3 Tables', is not supported: see "
-                "docs/lineage-nodes.md)"
-            )
-    return f"arn:aws:glue:{region}:{account_id}:table", f"{database}/{table}"
-
-
-def openlineage_glue_name(
-    region: str, account_id: str, database: str, table: str
-) -> tuple[str, str]:
-    """OpenLineage's naming of a Glue table (``arn:aws:glue:{region}:{account}`` +
-    ``table/{db}/{table}``): the ``symlinks`` identifier other OpenLineage consumers join on."""
-    named = naming.AWSGlue(
-        region_name=region, account_id=account_id, database_name=database, table_name=table
-    )
-    return named.get_namespace(), named.get_name()
 
 
 def glue_source_identifier(region: str, account_id: str, database: str, table: str) -> str:

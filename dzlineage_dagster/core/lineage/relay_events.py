@@ -10,11 +10,11 @@ relay:
 - derives PostLineageEvent's ``clientToken`` from the event, so a producer's retry replays
   instead of posting twice (:func:`client_token`);
 - rewrites dataset names to the ones the rest of the graph uses: every broker address of the
-  MSK cluster to its one Kafka namespace, a Glue table (named by OpenLineage's Glue naming, or
-  a dataset whose ``symlinks`` facet names one) to the name DataZone files under the table's
-  ARN (:func:`~dzlineage_dagster.core.lineage.openlineage.glue_dataset`), keeping OpenLineage's Glue
-  name in its ``symlinks`` facet, and namespaces mapped by settings; each rewrite is recorded
-  on the dataset in a ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
+  MSK cluster to its one Kafka namespace, a Glue table (by any name producers give it and the
+  catalog confirms: :func:`~dzlineage_dagster.core.identity.glue.resolve_glue_table`) to the
+  name DataZone files under the table's ARN, keeping OpenLineage's Glue name in its
+  ``symlinks`` facet, and namespaces mapped by settings; each rewrite is recorded on the
+  dataset in a ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
 - trims the largest facets of an event over the size limit and records what it removed in a
   ``dzlineage_trimmed`` run facet, or refuses the event when even that cannot make it fit
   (:func:`fit_to_size`).
@@ -25,7 +25,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -43,15 +42,16 @@ from openlineage.client.event_v2 import (
     RunState,
     StaticDataset,
 )
-from openlineage.client.facet_v2 import DatasetFacet, RunFacet, symlinks_dataset
+from openlineage.client.facet_v2 import DatasetFacet, RunFacet
 from openlineage.client.serde import Serde
 
-from dzlineage_dagster.core.lineage.openlineage import (
-    GLUE_SYMLINK_TYPE,
-    MAX_EVENT_BYTES,
-    glue_dataset,
-    openlineage_glue_name,
+from dzlineage_dagster.core.identity.glue import (
+    GLUE_RULES,
+    GlueCatalog,
+    keep_glue_symlink,
+    resolve_glue_table,
 )
+from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES
 
 #: The producer URI of the facets the relay adds to events it forwards.
 RELAY_PRODUCER = "https://github.com/dzlineage/dzlineage-dagster/relay"
@@ -63,8 +63,6 @@ RELAY_FACET_PREFIX = "dzlineage_"
 EventKind = Literal["run", "dataset", "job"]
 #: The facet maps of an event, where trimming may remove facets: (container path, key).
 _DATASET_FACET_MAPS = {"inputs": ("facets", "inputFacets"), "outputs": ("facets", "outputFacets")}
-_GLUE_ARN_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:([a-z0-9-]+):(\d{12})")
-_GLUE_TABLE_NAME = re.compile(r"table/([^/]+)/([^/]+)")
 
 
 #: Deepest JSON nesting an event may have. OpenLineage's own facets nest a few levels (a
@@ -336,21 +334,19 @@ def broker_addresses(broker_strings: Iterator[str] | list[str]) -> list[str]:
 class NameRules:
     """How the relay renames datasets before forwarding; the first rule that applies wins.
 
-    A Glue table, named by OpenLineage's Glue naming (``arn:aws:glue:{region}:{account}`` +
-    ``table/{db}/{table}``) or by a ``symlinks`` facet identifier in that naming, takes the name
-    DataZone files under the table's ARN, when ``glue_symlinks`` is on; else a namespace
-    in ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host
-    is one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
+    A Glue table of ``glue_catalog``, by any name producers give it
+    (:func:`~dzlineage_dagster.core.identity.glue.resolve_glue_table`), takes the name DataZone
+    files under the table's ARN (no catalog: Glue names pass as sent); else a namespace in
+    ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host is
+    one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
     """
 
     namespace_map: Mapping[str, str] = field(default_factory=dict)
     kafka_namespace: str | None = None
     kafka_broker_hosts: frozenset[str] = frozenset()
-    glue_symlinks: bool = True
+    glue_catalog: GlueCatalog | None = None
 
     KAFKA_RULE: ClassVar[str] = "kafka-cluster-broker"
-    GLUE_RULE: ClassVar[str] = "glue-table-symlink"
-    GLUE_NAME_RULE: ClassVar[str] = "glue-table-name"
     SETTINGS_RULE: ClassVar[str] = "namespace-map"
 
     @classmethod
@@ -366,13 +362,10 @@ class NameRules:
     def rename(self, dataset: Mapping[str, Any]) -> tuple[str, str, str] | None:
         """The (namespace, name, rule) ``dataset`` should have, or None if it keeps its own."""
         namespace, name = dataset["namespace"], dataset["name"]
-        if self.glue_symlinks:
-            glue = _glue_table(namespace, name)
+        if self.glue_catalog is not None:
+            glue = resolve_glue_table(dataset, self.glue_catalog)
             if glue is not None:
-                return (*glue, self.GLUE_NAME_RULE)
-            glue = _glue_symlink(dataset)
-            if glue is not None and glue != (namespace, name):
-                return (*glue, self.GLUE_RULE)
+                return glue
         if namespace in self.namespace_map:
             target = self.namespace_map[namespace]
             return (target, name, self.SETTINGS_RULE) if target != namespace else None
@@ -382,48 +375,6 @@ class NameRules:
             if host in self.kafka_broker_hosts and namespace != self.kafka_namespace:
                 return self.kafka_namespace, name, self.KAFKA_RULE
         return None
-
-
-def _glue_table(namespace: str, name: str) -> tuple[str, str] | None:
-    """The project's name of a table named by OpenLineage's Glue naming, else None."""
-    arn = _GLUE_ARN_NAMESPACE.fullmatch(namespace)
-    table = _GLUE_TABLE_NAME.fullmatch(name)
-    if arn and table:
-        return glue_dataset(arn.group(1), arn.group(2), table.group(1), table.group(2))
-    return None
-
-
-def _glue_symlink(dataset: Mapping[str, Any]) -> tuple[str, str] | None:
-    symlinks = (dataset.get("facets") or {}).get("symlinks") or {}
-    for identifier in symlinks.get("identifiers") or []:
-        if isinstance(identifier, dict):
-            glue = _glue_table(
-                str(identifier.get("namespace", "")), str(identifier.get("name", ""))
-            )
-            if glue is not None:
-                return glue
-    return None
-
-
-def _keep_glue_symlink(facets: dict[str, Any], namespace: str, name: str) -> None:
-    """Add OpenLineage's Glue name of the table renamed to (``namespace``, ``name``) to the
-    dataset's ``symlinks`` facet, unless it is there: other OpenLineage consumers join on it."""
-    arn = namespace.removeprefix("arn:aws:glue:").split(":")
-    database, _, table = name.partition("/")
-    ol_namespace, ol_name = openlineage_glue_name(arn[0], arn[1], database, table)
-    symlinks = facets.get("symlinks")
-    if not isinstance(symlinks, dict) or not isinstance(symlinks.get("identifiers"), list):
-        symlinks = Serde.to_dict(
-            symlinks_dataset.SymlinksDatasetFacet(identifiers=[], producer=RELAY_PRODUCER)
-        )
-        facets["symlinks"] = symlinks
-    known = {
-        (i.get("namespace"), i.get("name")) for i in symlinks["identifiers"] if isinstance(i, dict)
-    }
-    if (ol_namespace, ol_name) not in known:
-        symlinks["identifiers"].append(
-            {"namespace": ol_namespace, "name": ol_name, "type": GLUE_SYMLINK_TYPE}
-        )
 
 
 def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent, list[str]]:
@@ -450,8 +401,8 @@ def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent,
             dataset["namespace"], dataset["name"] = namespace, name
             dataset["facets"] = dataset.get("facets") or {}  # absent or null
             dataset["facets"][CANONICAL_NAME_FACET] = Serde.to_dict(facet)
-            if rule in (NameRules.GLUE_RULE, NameRules.GLUE_NAME_RULE):
-                _keep_glue_symlink(dataset["facets"], namespace, name)
+            if rule in GLUE_RULES:
+                keep_glue_symlink(dataset["facets"], (namespace, name), RELAY_PRODUCER)
     return ReceivedEvent(event.kind, document), rewrites
 
 

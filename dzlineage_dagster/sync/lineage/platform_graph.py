@@ -16,7 +16,8 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 
 from dzlineage_dagster.core.connectors.topology import TopicLineage
-from dzlineage_dagster.core.lineage.openlineage import FieldRef, glue_dataset, source_table_dataset
+from dzlineage_dagster.core.identity.glue import glue_dataset
+from dzlineage_dagster.core.lineage.openlineage import FieldRef, source_table_dataset
 from dzlineage_dagster.core.lineage.platform_graph import (
     AssetPath,
     ColumnDep,
