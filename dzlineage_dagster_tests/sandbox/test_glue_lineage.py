@@ -7,12 +7,14 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
 
+from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import sandbox_environment
 from dzlineage_dagster.sandbox.server.faults import FaultRule
@@ -66,16 +68,12 @@ def glue(sandbox):
     return sandbox.client("glue")
 
 
-@pytest.fixture
-def faults(sandbox):
-    yield sandbox.control
-    sandbox.control.clear_faults()
-
-
-@pytest.fixture
-def switches(sandbox):
-    yield sandbox.control
-    sandbox.control.set_ambiguities(glue_lineage_repost="same-run")
+@pytest.fixture(params=CHOICES["glue_lineage_repost"])
+def repost_reading(request, sandbox) -> Iterator[str]:
+    """The sandbox under each reading of a repost, back to the default after the test."""
+    sandbox.control.set_ambiguities(glue_lineage_repost=request.param)
+    yield request.param
+    sandbox.control.set_ambiguities(glue_lineage_repost=Ambiguities().glue_lineage_repost)
 
 
 def node(glue, identifier: str) -> dict[str, Any]:
@@ -335,9 +333,8 @@ def test_a_node_shows_at_most_250_neighbours_each_way(glue):
     assert len(node(glue, run["Id"])["UpstreamNodes"]) == 250
 
 
-@pytest.mark.parametrize(("reading", "events"), [("same-run", 1), ("new-event", 2)])
-def test_the_same_event_posted_twice_under_each_reading(glue, switches, reading, events):
-    switches.set_ambiguities(glue_lineage_repost=reading)
+def test_the_same_event_posted_twice_under_each_reading(glue, repost_reading):
+    events = {"same-run": 1, "new-event": 2}[repost_reading]
     database, job, run_id = unique("repost"), unique("sink"), str(uuid.uuid4())
     event = run_event(("kafka-connect", job), [], [glue_table(database, "t")], run_id)
 
@@ -349,12 +346,14 @@ def test_the_same_event_posted_twice_under_each_reading(glue, switches, reading,
     assert [e["eventType"] for e in run["events"]] == ["COMPLETE"] * events
 
 
-def test_access_denied_names_the_iam_action(glue, faults):
-    faults.set_faults(FaultRule("glue", "PostLineageEvent", "access-denied"))
-
-    code, message, status = error_of(
-        glue.post_lineage_event, Event=run_event(("spark", "j"), [], [])
-    )
+def test_access_denied_names_the_iam_action(glue, sandbox):
+    sandbox.control.set_faults(FaultRule("glue", "PostLineageEvent", "access-denied"))
+    try:
+        code, message, status = error_of(
+            glue.post_lineage_event, Event=run_event(("spark", "j"), [], [])
+        )
+    finally:
+        sandbox.control.clear_faults()
 
     assert (code, status) == ("AccessDeniedException", 400)
     assert "not authorized to perform: glue:PostLineageEvent" in message
@@ -385,3 +384,56 @@ def test_processing_is_asynchronous_and_reads_advance_it():
             time.sleep(processing / 5)
 
         assert node(glue, arn(database, "t"))["SourceIdentifier"] == arn(database, "t")
+
+
+def test_the_demo_s_spark_job_lands_downstream_of_its_cdc_table_in_glue_s_graph(platform):
+    """The seeded Iceberg tables carry AWS's own CreateTable lineage, and a materialization of
+    the demo's daily_revenue posts what EMR posts: Glue's graph then runs from the S3 location
+    through glue_manual.lakehouse.sales_orders to the table, and on through the Spark run to
+    lakehouse.daily_revenue, with its column lineage."""
+    from dzlineage_dagster.sandbox.demo import downstream
+
+    glue = platform.client("glue")
+    region = platform.environment["AWS_REGION"]
+    account = platform.client("sts").get_caller_identity()["Account"]
+    sales_orders = f"arn:aws:glue:{region}:{account}:table/lakehouse/sales_orders"
+    daily_revenue = f"arn:aws:glue:{region}:{account}:table/lakehouse/daily_revenue"
+
+    downstream.daily_revenue()
+
+    sales = node(glue, sales_orders)
+    feeding = [node(glue, ref["Id"]) for ref in sales["UpstreamNodes"]]
+    assert [run["Name"] for run in feeding] == ["glue_manual.lakehouse.sales_orders"]
+    (location,) = feeding[0]["UpstreamNodes"]
+    assert node(glue, location["Id"])["SourceIdentifier"] == (
+        f"s3://shop-lakehouse-{account}/warehouse/lakehouse.db/sales_orders"
+    )
+    (spark_ref,) = sales["DownstreamNodes"]
+    spark = node(glue, spark_ref["Id"])
+    assert spark["Name"] == "default.daily_revenue.append_data_exec_v1.lakehouse_daily_revenue"
+    assert [node(glue, ref["Id"])["SourceIdentifier"] for ref in spark["DownstreamNodes"]] == [
+        daily_revenue
+    ]
+    revenue = node(glue, daily_revenue)
+    assert spark["Id"] in {ref["Id"] for ref in revenue["UpstreamNodes"]}
+    column_lineage = forms(revenue)["openlineage.columnLineage"]
+    assert column_lineage["fields"]["revenue"]["inputFields"][0]["field"] == "total"
+    assert column_lineage["dataset"][0]["transformations"][0]["subtype"] == "GROUP_BY"
+
+
+def test_the_demo_s_spark_events_are_valid_openlineage(glue):
+    from dzlineage_dagster.sandbox.demo.spark_lineage import CatalogTable, spark_run_events
+    from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
+
+    location = "s3://lake/warehouse/lakehouse.db"
+    source = CatalogTable(
+        "lakehouse", "sales_orders", f"{location}/sales_orders", (("id", "bigint"),)
+    )
+    target = CatalogTable("lakehouse", "daily_revenue", f"{location}/daily_revenue", ())
+    events = spark_run_events(
+        source, target, GLUE_CATALOG, str(uuid.uuid4()), datetime.now(timezone.utc)
+    )
+
+    assert [json.loads(event)["eventType"] for event in events] == ["START", "COMPLETE"]
+    for event in events:
+        validate_openlineage_event(event)

@@ -63,8 +63,10 @@ class GlueDatasetEvent:
     """A dataset event: a dataset's facets (its schema, owners ...) outside any run."""
 
     event_time: datetime
+    #: Resolved to Glue's identity, as a run event's datasets are.
     dataset: DatasetRef
     facets: dict[str, Any]
+    #: What tells a repost of the same event (see :class:`GlueRunEvent`).
     digest: str
 
 
