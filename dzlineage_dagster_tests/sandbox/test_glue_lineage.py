@@ -14,6 +14,7 @@ from typing import Any
 import pytest
 from botocore.exceptions import ClientError
 
+from dzlineage_dagster.core.lineage.openlineage import glue_dataset
 from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import sandbox_environment
@@ -300,6 +301,51 @@ def test_deleting_a_table_keeps_its_lineage(glue):
     assert node(glue, arn(database, "t"))["UpstreamNodes"]
 
 
+def test_a_resource_link_gets_no_lineage(glue):
+    database = unique("links")
+    glue.create_database(DatabaseInput={"Name": database})
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "t",
+            "TargetTable": {"CatalogId": "111122223333", "DatabaseName": "sales", "Name": "t"},
+        },
+    )
+
+    assert error_of(glue.get_lineage_node, Identifier=arn(database, "t"))[0] == (
+        "EntityNotFoundException"
+    )
+
+
+def test_the_project_s_table_naming_lands_on_the_node_create_table_made(glue):
+    """The product posts a Glue table as ``arn:aws:glue:<r>:<a>:table`` + ``<db>/<t>``; that,
+    OpenLineage's Glue naming and a symlinked S3 location are all the table's one node."""
+    database = unique("sinks")
+    glue.create_database(DatabaseInput={"Name": database})
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={"Name": "t", "StorageDescriptor": {"Location": f"s3://lake/{database}/t"}},
+    )
+    made = node(glue, arn(database, "t"))["Id"]
+    namespace, name = glue_dataset(REGION, ACCOUNT, database, "t")
+    symlinked = {
+        "namespace": "s3://lake",
+        "name": f"{database}/t",
+        "facets": {"symlinks": {"identifiers": [glue_table(database, "t") | {"type": "TABLE"}]}},
+    }
+    for output in (
+        {"namespace": namespace, "name": name},
+        glue_table(database, "t"),
+        symlinked,
+    ):
+        glue.post_lineage_event(Event=run_event(("kafka-connect", unique("sink")), [], [output]))
+
+    table = node(glue, arn(database, "t"))
+    assert table["Id"] == made
+    # AWS's own glue_manual run and the three sinks' runs, each job's latest.
+    assert len(table["UpstreamNodes"]) == 4
+
+
 def test_update_table_records_lineage_again_only_when_location_or_columns_change(glue):
     database = unique("moving")
     glue.create_database(DatabaseInput={"Name": database})
@@ -357,6 +403,23 @@ def test_access_denied_names_the_iam_action(glue, sandbox):
 
     assert (code, status) == ("AccessDeniedException", 400)
     assert "not authorized to perform: glue:PostLineageEvent" in message
+
+
+@pytest.mark.parametrize(
+    ("kind", "answer"),
+    [
+        ("throttle", ("ThrottlingException", 400)),
+        ("server-error", ("InternalServiceException", 500)),
+    ],
+)
+def test_injected_faults_answer_with_glue_s_codes(glue, sandbox, kind, answer):
+    sandbox.control.set_faults(FaultRule("glue", "GetLineageNode", kind))
+    try:
+        code, _, status = error_of(glue.get_lineage_node, Identifier="anything")
+    finally:
+        sandbox.control.clear_faults()
+
+    assert (code, status) == answer
 
 
 def test_posts_over_the_quota_are_throttled_as_glue_answers():

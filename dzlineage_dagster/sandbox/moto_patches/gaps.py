@@ -352,7 +352,8 @@ def _create_table(call: Call) -> Response:
         table_input,
         params.get("OpenTableFormatInput"),
     )
-    _record_table_lineage(call, table_input)
+    if "TargetTable" not in table_input:  # a resource link: "Considerations", no lineage
+        _record_table_lineage(call, table_input)
     return _json({})
 
 
@@ -366,7 +367,7 @@ def _update_table(call: Call) -> Response:
     table_input = params["TableInput"]
     before = call.glue.get_table(params["DatabaseName"], table_input["Name"]).as_dict()
     call.glue.update_table(params["DatabaseName"], table_input["Name"], table_input)
-    if lineage_changed(before, table_input):
+    if lineage_changed(before, table_input) and "TargetTable" not in table_input:
         _record_table_lineage(call, table_input)
     return _json({})
 

@@ -76,8 +76,16 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
-#: Glue's API reference gives AccessDeniedException HTTP 400 (a JSON 1.1 API).
-_GLUE_ACCESS_DENIED_STATUS = 400
+#: A fault as Glue answers it, where its API reference names another code or status than
+#: :data:`FAULT_KINDS` (a JSON 1.1 API: client errors are 400; its server error is
+#: InternalServiceException).
+_GLUE_FAULTS = {
+    "throttle": ("ThrottlingException", 400),
+    "server-error": ("InternalServiceException", 500),
+    "access-denied": ("AccessDeniedException", 400),
+    "invalid": ("InvalidInputException", 400),
+    "conflict": ("ConflictException", 400),
+}
 
 _ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
@@ -248,8 +256,10 @@ class SandboxApp:
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
-            if (service, rule.kind) == ("glue", "access-denied"):
-                status, message = _GLUE_ACCESS_DENIED_STATUS, _iam_denial(account, operation)
+            if service == "glue" and rule.kind in _GLUE_FAULTS:
+                code, status = _GLUE_FAULTS[rule.kind]
+                if rule.kind == "access-denied":
+                    message = _iam_denial(account, operation)
             response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)

@@ -13,8 +13,9 @@ guide's "Lineage for AWS Glue Data Catalog tables and crawlers" says AWS records
 created table, its storage location -> job ``glue_manual.<database>.<table>`` -> the table
 (with its schema), the job's Description naming who made it; ``UpdateTable`` records it again
 (a new run of that job) when the update changes the table's location or columns, and only
-then. ``DeleteTable`` leaves the graph alone ("Considerations": deleting a table keeps its
-lineage).
+then. A resource link (a ``TableInput`` with a ``TargetTable``) gets none, and
+``DeleteTable`` leaves the graph alone (the guide's "Considerations": "Federated tables and
+resource links don't get lineage", "Deleting a table doesn't remove its lineage").
 """
 
 from __future__ import annotations
