@@ -13,8 +13,12 @@ from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import given
+from hypothesis import strategies as st
 
 from dzlineage_dagster.core.lineage.openlineage import glue_dataset
+from dzlineage_dagster.sandbox.emulators.datazone.lineage import DatasetRef
+from dzlineage_dagster.sandbox.emulators.glue_lineage.events import resolved, table_arn
 from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import sandbox_environment
@@ -151,6 +155,41 @@ def test_s3_locations_are_one_node_whichever_way_the_path_starts(glue):
     assert location["Name"] == "raw/orders"
     # Two runs of one job: the dataset shows only the job's latest run, as DataZone's view does.
     assert len(location["DownstreamNodes"]) == 1
+
+
+NAME_PART = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="/", exclude_categories=["Cs"]),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(database=NAME_PART, table=NAME_PART)
+def test_every_naming_of_a_glue_table_resolves_to_its_arn(database, table):
+    arn_of_table = table_arn(REGION, ACCOUNT, database, table)
+    project = DatasetRef(*glue_dataset(REGION, ACCOUNT, database, table))
+    openlineage = DatasetRef(GLUE_CATALOG, f"table/{database}/{table}")
+    link = {"namespace": GLUE_CATALOG, "name": f"table/{database}/{table}", "type": "TABLE"}
+    location = DatasetRef("s3://lake", f"warehouse/{database}.db/{table}")
+
+    for ref, facets in (
+        (project, {}),
+        (openlineage, {}),
+        (location, {"symlinks": {"identifiers": [link]}}),
+    ):
+        assert resolved(ref, facets).source_identifier() == arn_of_table
+
+
+@given(
+    bucket=st.from_regex(r"[a-z0-9][a-z0-9.-]{1,20}[a-z0-9]", fullmatch=True),
+    path=st.lists(NAME_PART, min_size=1, max_size=4).map("/".join),
+)
+def test_an_s3_location_is_one_identity_whichever_way_its_path_starts(bucket, path):
+    identities = {
+        resolved(DatasetRef(f"s3://{bucket}", name), {}).source_identifier()
+        for name in (path, f"/{path}")
+    }
+    assert identities == {f"s3://{bucket}/{path}"}
 
 
 def test_an_unknown_node_is_entity_not_found(glue):
