@@ -477,15 +477,19 @@ def test_processing_is_asynchronous_and_reads_advance_it():
     with Sandbox(glue_lineage_processing_seconds=processing) as slow:
         glue = sandbox_client(sandbox_environment(slow.endpoint_url), "glue")
         database = unique("slow")
-        accepted = time.monotonic()
+        glue.create_database(DatabaseInput={"Name": database})
         glue.post_lineage_event(Event=run_event(("spark", "j"), [], [glue_table(database, "t")]))
+        glue.create_table(DatabaseName=database, TableInput={"Name": "made"})
+        accepted = time.monotonic()  # both were accepted by now
 
-        with pytest.raises(ClientError, match="EntityNotFoundException"):
-            node(glue, arn(database, "t"))
+        for table in ("t", "made"):
+            with pytest.raises(ClientError, match="EntityNotFoundException"):
+                node(glue, arn(database, table))
         while time.monotonic() - accepted < processing:
             time.sleep(processing / 5)
 
-        assert node(glue, arn(database, "t"))["SourceIdentifier"] == arn(database, "t")
+        for table in ("t", "made"):
+            assert node(glue, arn(database, table))["SourceIdentifier"] == arn(database, table)
 
 
 def test_the_demo_s_spark_job_lands_downstream_of_its_cdc_table_in_glue_s_graph(platform):
