@@ -461,6 +461,19 @@ def test_injected_faults_answer_with_glue_s_codes(glue, sandbox, kind, answer):
     assert (code, status) == answer
 
 
+def test_an_event_whose_processing_fails_after_acceptance_builds_nothing(glue, sandbox):
+    database = unique("lost")
+    sandbox.control.set_faults(FaultRule("glue", "PostLineageEvent", "fail-after-accept"))
+    try:
+        glue.post_lineage_event(Event=run_event(("spark", "j"), [], [glue_table(database, "t")]))
+    finally:
+        sandbox.control.clear_faults()
+
+    assert error_of(glue.get_lineage_node, Identifier=arn(database, "t"))[0] == (
+        "EntityNotFoundException"
+    )
+
+
 def test_posts_over_the_quota_are_throttled_as_glue_answers():
     with Sandbox(quotas="glue.PostLineageEvent=1") as server:
         glue = sandbox_client(sandbox_environment(server.endpoint_url), "glue")

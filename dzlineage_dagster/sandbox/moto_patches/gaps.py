@@ -68,6 +68,7 @@ from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.glue_lineage.events import INVALID_INPUT
 from dzlineage_dagster.sandbox.emulators.glue_lineage.handlers import (
     get_lineage_node,
@@ -399,6 +400,7 @@ def _post_lineage_event(call: Call) -> Response:
         _caller(call),
         processing_seconds=call.glue_lineage_seconds,
         repost_adds_event=call.ambiguities.glue_repost_adds_event,
+        fails=call.request.environ.get(DEFERRED_FAULT_ENVIRON_KEY) == "fail-after-accept",
     )
     return _json({})
 

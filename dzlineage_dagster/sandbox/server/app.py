@@ -253,6 +253,9 @@ class SandboxApp:
             # Status 0: no HTTP answer at all, the connection was dropped.
             self.calls.record(service, operation, 0, True, account=account)
             return _reset_connection(environ)
+        served = fresh_request()
+        if rule is not None and rule.deferred:
+            served.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
@@ -264,15 +267,12 @@ class SandboxApp:
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)
         elif service in EMULATOR_FACTORIES:
-            request = fresh_request()
-            if rule is not None and rule.deferred:
-                request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
-            response = self._emulator(service, region, account).handle(request)
+            response = self._emulator(service, region, account).handle(served)
         else:
             response = answer_moto_gap(
                 service,
                 operation or "",
-                fresh_request(),
+                served,
                 self.ambiguities,
                 self.ssm_limits,
                 self.glue_lineage_processing_seconds,

@@ -67,14 +67,16 @@ def post_lineage_event(
     *,
     processing_seconds: float,
     repost_adds_event: bool,
+    fails: bool = False,
 ) -> None:
-    """Accept the event (InvalidInputException names what is wrong) for processing later."""
+    """Accept the event (InvalidInputException names what is wrong) for processing later;
+    ``fails``: its processing fails (the sandbox's ``fail-after-accept`` fault)."""
     event = parse_event(event_text)
     graph = lineage_graph(backend)
     record = LineageEventRecord(new_id(), event_text.encode(), event, now(), caller)  # type: ignore[arg-type]
     with _LOCK:
         graph.repost_adds_event = repost_adds_event
-        graph.accept(record, timedelta(seconds=processing_seconds))
+        graph.accept(record, timedelta(seconds=processing_seconds), fails)
 
 
 def get_lineage_node(backend: GlueBackend, identifier: str) -> dict[str, Any]:
