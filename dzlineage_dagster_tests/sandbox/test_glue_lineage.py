@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 
 from dzlineage_dagster.core.lineage.openlineage import glue_dataset
 from dzlineage_dagster.sandbox.emulators.datazone.lineage import DatasetRef
-from dzlineage_dagster.sandbox.emulators.glue_lineage.events import resolved, table_arn
+from dzlineage_dagster.sandbox.emulators.glue_lineage.events import resolved
 from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import sandbox_environment
@@ -166,7 +166,7 @@ NAME_PART = st.text(
 
 @given(database=NAME_PART, table=NAME_PART)
 def test_every_naming_of_a_glue_table_resolves_to_its_arn(database, table):
-    arn_of_table = table_arn(REGION, ACCOUNT, database, table)
+    arn_of_table = arn(database, table)
     project = DatasetRef(*glue_dataset(REGION, ACCOUNT, database, table))
     openlineage = DatasetRef(GLUE_CATALOG, f"table/{database}/{table}")
     link = {"namespace": GLUE_CATALOG, "name": f"table/{database}/{table}", "type": "TABLE"}
@@ -556,3 +556,36 @@ def test_the_demo_s_spark_events_are_valid_openlineage(glue):
     assert [json.loads(event)["eventType"] for event in events] == ["START", "COMPLETE"]
     for event in events:
         validate_openlineage_event(event)
+
+
+def test_aws_s_own_job_node_names_the_role_that_made_the_table(sandbox, glue):
+    role = sandbox.client("iam").create_role(
+        RoleName=unique("sink-connector"),
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    keys = sandbox.client("sts").assume_role(RoleArn=role, RoleSessionName="sink")["Credentials"]
+    as_role = sandbox_client(
+        {
+            **sandbox.environment(),
+            "AWS_ACCESS_KEY_ID": keys["AccessKeyId"],
+            "AWS_SECRET_ACCESS_KEY": keys["SecretAccessKey"],
+            "AWS_SESSION_TOKEN": keys["SessionToken"],
+        },
+        "glue",
+    )
+    database = unique("by_role")
+    as_role.create_database(DatabaseInput={"Name": database})
+    as_role.create_table(DatabaseName=database, TableInput={"Name": "t"})
+
+    assert node(glue, f"glue_manual.{database}.t")["Description"] == f"Created by {role}"

@@ -68,6 +68,7 @@ from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import caller_principal
 from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.glue_lineage.events import INVALID_INPUT
 from dzlineage_dagster.sandbox.emulators.glue_lineage.handlers import (
@@ -336,8 +337,8 @@ def _glue_input_checked(operation: str) -> Handler:
 
 
 def _caller(call: Call) -> str:
-    # moto's identity for a key it did not issue, as sts GetCallerIdentity and trust.py say it.
-    return f"arn:aws:iam::{call.account_id}:user/moto"
+    """The IAM user or role that signed the call (what Glue's own job nodes name)."""
+    return caller_principal(call.request.headers.get("Authorization"), call.account_id)
 
 
 def _create_table(call: Call) -> Response:

@@ -42,6 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import caller_principal
 from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import (
@@ -131,13 +132,13 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
-def _iam_denial(account: str, operation: str | None) -> str:
-    """IAM's message for a Glue action no policy allows (Glue's lineage actions have no
-    resource-level permissions, so it names no resource)."""
+def _iam_denial(authorization: str | None, account: str, operation: str | None) -> str:
+    """IAM's message for a Glue action no policy allows the caller (Glue's lineage actions have
+    no resource-level permissions, so it names no resource)."""
     action = f"glue:{operation}"
     return (
-        f"User: arn:aws:iam::{account}:user/moto is not authorized to perform: {action} "
-        f"because no identity-based policy allows the {action} action"
+        f"User: {caller_principal(authorization, account)} is not authorized to perform: "
+        f"{action} because no identity-based policy allows the {action} action"
     )
 
 
@@ -262,7 +263,7 @@ class SandboxApp:
             if service == "glue" and rule.kind in _GLUE_FAULTS:
                 code, status = _GLUE_FAULTS[rule.kind]
                 if rule.kind == "access-denied":
-                    message = _iam_denial(account, operation)
+                    message = _iam_denial(request.headers.get("Authorization"), account, operation)
             response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)

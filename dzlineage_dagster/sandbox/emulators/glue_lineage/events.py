@@ -192,7 +192,3 @@ def _symlinks(facets: dict[str, Any]) -> list[dict[str, str]]:
         and isinstance(link.get("namespace"), str)
         and isinstance(link.get("name"), str)
     ]
-
-
-def table_arn(region: str, account_id: str, database: str, table: str) -> str:
-    return f"arn:aws:glue:{region}:{account_id}:table/{database}/{table}"

@@ -37,7 +37,6 @@ from dzlineage_dagster.sandbox.emulators.glue_lineage.events import (
     GlueRunEvent,
     parse_event,
     resolved,
-    table_arn,
 )
 from dzlineage_dagster.sandbox.emulators.glue_lineage.graph import GlueLineageGraph
 from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
@@ -109,7 +108,9 @@ def record_table_lineage(
         {"name": column["Name"], "type": column.get("Type", "")}
         for column in storage.get("Columns") or []
     ]
-    table = resolved(DatasetRef(*table_arn(region, account_id, database, name).split("/", 1)), {})
+    table = resolved(
+        DatasetRef(f"arn:aws:glue:{region}:{account_id}", f"table/{database}/{name}"), {}
+    )
     facets = {
         "schema": {"_producer": _AWS_PRODUCER, "_schemaURL": _SCHEMA_FACET_URL, "fields": columns}
     }
