@@ -42,6 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import caller_principal
 from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import (
@@ -75,6 +76,17 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
+
+#: A fault as Glue answers it, where its API reference names another code or status than
+#: :data:`FAULT_KINDS` (a JSON 1.1 API: client errors are 400; its server error is
+#: InternalServiceException).
+_GLUE_FAULTS = {
+    "throttle": ("ThrottlingException", 400),
+    "server-error": ("InternalServiceException", 500),
+    "access-denied": ("AccessDeniedException", 400),
+    "invalid": ("InvalidInputException", 400),
+    "conflict": ("ConflictException", 400),
+}
 
 _ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
@@ -120,6 +132,16 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
+def _iam_denial(authorization: str | None, account: str, operation: str | None) -> str:
+    """IAM's message for a Glue action no policy allows the caller (Glue's lineage actions have
+    no resource-level permissions, so it names no resource)."""
+    action = f"glue:{operation}"
+    return (
+        f"User: {caller_principal(authorization, account)} is not authorized to perform: "
+        f"{action} because no identity-based policy allows the {action} action"
+    )
+
+
 def caller_account(authorization: str | None) -> str:
     """The account whose credentials signed a request, decided as moto decides it for its own
     services (``get_account_id_from``): the account of the role an AssumeRole issued the access
@@ -138,8 +160,11 @@ class SandboxApp:
         lineage_processing_seconds: float = 0.0,
         listing_processing_seconds: float = 0.0,
         ownership_transfer_seconds: float = 0.0,
+        glue_lineage_processing_seconds: float = 0.0,
     ) -> None:
         apply_moto_patches()
+        #: How long Glue takes to process a lineage event (AWS: asynchronous).
+        self.glue_lineage_processing_seconds = glue_lineage_processing_seconds
         #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
         self.lineage_processing_seconds = lineage_processing_seconds
         #: How long it takes to publish a listing (AWS: CREATING, then ACTIVE).
@@ -229,20 +254,29 @@ class SandboxApp:
             # Status 0: no HTTP answer at all, the connection was dropped.
             self.calls.record(service, operation, 0, True, account=account)
             return _reset_connection(environ)
+        served = fresh_request()
+        if rule is not None and rule.deferred:
+            served.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
+            if service == "glue" and rule.kind in _GLUE_FAULTS:
+                code, status = _GLUE_FAULTS[rule.kind]
+                if rule.kind == "access-denied":
+                    message = _iam_denial(request.headers.get("Authorization"), account, operation)
             response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)
         elif service in EMULATOR_FACTORIES:
-            request = fresh_request()
-            if rule is not None and rule.deferred:
-                request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
-            response = self._emulator(service, region, account).handle(request)
+            response = self._emulator(service, region, account).handle(served)
         else:
             response = answer_moto_gap(
-                service, operation or "", fresh_request(), self.ambiguities, self.ssm_limits
+                service,
+                operation or "",
+                served,
+                self.ambiguities,
+                self.ssm_limits,
+                self.glue_lineage_processing_seconds,
             )
         if response is None:
             response = self._moto_response(environ, body)
@@ -460,6 +494,7 @@ class Sandbox:
         quotas: Quotas | str | None = None,
         listing_processing_seconds: float = 0.0,
         ownership_transfer_seconds: float = 0.0,
+        glue_lineage_processing_seconds: float = 0.0,
     ) -> None:
         """``latency``: ``"aws"``, milliseconds as text, or a :class:`Latency`; ``quotas``:
         ``"aws"`` or a :class:`Quotas`. Both default to off."""
@@ -469,6 +504,7 @@ class Sandbox:
             lineage_processing_seconds,
             listing_processing_seconds,
             ownership_transfer_seconds,
+            glue_lineage_processing_seconds,
         )
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler
