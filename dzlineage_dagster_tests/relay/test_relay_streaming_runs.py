@@ -126,10 +126,11 @@ def test_a_debezium_run_links_table_run_and_topic_whether_datazone_merges_its_ev
     ]
 
 
-def test_a_producer_s_retry_of_a_completed_event_is_the_same_event(platform, tmp_path):
+def test_a_producer_s_retry_of_an_event_posts_it_once(platform, tmp_path):
     """The client token is the event's as received; the relay remembers what it added to it, so
     a retry posts the same content under the same token (a replay) even after the run's held
-    datasets grew."""
+    datasets grew. After the run's end it no longer remembers: the retry differs, DataZone
+    answers 409, and the relay finds the event held."""
     assert platform.sync().success
     debezium = Debezium(platform, "1")
     first = debezium.event(RunState.RUNNING, 0, inputs=[debezium.table()])
@@ -140,19 +141,24 @@ def test_a_producer_s_retry_of_a_completed_event_is_the_same_event(platform, tmp
     another_table = debezium.event(
         RunState.RUNNING, 2, inputs=[debezium.table("addresses")], run_id=run_id
     )
+    complete = debezium.event(RunState.COMPLETE, 3, run_id=run_id)
     with running_relay(relay_environment(platform.environment), tmp_path / "spool.db") as relay:
         transport = relay.transport()
         answers = [transport.emit(event).json() for event in (first, to_topic, another_table)]
         retried = transport.emit(to_topic).json()
+        transport.emit(complete)
+        retried_after_the_end = transport.emit(to_topic).json()
         relay.stop()
     assert retried == answers[1], "the same event id, token and additions: a replay"
     assert len(answers[2]["heldDatasetsAdded"]) == 2, "the first table and the topic"
+    assert "heldDatasetsAdded" not in retried_after_the_end
+    assert retried_after_the_end["heldAlready"] is True
     held = [
         item
         for item in lineage_events(platform)
         if item["eventSummary"]["openLineageRunEventSummary"]["runId"] == run_id
     ]
-    assert len(held) == 3
+    assert len(held) == 4
 
 
 def product_columns(platform, topic_id: str) -> list[str]:
