@@ -74,11 +74,9 @@ class Debezium:
         )
 
 
-@pytest.mark.parametrize("merge", CHOICES["run_event_merge"])
 def test_a_debezium_run_links_table_run_and_topic_whether_datazone_merges_its_events_or_not(
-    platform, merge, tmp_path
+    platform, run_event_merge, tmp_path
 ):
-    platform.control.set_ambiguities(run_event_merge=merge)
     assert platform.sync().success
     debezium = Debezium(platform, "0")
     start = debezium.event(RunState.START, 0)
