@@ -78,3 +78,12 @@ def glue_node_naming(request: pytest.FixtureRequest, platform) -> str:
     seeding resets the switches, and undone by its teardown."""
     platform.control.set_ambiguities(glue_node_naming=request.param)
     return request.param
+
+
+@pytest.fixture(params=CHOICES["run_event_merge"])
+def run_event_merge(request: pytest.FixtureRequest, platform) -> str:
+    """Run the test under each reading of what a run made of several events shows (the
+    ``run_event_merge`` switch: all their datasets, or its latest event's); after ``platform``,
+    undone by its teardown. For suites of producers' events, which must hold under both."""
+    platform.control.set_ambiguities(run_event_merge=request.param)
+    return request.param

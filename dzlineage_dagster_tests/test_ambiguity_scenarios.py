@@ -63,6 +63,8 @@ SETTINGS = {
         "schema_updated_time": "frozen",
         "search_lag_seconds": LAG,
         "lineage_conflict": "other",
+        "run_event_merge": "latest",
+        "node_schema": "merged",
     },
 }
 

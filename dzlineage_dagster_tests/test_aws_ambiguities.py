@@ -122,6 +122,8 @@ def test_the_switches_refuse_unknown_names_and_values(platform):
     for switches in (
         {"type_recreation": "maybe"},
         {"glue_node_naming": "colon"},
+        {"run_event_merge": "union"},
+        {"node_schema": "last"},
         {"search_lag": "1"},
     ):
         with pytest.raises(Exception, match="400"):
@@ -486,10 +488,11 @@ def test_a_409_for_an_event_datazone_does_not_hold_is_never_counted_as_posted(
     assert held and set(held.values()) == {1}, "the next sync posts each event once"
 
 
-def test_the_sandbox_command_sets_the_search_lag_and_the_lineage_conflict(tmp_path):
+def test_the_sandbox_command_sets_the_search_lag_and_the_lineage_switches(tmp_path):
     port = free_port()
     env_file = tmp_path / "sandbox.env"
     options = ["--search-lag-seconds", "2.5", "--lineage-conflict", "other"]
+    options += ["--run-event-merge", "latest", "--node-schema", "merged"]
     command = [*COMMAND, "sandbox", "--empty", "--port", str(port), "--env-file", str(env_file)]
     process = subprocess.Popen([*command, *options], stdout=subprocess.DEVNULL)
     try:
@@ -499,6 +502,7 @@ def test_the_sandbox_command_sets_the_search_lag_and_the_lineage_conflict(tmp_pa
         switches = SandboxControl(f"http://127.0.0.1:{port}").set_ambiguities()
         assert switches["search_lag_seconds"] == 2.5
         assert switches["lineage_conflict"] == "other"
+        assert (switches["run_event_merge"], switches["node_schema"]) == ("latest", "merged")
     finally:
         process.terminate()
         process.wait(timeout=30)

@@ -108,4 +108,6 @@ def build_relay(
         max_body_bytes=settings.relay_max_body_bytes,
         spool=spool,
         max_backoff_seconds=settings.relay_max_backoff_seconds,
+        # A Lambda keeps no memory between invocations: only the server holds runs' datasets.
+        hold_streaming_runs=with_spool,
     )

@@ -6,6 +6,8 @@ disk that outlives it and no thread that runs between invocations, so there is n
 event is forwarded while the producer waits; when DataZone throttles or fails the producer gets
 503 with ``Retry-After`` and its own transport retries (the OpenLineage HTTP transport retries
 5xx). Nothing is lost as long as the producer retries; order across retries is the producer's.
+Nor does it hold a streaming run's datasets between events: an execution environment's memory
+is not one every event of a run reaches (docs/relay.md, "Streaming runs").
 """
 
 from __future__ import annotations

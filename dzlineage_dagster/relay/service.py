@@ -40,6 +40,7 @@ from dzlineage_dagster.core.lineage.relay_events import (
     parse_event,
 )
 from dzlineage_dagster.relay.keys import KeyStore
+from dzlineage_dagster.relay.shared_nodes import RunDatasets, SharedNodes
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
@@ -88,6 +89,7 @@ class Relay:
         spool: Spool | None = None,
         max_backoff_seconds: float = 30.0,
         first_backoff_seconds: float = 0.05,
+        hold_streaming_runs: bool = False,
     ) -> None:
         self.datazone = datazone
         self.domain_id = domain_id
@@ -99,6 +101,12 @@ class Relay:
         self.spool = spool
         self.max_backoff_seconds = max_backoff_seconds
         self.first_backoff_seconds = first_backoff_seconds
+        #: Schemas set aside on the platform's nodes; with ``hold_streaming_runs`` (the server,
+        #: not the Lambda, which keeps no memory between invocations) runs' datasets held.
+        self.shared_nodes = SharedNodes(
+            {rules.kafka_namespace} if rules.kafka_namespace else (),
+            RunDatasets() if hold_streaming_runs else None,
+        )
         self.counts: Counter[str] = Counter()
         self.last_error: str | None = None
         #: How long the spool's worker waits before its next delivery attempt (0: not waiting).
@@ -171,7 +179,7 @@ class Relay:
             )
         token = client_token(event)
         try:
-            event_json, notes = self.prepare(event)
+            event_json, notes = self.prepare(event, token)
         except EventTooLarge as error:
             return self.refuse(413, str(error))
         return self._deliver(token, event_json, notes)
@@ -212,9 +220,13 @@ class Relay:
             raise _BodyTooLarge(f"the decoded body exceeds {self.max_body_bytes} bytes")
         return data
 
-    def prepare(self, event: ReceivedEvent) -> tuple[str, dict[str, Any]]:
-        """The JSON to forward (renamed, trimmed) and what was changed, for the answer."""
+    def prepare(self, event: ReceivedEvent, token: str) -> tuple[str, dict[str, Any]]:
+        """The JSON to forward (renamed, guarded, trimmed) and what was changed, for the answer."""
         event, rewrites = canonicalize(event, self.rules)
+        guarded = self.shared_nodes.apply(event, token)
+        event = guarded.event
+        for name, amount in guarded.counts.items():
+            self.count(name, amount)
         event, removed = fit_to_size(event)
         if rewrites:
             self.count("renamed_datasets", len(rewrites))
@@ -223,6 +235,7 @@ class Relay:
         notes: dict[str, Any] = {}
         if rewrites:
             notes["renamed"] = rewrites
+        notes.update(guarded.notes)
         if removed:
             notes["trimmedFacets"] = [r["facet"] for r in removed]
         return compact_json(event.document), notes

@@ -187,6 +187,20 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "'same-run' (default) nothing, the run is its job's and run id's; 'new-event' it is one "
         "more event of the run (AWS documents neither)",
     )
+    parser.add_argument(
+        "--run-event-merge",
+        choices=CHOICES["run_event_merge"],
+        default="merge",
+        help="what a job run's lineage node shows when its events name different datasets: "
+        "'merge' (default) all of them, 'latest' only its latest event's (AWS documents neither)",
+    )
+    parser.add_argument(
+        "--node-schema",
+        choices=CHOICES["node_schema"],
+        default="last-writer",
+        help="which schema a dataset lineage node shows when several events gave it one: "
+        "'last-writer' (default), 'first-writer' or 'merged' (AWS documents none)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -316,6 +330,8 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         search_lag_seconds=args.search_lag_seconds,
         lineage_conflict=args.lineage_conflict,
         glue_lineage_repost=args.glue_lineage_repost,
+        run_event_merge=args.run_event_merge,
+        node_schema=args.node_schema,
     )
     if not args.empty:
         # The bundled demo also shows nested, enum, $ref and Protobuf columns (docs/columns.md).

@@ -42,6 +42,16 @@ its alternative, so the suite can run the product under both:
   id's, and the same event again changes nothing. ``new-event``: every accepted post is an
   event of its own, so a repost is one more event of the run (its ``amazon.glue.JobRunEvents``
   form lists it twice; still one run node). The guide says neither.
+- ``run_event_merge``: what a job run's lineage node shows when the run's events name different
+  datasets (Debezium sends a run's source tables and its topics in separate RUNNING events, then
+  a COMPLETE naming none). The guide says DataZone "versions lineage with each event" and shows
+  "the latest job run for each job", not what a run of several events shows. ``merge``
+  (default): every dataset any of its events named. ``latest``: only the datasets of its latest
+  event (by eventTime, then processing order); the datasets' edges to the run follow.
+- ``node_schema``: which ``schema`` facet a dataset node shows when several events (of several
+  producers) gave it one; AWS documents none. ``last-writer`` (default): the latest event's.
+  ``first-writer``: the first event's, whatever comes later. ``merged``: every field any event
+  gave it, in the order first seen, each as the latest event that named it describes it.
 """
 
 from __future__ import annotations
@@ -57,6 +67,8 @@ CHOICES = {
     "glue_node_naming": ("documented", "colon-join"),
     "lineage_conflict": ("duplicate", "other"),
     "glue_lineage_repost": ("same-run", "new-event"),
+    "run_event_merge": ("merge", "latest"),
+    "node_schema": ("last-writer", "first-writer", "merged"),
 }
 
 
@@ -70,6 +82,8 @@ class Ambiguities:
     search_lag_seconds: float = 0.0
     lineage_conflict: str = "duplicate"
     glue_lineage_repost: str = "same-run"
+    run_event_merge: str = "merge"
+    node_schema: str = "last-writer"
 
     @property
     def types_conflict(self) -> bool:

@@ -537,6 +537,8 @@ class DataZoneEmulator(PolicyOperations, RestJsonEmulator):
         """The domain and its lineage graph, processed up to now."""
         domain = self._domain(params)
         domain.lineage.colon_joins_glue = self.ambiguities.glue_colon_join
+        domain.lineage.runs_show_latest_event = self.ambiguities.run_event_merge == "latest"
+        domain.lineage.node_schema = self.ambiguities.node_schema
         domain.lineage.advance(now())
         return domain, domain.lineage
 

@@ -27,6 +27,12 @@ between the views, only ``eventTimestamp``: with it the sandbox answers the time
 that time; without it, as of now, which is the aggregated view (every job contributes what its
 latest run says; a job's earlier runs contribute nothing). ``ListLineageNodeHistory`` shows
 each version of a node with its edges as of that version's time.
+
+Two readings AWS leaves open are switches (:mod:`dzlineage_dagster.sandbox.server.ambiguities`),
+set before each read: ``run_event_merge`` (a run node shows what every event of the run named,
+or only its latest event's datasets) and ``node_schema`` (a dataset node's ``schema`` form is
+the latest event's, the first event's, or every field any event gave it). The graph keeps every
+event's datasets and facets, so a switch changes what is shown, not what is stored.
 """
 
 from __future__ import annotations
@@ -58,6 +64,8 @@ RUN_EVENT_TYPES = frozenset({"START", "RUNNING", "COMPLETE", "ABORT", "FAIL", "O
 #: ListLineageEvents' and GetLineageEvent's processingStatus values (botocore's model).
 REQUESTED, PROCESSING, SUCCESS, FAILED = "REQUESTED", "PROCESSING", "SUCCESS", "FAILED"
 _GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
+#: The ``node_schema`` readings (see :func:`_schema_shown`).
+LAST_WRITER, FIRST_WRITER, MERGED = "last-writer", "first-writer", "merged"
 
 Edges = tuple[tuple[str, datetime], ...]
 #: The type the sandbox gives the facet forms of dataset nodes (AWS does not document one).
@@ -284,6 +292,9 @@ class LineageGraph:
     def __init__(self) -> None:
         #: The ``glue_node_naming=colon-join`` reading; the emulator sets it before each read.
         self.colon_joins_glue = False
+        #: The ``run_event_merge=latest`` reading and the ``node_schema`` reading; set likewise.
+        self.runs_show_latest_event = False
+        self.node_schema = LAST_WRITER
         self.events: dict[str, LineageEventRecord] = {}
         #: Events DeleteLineageEvent removed, so a repeated delete answers the same (the model
         #: marks it idempotent).
@@ -297,6 +308,9 @@ class LineageGraph:
         #: latest run of each job".
         self._job_of_run: dict[str, str] = {}
         self._runs_of_job: dict[str, dict[str, list[tuple[datetime, int]]]] = {}
+        #: Run node id -> (event time, processing order) of each of its events -> the ids of
+        #: the datasets that event named as inputs and as outputs.
+        self._run_events: dict[str, dict[tuple[datetime, int], tuple[frozenset, frozenset]]] = {}
         self._processed = itertools.count()
         self._asset_links = _AssetLinks({}, None)
 
@@ -387,7 +401,12 @@ class LineageGraph:
             _link(run_node, node, event.event_time)
         self._job_of_run[run_node.id] = job_node.id
         runs = self._runs_of_job.setdefault(job_node.id, {})
-        runs.setdefault(run_node.id, []).append((event.event_time, next(self._processed)))
+        when = (event.event_time, next(self._processed))
+        runs.setdefault(run_node.id, []).append(when)
+        self._run_events.setdefault(run_node.id, {})[when] = (
+            frozenset(node.id for node in inputs),
+            frozenset(node.id for node in outputs),
+        )
         touched = {node.id: node for node in (job_node, run_node)}
         job_facets, run_facets = self.job_and_run_facets(event)
         job_node.versions.append(NodeVersion(event.event_time, record.created_at, job_facets))
@@ -425,6 +444,26 @@ class LineageGraph:
 
     def dataset_name(self, ref: DatasetRef) -> str:
         return ref.name
+
+    def latest_event_datasets(
+        self, run_node_id: str, when: datetime | None
+    ) -> tuple[frozenset, frozenset]:
+        """The input and output dataset ids the run's latest event up to ``when`` named."""
+        events = self._run_events[run_node_id]
+        eligible = [key for key in events if when is None or key[0] <= when]
+        return events[max(eligible)] if eligible else (frozenset(), frozenset())
+
+    def _run_shows(
+        self, run_node_id: str, dataset_id: str, side: int, when: datetime | None
+    ) -> bool:
+        """Whether a dataset node shows its edge to a run: the run is its job's latest, and
+        under ``run_event_merge=latest`` its latest event names the dataset on ``side`` (0:
+        inputs, 1: outputs)."""
+        if not self.is_latest_run(run_node_id, when):
+            return False
+        if not self.runs_show_latest_event:
+            return True
+        return dataset_id in self.latest_event_datasets(run_node_id, when)[side]
 
     def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
         source_identifier = self.dataset_source_identifier(ref)
@@ -502,13 +541,18 @@ class LineageGraph:
     ) -> NodeView:
         """The node at ``version``, its edges as the timestamp view draws them at ``when``
         (None: now, which is the aggregated view): a dataset's edges only to the latest run of
-        each job, a run's to its own datasets, each edge dated by its latest event up to then."""
+        each job, a run's to its own datasets (under ``run_event_merge=latest``, those of its
+        latest event only), each edge dated by its latest event up to then."""
         upstream, downstream = _edges_at(node.upstream, when), _edges_at(node.downstream, when)
         if node.type_name == self.dataset_type:
-            upstream = tuple(e for e in upstream if self.is_latest_run(e[0], when))
-            downstream = tuple(e for e in downstream if self.is_latest_run(e[0], when))
+            upstream = tuple(e for e in upstream if self._run_shows(e[0], node.id, 1, when))
+            downstream = tuple(e for e in downstream if self._run_shows(e[0], node.id, 0, when))
             linked = self._linked(assets).by_source.get(node.source_identifier, ())
             downstream += tuple((a.lineage_node_id, a.latest.created_at) for a in linked)
+        elif node.type_name == self.run_type and self.runs_show_latest_event:
+            inputs, outputs = self.latest_event_datasets(node.id, when)
+            upstream = tuple(e for e in upstream if e[0] in inputs)
+            downstream = tuple(e for e in downstream if e[0] in outputs)
         return NodeView(
             id=node.id,
             type_name=node.type_name,
@@ -519,7 +563,7 @@ class LineageGraph:
             created_at=node.versions[0].recorded_at,
             created_by=node.created_by,
             updated_at=version.recorded_at,
-            forms=_facet_forms(node, version.event_time),
+            forms=_facet_forms(node, version.event_time, self.node_schema),
             upstream=upstream,
             downstream=downstream,
         )
@@ -567,19 +611,41 @@ class _AssetLinks:
         return self.assets.get(asset_id) or self.by_node_id.get(identifier)
 
 
-def _facet_forms(node: LineageNode, when: datetime) -> tuple[Form, ...]:
-    """A dataset node's facets as forms, each facet as the latest event (up to ``when``) gave it.
+def _facet_forms(node: LineageNode, when: datetime, node_schema: str) -> tuple[Form, ...]:
+    """A dataset node's facets as forms, each facet as the latest event (up to ``when``) gave it,
+    but the ``schema`` facet as ``node_schema`` reads it (see :func:`_schema_shown`).
 
     AWS documents that dataset nodes carry ``formsOutput`` but not their names; the sandbox
     keeps one form per OpenLineage facet, named after the facet (``schema``,
     ``columnLineage``), its content the facet's JSON, so a reader can get the columns and the
     column lineage back.
     """
+    versions = [
+        v for v in sorted(node.versions, key=lambda v: v.event_time) if v.event_time <= when
+    ]
     latest: dict[str, Any] = {}
-    for version in sorted(node.versions, key=lambda v: v.event_time):
-        if version.event_time <= when:
-            latest.update(version.facets)
+    for version in versions:
+        latest.update(version.facets)
+    schemas = [v.facets["schema"] for v in versions if isinstance(v.facets.get("schema"), dict)]
+    if schemas:
+        latest["schema"] = _schema_shown(schemas, node_schema)
     return tuple(
         Form(name, FACET_FORM_TYPE, json.dumps(facet, sort_keys=True))
         for name, facet in sorted(latest.items())
     )
+
+
+def _schema_shown(schemas: list[dict[str, Any]], node_schema: str) -> dict[str, Any]:
+    """The ``schema`` facet a node shows of those its events gave it (oldest first):
+    ``last-writer`` the latest, ``first-writer`` the first, ``merged`` the latest with every
+    field any of them named, in the order first seen, each as the latest that named it."""
+    if node_schema == FIRST_WRITER:
+        return schemas[0]
+    if node_schema == LAST_WRITER:
+        return schemas[-1]
+    fields: dict[str, Any] = {}
+    for schema in schemas:
+        for item in schema.get("fields") or []:
+            if isinstance(item, dict) and isinstance(item.get("name"), str):
+                fields[item["name"]] = item  # a known name keeps its place, takes the newer field
+    return {**schemas[-1], "fields": list(fields.values())}

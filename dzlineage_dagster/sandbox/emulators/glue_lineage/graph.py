@@ -69,7 +69,7 @@ class GlueLineageGraph(LineageGraph):
         #: table); kept apart from the nodes, which appear only once their event is processed.
         self.descriptions: dict[str, str] = {}
         self._digests: set[str] = set()
-        self._run_events: dict[str, list[dict[str, str]]] = {}
+        self._posted_events_of_run: dict[str, list[dict[str, str]]] = {}
 
     def job_name(self, event: GlueRunEvent) -> str:
         return f"{event.job.namespace}.{event.job.name}"
@@ -93,7 +93,7 @@ class GlueLineageGraph(LineageGraph):
             return
         super().record(record)
         run = self.by_source(f"{self.job_name(event)}/{event.run_id}")
-        self._run_events.setdefault(run.id, []).append(
+        self._posted_events_of_run.setdefault(run.id, []).append(
             {"eventType": event.event_type, "eventTime": event.event_time.isoformat()}
         )
 
@@ -107,9 +107,9 @@ class GlueLineageGraph(LineageGraph):
             {"TypeName": f"{FACET_FORM_PREFIX}{form.name}", "Content": form.content}
             for form in view.forms
         ]
-        if view.id in self._run_events:
+        if view.id in self._posted_events_of_run:
             run_id = view.source_identifier.rsplit("/", 1)[-1]
-            content = {"runId": run_id, "events": self._run_events[view.id]}
+            content = {"runId": run_id, "events": self._posted_events_of_run[view.id]}
             forms.append({"TypeName": RUN_EVENTS_FORM, "Content": json.dumps(content)})
         answer: dict[str, Any] = {
             "Id": view.id,
