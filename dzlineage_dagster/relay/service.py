@@ -33,14 +33,17 @@ from dzlineage_dagster.core.lineage.relay_events import (
     InvalidEvent,
     NameRules,
     ReceivedEvent,
+    UnmappedDataset,
     canonicalize,
     client_token,
     compact_json,
     fit_to_size,
     parse_event,
+    unmapped_dataset,
 )
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
+from dzlineage_dagster.relay.unmapped import PlatformCache, UnmappedReport
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
 
@@ -88,6 +91,8 @@ class Relay:
         spool: Spool | None = None,
         max_backoff_seconds: float = 30.0,
         first_backoff_seconds: float = 0.05,
+        platform: PlatformCache | None = None,
+        refuse_unmapped_topics: bool = False,
     ) -> None:
         self.datazone = datazone
         self.domain_id = domain_id
@@ -99,6 +104,11 @@ class Relay:
         self.spool = spool
         self.max_backoff_seconds = max_backoff_seconds
         self.first_backoff_seconds = first_backoff_seconds
+        #: The platform's own datasets, what the relay measures unmapped datasets against
+        #: (None: not known, nothing is reported as unmapped).
+        self.platform = platform
+        self.refuse_unmapped_topics = refuse_unmapped_topics
+        self.unmapped = UnmappedReport()
         self.counts: Counter[str] = Counter()
         self.last_error: str | None = None
         #: How long the spool's worker waits before its next delivery attempt (0: not waiting).
@@ -174,6 +184,9 @@ class Relay:
             event_json, notes = self.prepare(event)
         except EventTooLarge as error:
             return self.refuse(413, str(error))
+        except UnmappedTopic as error:
+            self.count("refused_unmapped_topic")
+            return self.refuse(422, str(error))
         return self._deliver(token, event_json, notes)
 
     def check_access(self, event: ReceivedEvent, producer: Producer) -> None:
@@ -215,6 +228,7 @@ class Relay:
     def prepare(self, event: ReceivedEvent) -> tuple[str, dict[str, Any]]:
         """The JSON to forward (renamed, trimmed) and what was changed, for the answer."""
         event, rewrites = canonicalize(event, self.rules)
+        unmapped = self.check_mapped(event)
         event, removed = fit_to_size(event)
         if rewrites:
             self.count("renamed_datasets", len(rewrites))
@@ -223,9 +237,44 @@ class Relay:
         notes: dict[str, Any] = {}
         if rewrites:
             notes["renamed"] = rewrites
+        if unmapped:
+            notes["unmapped"] = [found.identity for found in unmapped]
         if removed:
             notes["trimmedFacets"] = [r["facet"] for r in removed]
         return compact_json(event.document), notes
+
+    def check_mapped(self, event: ReceivedEvent) -> list[UnmappedDataset]:
+        """The event's datasets (as renamed) that are none of the platform's nodes, each noted
+        once per event in :attr:`unmapped`. With ``refuse_unmapped_topics``, raises
+        :class:`UnmappedTopic` with the fix when one names a platform topic under another
+        namespace; a dataset foreign to the platform is never refused."""
+        known = self.platform.current() if self.platform is not None else None
+        if known is None:
+            return []
+        document = event.document
+        found: dict[str, UnmappedDataset] = {}
+        for key in ("inputs", "outputs"):
+            for dataset in document.get(key) or []:
+                unmapped = unmapped_dataset(dataset, document["job"], known)
+                if unmapped is not None:
+                    found.setdefault(unmapped.identity, unmapped)
+        example = {
+            "job": f"{document['job']['namespace']}.{document['job']['name']}",
+            "runId": document["run"]["runId"],
+            "eventType": document.get("eventType"),
+            "eventTime": document.get("eventTime"),
+        }
+        for unmapped in found.values():
+            self.unmapped.note(unmapped, example)
+        if found:
+            self.count("unmapped_datasets", len(found))
+        refusable = [u for u in found.values() if u.fix]
+        if self.refuse_unmapped_topics and refusable:
+            raise UnmappedTopic(
+                "; ".join(f"{u.identity} {u.reason}: {u.fix}" for u in refusable)
+                + " (DZLINEAGE_RELAY_REFUSE_UNMAPPED_TOPICS=true refuses such events)"
+            )
+        return list(found.values())
 
     def _deliver(self, token: str, event_json: str, notes: dict[str, Any]) -> RelayResponse:
         answer = {"clientToken": token, **notes}
@@ -430,8 +479,17 @@ class Relay:
             "last_error": last_error or self.keys.last_error,
             "producers": self.keys.producers(),
             "details": dict(sorted(counts.items())),
+            "unmapped": {
+                **self.unmapped.status(),
+                "platform": self.platform.status() if self.platform is not None else None,
+            },
         }
 
 
 class _BodyTooLarge(ValueError):
     pass
+
+
+class UnmappedTopic(ValueError):
+    """The event names a platform topic under a namespace that is not the cluster's, and the
+    relay is set to refuse such events; the message names each dataset and its fix."""
