@@ -17,7 +17,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
@@ -46,6 +46,10 @@ class GraphNode:
     #: "glue_table", "topic", "source_table" or "dataset".
     kind: str
     columns: tuple[str, ...] = ()
+    #: Shown by its whole sourceIdentifier: it is not the platform's node of its short name (a
+    #: topic under another Kafka namespace, such as Debezium's ``kafka://unknown:unknown``),
+    #: so its short name would name another node (:meth:`LineageGraph.name_apart_from`).
+    apart: bool = False
 
     @property
     def kind_word(self) -> str:
@@ -57,12 +61,16 @@ class GraphNode:
         lakehouse.sales_orders``, ``source table shop.sales.orders on postgres://db:5432`` (the
         database server a source table lives on)."""
         dataset = _DATASET.fullmatch(self.id)
-        on = f" on {dataset['namespace']}" if dataset and self.kind == "source_table" else ""
+        shown = dataset and self.kind == "source_table" and not self.apart
+        on = f" on {dataset['namespace']}" if shown else ""
         return f"{self.kind_word} {self.label}{on}"
 
     @property
     def label(self) -> str:
-        """The short name a user would type: ``db.table``, the topic, ``db.schema.table``."""
+        """The short name a user would type: ``db.table``, the topic, ``db.schema.table``; the
+        whole sourceIdentifier of a node :attr:`apart` from the platform's."""
+        if self.apart:
+            return self.id
         glue = _GLUE_TABLE.fullmatch(self.id)
         if glue:
             return f"{glue['db']}.{glue['table']}"
@@ -99,9 +107,20 @@ class LineageGraph:
     def add_node(self, node_id: str, columns: Iterable[str] = ()) -> GraphNode:
         existing = self.nodes.get(node_id)
         merged = tuple(dict.fromkeys((*(existing.columns if existing else ()), *columns)))
-        node = GraphNode(node_id, node_kind(node_id), merged)
+        node = GraphNode(node_id, node_kind(node_id), merged, existing.apart if existing else False)
         self.nodes[node_id] = node
         return node
+
+    def name_apart_from(self, platform: Iterable[str]) -> None:
+        """Show by its whole sourceIdentifier each node that is none of the ``platform``'s own
+        identities but has the short name of one (``kafka://unknown:unknown/shop.sales.orders``
+        beside the platform's topic ``shop.sales.orders``): a node is labelled by its own
+        identity, never by another node's name. Nodes whose short name is nobody else's keep it."""
+        platform = set(platform)
+        taken = {_label(node_id).lower() for node_id in platform}
+        for node_id, node in self.nodes.items():
+            if node_id not in platform and node.label.lower() in taken:
+                self.nodes[node_id] = replace(node, apart=True)
 
     def add_edge(self, edge: GraphEdge) -> None:
         self.add_node(edge.upstream)
