@@ -142,6 +142,11 @@ def test_a_node_apart_from_the_platforms_topic_is_shown_by_its_own_identity(demo
     assert nodes[unknown]["label"] == unknown and nodes[unknown]["owners"] == []
     platform_id = next(i for i, n in nodes.items() if n["kind"] == "topic" and i != unknown)
     assert nodes[platform_id]["label"] == TOPIC
+    # --history labels the same way.
+    code, out, _ = trace(capsys, "sales.orders", "--downstream", "--history")
+    assert code == 0
+    assert f"-> topic {unknown}  via shop.shop.0" in out
+    assert f"-> topic {TOPIC}  via kafka-connect.shop-debezium-source/{TOPIC}" in out
 
 
 def test_orphans_lists_topics_that_feed_no_table_and_tables_nothing_feeds(demo, capsys):

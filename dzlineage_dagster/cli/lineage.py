@@ -230,7 +230,16 @@ def _print_history(
         print(f"dzlineage trace: --history prints text or json, not {args.format}", file=sys.stderr)
         return 2
     revisions, truncated = catalog.lineage.history(root, direction)
-    print(render_history(root, direction, revisions, args.format, truncated=truncated))
+    print(
+        render_history(
+            root,
+            direction,
+            revisions,
+            args.format,
+            truncated=truncated,
+            platform=catalog.platform_ids,
+        )
+    )
     return 0
 
 

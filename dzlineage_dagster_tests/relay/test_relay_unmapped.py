@@ -4,10 +4,20 @@ platform topic under a namespace that is not the cluster's is refused naming the
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
+from botocore.exceptions import ClientError
 from openlineage.client.event_v2 import OutputDataset
 
-from benchmarks.relay_process import API_KEY, relay_environment, running_relay
+from benchmarks.relay_process import API_KEY, DZLINEAGE, relay_environment, running_relay
+from dzlineage_dagster.core.lineage.relay_events import PlatformDatasets, UnmappedDataset
+from dzlineage_dagster.relay.unmapped import (
+    MAX_EXAMPLES,
+    MAX_IDENTITIES,
+    PlatformCache,
+    UnmappedReport,
+)
 from dzlineage_dagster_tests.relay.conftest import events_per_run
 from dzlineage_dagster_tests.relay.events import debezium_events, run_event, to_json
 
@@ -139,3 +149,73 @@ def test_refusal_off_forwards_the_same_event(module_platform, tmp_path):
         relay.stop()
     assert code == 200 and answer["status"] == "forwarded", answer
     assert events_per_run(module_platform)[(event.run.runId, "RUNNING")] == 1
+
+
+def test_refusal_without_the_syncs_settings_stops_the_start_naming_them(module_platform, tmp_path):
+    environment = relay_environment(
+        module_platform.environment,
+        DZLINEAGE_RELAY_API_KEY=API_KEY,
+        DZLINEAGE_RELAY_REFUSE_UNMAPPED_TOPICS="true",
+    )
+    del environment["DZLINEAGE_REGISTRY_NAME"]
+    result = subprocess.run(
+        [DZLINEAGE, "relay", "--port", "0"],
+        env=environment,
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+    )
+    assert result.returncode == 1
+    assert "DZLINEAGE_RELAY_REFUSE_UNMAPPED_TOPICS=true needs the sync's settings" in result.stderr
+    assert "DZLINEAGE_REGISTRY_NAME" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+class FakeClock:
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+def test_the_platforms_datasets_are_read_once_per_ttl_and_a_failed_read_keeps_the_last():
+    answers = [
+        PlatformDatasets(frozenset({"a"})),
+        ClientError({"Error": {"Code": "Throttling"}}, "X"),
+    ]
+
+    def read() -> PlatformDatasets:
+        answer = answers.pop(0)
+        if isinstance(answer, Exception):
+            raise answer
+        return answer
+
+    clock = FakeClock()
+    cache = PlatformCache(read, ttl_seconds=300, clock=clock)
+    first = cache.current()
+    clock.now = 299
+    assert cache.current() is first and cache.reads == 1
+    clock.now = 300
+    assert cache.current() is first, "a failed read keeps the last answer"
+    assert cache.status()["error"].startswith("ClientError: An error occurred (Throttling)")
+    assert cache.status() | {"error": None} == {
+        "datasets": 1,
+        "reads": 2,
+        "ttl_seconds": 300,
+        "error": None,
+    }
+
+
+def test_the_report_keeps_a_bounded_number_of_identities_and_examples():
+    report = UnmappedReport()
+    for index in range(MAX_IDENTITIES + 5):
+        for run in range(MAX_EXAMPLES + 2):
+            report.note(UnmappedDataset(f"s3://b/{index}", "foreign"), {"runId": str(run)})
+    status = report.status()
+    assert status["identities"] == MAX_IDENTITIES
+    assert status["events"] == (MAX_IDENTITIES + 5) * (MAX_EXAMPLES + 2)
+    assert status["unlisted_events"] == 5 * (MAX_EXAMPLES + 2)
+    assert {len(d["examples"]) for d in status["datasets"]} == {MAX_EXAMPLES}
+    assert {d["count"] for d in status["datasets"]} == {MAX_EXAMPLES + 2}

@@ -116,11 +116,9 @@ class LineageGraph:
         identities but has the short name of one (``kafka://unknown:unknown/shop.sales.orders``
         beside the platform's topic ``shop.sales.orders``): a node is labelled by its own
         identity, never by another node's name. Nodes whose short name is nobody else's keep it."""
-        platform = set(platform)
-        taken = {_label(node_id).lower() for node_id in platform}
-        for node_id, node in self.nodes.items():
-            if node_id not in platform and node.label.lower() in taken:
-                self.nodes[node_id] = replace(node, apart=True)
+        apart = ids_apart(self.nodes, platform)
+        for node_id in apart:
+            self.nodes[node_id] = replace(self.nodes[node_id], apart=True)
 
     def add_edge(self, edge: GraphEdge) -> None:
         self.add_node(edge.upstream)
@@ -158,6 +156,14 @@ class LineageGraph:
                     seen.add(far)
                     queue.append((far, hops + 1))
         return result
+
+
+def ids_apart(node_ids: Iterable[str], platform: Iterable[str]) -> set[str]:
+    """The ids of ``node_ids`` that are none of ``platform``'s but have the short name of one
+    (case-insensitive): those a label must show whole (:attr:`GraphNode.apart`)."""
+    platform = set(platform)
+    taken = {_label(node_id).lower() for node_id in platform}
+    return {i for i in node_ids if i not in platform and _label(i).lower() in taken}
 
 
 def resolve_short_name(text: str, node_ids: Iterable[str]) -> list[str]:
@@ -261,10 +267,18 @@ def render_history(
     fmt: Literal["text", "json"],
     *,
     truncated: bool = False,
+    platform: Iterable[str] = (),
 ) -> str:
     """What fed (or what read) ``root`` over time: :func:`neighbour_periods` of its
-    revisions, as text lines or JSON; ``truncated``: older revisions were not read."""
+    revisions, as text lines or JSON; ``truncated``: older revisions were not read;
+    ``platform``: the platform's own nodes, for :func:`ids_apart`."""
     periods = neighbour_periods(revisions)
+    datasets = {root, *(d for period in periods for d, _ in period.neighbours)}
+    apart = ids_apart(datasets, platform)
+
+    def node(node_id: str) -> GraphNode:
+        return GraphNode(node_id, node_kind(node_id), apart=node_id in apart)
+
     if fmt == "json":
         return json.dumps(
             {
@@ -274,7 +288,7 @@ def render_history(
                     {
                         "since": period.at.isoformat(),
                         "datasets": [
-                            {"id": d, "kind": node_kind(d), "label": _label(d), "job": job}
+                            {"id": d, "kind": node_kind(d), "label": node(d).label, "job": job}
                             for d, job in period.neighbours
                         ],
                     }
@@ -284,16 +298,16 @@ def render_history(
             },
             indent=2,
         )
-    node = GraphNode(root, node_kind(root))
+    top = node(root)
     arrow = "<-" if direction == "upstream" else "->"
-    lines = [f"{node.kind_word} {node.label}  {root}", f"{direction}, newest first:"]
+    lines = [f"{top.kind_word} {top.label}  {root}", f"{direction}, newest first:"]
     for period in periods:
         since = f"since {period.at:%Y-%m-%d %H:%M:%S %Z}".rstrip()
         if not period.neighbours:
             lines.append(f"  {since}  {arrow} (nothing)")
         for dataset, job in period.neighbours:
             via = f"  via {job}" if job else ""
-            described = GraphNode(dataset, node_kind(dataset)).described
+            described = node(dataset).described
             lines.append(f"  {since}  {arrow} {described}{via}")
     if truncated:
         lines.append("  (older revisions not read)")
