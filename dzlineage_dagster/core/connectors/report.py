@@ -195,3 +195,12 @@ def openlineage_without_kafka_namespace(connectors: Iterable[ConnectorDefinition
             for key in OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES
         )
     ]
+
+
+def openlineage_namespace_fix(connector: str) -> str:
+    """What makes a connector of :func:`openlineage_without_kafka_namespace` name its topics by
+    the cluster (the relay maps any broker of it, on any listener, to the topic's node)."""
+    return (
+        f"set {OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES[0]}=<a broker of the cluster> on connector "
+        f"{connector}"
+    )

@@ -26,6 +26,7 @@ from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS, parse_rate_limits
 from dzlineage_dagster.core.connectors.report import (
     OPENLINEAGE_ENABLED,
     OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES,
+    openlineage_namespace_fix,
     openlineage_without_kafka_namespace,
 )
 from dzlineage_dagster.core.connectors.topics import TopicKind
@@ -303,7 +304,6 @@ def connectors(doctor: Doctor) -> Iterator[CheckResult]:
     found = doctor.run.connectors if url else doctor.run.resource.msk.connector_summaries()
     where = f"Kafka Connect REST {url}" if url else "MSK Connect ListConnectors"
     yield CheckResult("connectors", "data", Status.OK, f"{len(found)} connectors ({where})")
-    property_ = OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES[0]
     for name in openlineage_without_kafka_namespace(doctor.run.connectors):
         yield CheckResult(
             "connectors",
@@ -312,8 +312,7 @@ def connectors(doctor: Doctor) -> Iterator[CheckResult]:
             f"Debezium's OpenLineage is on ({OPENLINEAGE_ENABLED}=true) and neither "
             f"{' nor '.join(OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES)} is set: its events name "
             f"its topics kafka://unknown:unknown, lineage nodes apart from the platform's topics",
-            f"set {property_}=<a broker of the cluster, as the msk row lists them> on "
-            f"connector {name}",
+            openlineage_namespace_fix(name),
         )
 
 
