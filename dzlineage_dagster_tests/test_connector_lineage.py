@@ -461,6 +461,32 @@ def test_a_connector_the_platform_refuses_is_failing_everywhere_and_gives_no_lin
     )
 
 
+def test_the_topology_names_a_debezium_connector_whose_openlineage_names_topics_unknown(
+    platform,
+):
+    """Debezium's own OpenLineage on and no bootstrap property: its topic events would name
+    `kafka://unknown:unknown`; the connector_topology observation says which and what to set."""
+
+    def observed() -> str:
+        result = defs.resolve_job_def("connector_topology_refresh").execute_in_process(
+            instance=platform.instance
+        )
+        [observation] = result.asset_observations_for_node("connector_topology")
+        return observation.metadata["openlineage_unknown_namespace"].value
+
+    assert observed() == "none"
+    create_connector(
+        platform,
+        "crm-postgres-source",
+        {**AMBIGUOUS_SOURCE, "openlineage.integration.enabled": "true"},
+    )
+    assert observed() == (
+        "- crm-postgres-source: its own OpenLineage names its topics kafka://unknown:unknown; "
+        "set openlineage.integration.dataset.kafka.bootstrap.servers=<a broker of the cluster> "
+        "on connector crm-postgres-source"
+    )
+
+
 def test_a_merged_topic_behind_a_regex_include_list_and_a_nameless_connector_are_explained(
     platform,
 ):

@@ -224,6 +224,50 @@ def test_a_frozen_updated_time_warns_that_the_version_sweep_finds_new_versions(p
     assert "the version sweep finds each within 60 ticks" in row["detail"]
 
 
+def test_a_debezium_connector_whose_openlineage_names_topics_unknown_is_named(platform, capsys):
+    """Debezium's own OpenLineage on, and no property its topics' Kafka namespace comes from:
+    its topic events say `kafka://unknown:unknown`. The row names the connector and the
+    property to set; setting it clears the row."""
+    connect = platform.client("kafkaconnect")
+    (summary,) = [
+        c
+        for c in connect.list_connectors()["connectors"]
+        if c["connectorName"] == "shop-debezium-source"
+    ]
+
+    def update(**settings: str) -> None:
+        described = connect.describe_connector(connectorArn=summary["connectorArn"])
+        connect.update_connector(
+            connectorArn=summary["connectorArn"],
+            currentVersion=described["currentVersion"],
+            connectorConfiguration={**described["connectorConfiguration"], **settings},
+        )
+
+    update(**{"openlineage.integration.enabled": "true"})
+    code, rows = doctor(capsys)
+    assert code == 0
+    assert not_ok(rows) == [("connectors", "shop-debezium-source", "WARN")]
+    (row,) = [r for r in rows_of(rows, "connectors") if r["status"] == "WARN"]
+    assert "its topics kafka://unknown:unknown" in row["detail"]
+    assert row["fix"].startswith(
+        "set openlineage.integration.dataset.kafka.bootstrap.servers=<a broker of the cluster"
+    )
+    assert row["fix"].endswith("on connector shop-debezium-source")
+
+    brokers = platform.client("kafka").get_bootstrap_brokers(
+        ClusterArn=platform.settings.msk_cluster_arn
+    )
+    update(
+        **{
+            "openlineage.integration.dataset.kafka.bootstrap.servers": brokers[
+                "BootstrapBrokerStringSaslIam"
+            ]
+        }
+    )
+    code, rows = doctor(capsys)
+    assert code == 0 and not_ok(rows) == []
+
+
 #: (service, operation the fault denies, the check whose row fails, the IAM action to allow)
 DENIALS = [
     ("sts", "GetCallerIdentity", "identity", "sts:GetCallerIdentity"),

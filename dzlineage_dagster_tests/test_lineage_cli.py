@@ -7,9 +7,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from openlineage.client.event_v2 import InputDataset, OutputDataset, RunState
 
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.sandbox.demo.seed import Column as SeedColumn
+from dzlineage_dagster_tests.relay.events import DEBEZIUM_PRODUCER, run_event, to_json
 
 SOURCE_NAMESPACE = "postgres://shop-db.cluster-c8a1b2c3d4e5.us-east-1.rds.amazonaws.com:5432"
 TOPIC = "shop.sales.orders"
@@ -107,6 +109,44 @@ def test_trace_names_whom_to_call_about_each_topic(demo, capsys):
     assert out.splitlines()[1].endswith(f"  owners: team:{project['name']}, {lead}")
     code, out, _ = trace(capsys, TABLE, "--no-owners")
     assert "owners:" not in out
+
+
+def test_a_node_apart_from_the_platforms_topic_is_shown_by_its_own_identity(demo, capsys):
+    """Debezium, its connector naming no bootstrap servers, posts the topic as
+    ``kafka://unknown:unknown``: a node of its own, which trace never shows under the platform
+    topic's name nor with that topic's owners."""
+    demo.client("glue").tag_resource(
+        ResourceArn=demo.schema_arn(TOPIC), TagsToAdd={"owner": "alice@example.com"}
+    )
+    unknown = f"kafka://unknown:unknown/{TOPIC}"
+    # Debezium's job `<topic.prefix>.<taskId>` in namespace `topic.prefix`, as it names them.
+    event = run_event(
+        inputs=[InputDataset(SOURCE_NAMESPACE, "shop.sales.orders")],
+        outputs=[OutputDataset("kafka://unknown:unknown", TOPIC)],
+        state=RunState.RUNNING,
+        job=("shop", "shop.0"),
+        producer=DEBEZIUM_PRODUCER,
+    )
+    demo.client("datazone").post_lineage_event(
+        domainIdentifier=demo.settings.domain_id, event=to_json(event).encode()
+    )
+    code, out, _ = trace(capsys, "sales.orders", "--downstream", "--depth", "1")
+    assert code == 0
+    lines = out.splitlines()
+    (platform_topic,) = [line for line in lines if f"-> topic {TOPIC}  via" in line]
+    assert "owners: alice@example.com" in platform_topic
+    (apart,) = [line for line in lines if "unknown:unknown" in line]
+    assert apart.endswith(f"-> topic {unknown}  via shop.shop.0"), apart
+    code, out, _ = trace(capsys, "sales.orders", "--downstream", "--format", "json")
+    nodes = {n["id"]: n for n in json.loads(out)["nodes"]}
+    assert nodes[unknown]["label"] == unknown and nodes[unknown]["owners"] == []
+    platform_id = next(i for i, n in nodes.items() if n["kind"] == "topic" and i != unknown)
+    assert nodes[platform_id]["label"] == TOPIC
+    # --history labels the same way.
+    code, out, _ = trace(capsys, "sales.orders", "--downstream", "--history")
+    assert code == 0
+    assert f"-> topic {unknown}  via shop.shop.0" in out
+    assert f"-> topic {TOPIC}  via kafka-connect.shop-debezium-source/{TOPIC}" in out
 
 
 def test_orphans_lists_topics_that_feed_no_table_and_tables_nothing_feeds(demo, capsys):

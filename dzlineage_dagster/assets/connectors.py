@@ -27,6 +27,8 @@ from dzlineage_dagster.core.connectors.report import (
     converter_registries_label,
     edge_rows,
     markdown_table,
+    openlineage_namespace_fix,
+    openlineage_without_kafka_namespace,
     refused_connectors,
     unknown_connectors,
 )
@@ -71,6 +73,11 @@ def connector_topology(
     unresolved = ambiguous_edges(topology)
     unknown = unknown_connectors(topology)
     refused = refused_connectors(topology)
+    unknown_namespace = [
+        f"- {name}: its own OpenLineage names its topics kafka://unknown:unknown; "
+        f"{openlineage_namespace_fix(name)}"
+        for name in openlineage_without_kafka_namespace(topology.connectors)
+    ]
     yield ObserveResult(
         asset_key=CONNECTOR_TOPOLOGY_SPEC.key,
         data_version=DataVersion(run.connectors_digest),
@@ -91,6 +98,9 @@ def connector_topology(
             "unknown_connectors": MetadataValue.md("\n".join(f"- {u}" for u in unknown) or "none"),
             "refused_connectors": MetadataValue.md("\n".join(f"- {r}" for r in refused) or "none"),
             "refused_connector_count": len(refused),
+            "openlineage_unknown_namespace": MetadataValue.md(
+                "\n".join(unknown_namespace) or "none"
+            ),
             "api_calls": MetadataValue.json(run.api_calls()),
         },
     )

@@ -17,6 +17,7 @@ import json
 import sys
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from dzlineage_dagster.cli.common import SETUP_ERRORS
@@ -41,6 +42,7 @@ from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.checks.preflight import check_cluster, check_registry
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage, LineageQueryError
+from dzlineage_dagster.sync.lineage.platform_graph import platform_datasets
 
 #: Topics that carry table data; the others (heartbeats, schema changes, ...) feed no table.
 DATA_TOPIC_KINDS = (TopicKind.TABLE, TopicKind.OTHER)
@@ -78,6 +80,13 @@ class LineageCatalog:
             [self.run.topic_namespace, by_brokers, f"kafka://{self.run.cluster.name}"]
         )
         return [dataset_source_identifier(namespace, topic) for namespace in namespaces]
+
+    @cached_property
+    def platform_ids(self) -> frozenset[str]:
+        """The platform's own nodes (as the sync names them, a topic by either namespace
+        style too): a node of the graph that is none of them is not shown by their names."""
+        styles = {i for topic in self.run.registry_topics for i in self.topic_ids(topic)}
+        return platform_datasets(self.run).identities | styles
 
     def data_topics(self) -> list[str]:
         return [t for t in self.run.registry_topics if classify_topic(t) in DATA_TOPIC_KINDS]
@@ -203,6 +212,7 @@ def cmd_trace(args: argparse.Namespace) -> int:
         if args.history:
             return _print_history(catalog, root, direction, args)
         graph = catalog.lineage.walk(root, direction, args.depth)
+        graph.name_apart_from(catalog.platform_ids)
         owners, notes = catalog.owners_of(graph) if args.owners else ({}, [])
     except (LineageQueryError, *SETUP_ERRORS) as error:
         print(f"dzlineage trace: {describe_error(error)}", file=sys.stderr)
@@ -220,7 +230,16 @@ def _print_history(
         print(f"dzlineage trace: --history prints text or json, not {args.format}", file=sys.stderr)
         return 2
     revisions, truncated = catalog.lineage.history(root, direction)
-    print(render_history(root, direction, revisions, args.format, truncated=truncated))
+    print(
+        render_history(
+            root,
+            direction,
+            revisions,
+            args.format,
+            truncated=truncated,
+            platform=catalog.platform_ids,
+        )
+    )
     return 0
 
 

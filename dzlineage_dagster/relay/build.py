@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Mapping
+from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -11,14 +13,28 @@ from dzlineage_dagster.core.lineage.openlineage import (
     preferred_broker_string,
 )
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
-from dzlineage_dagster.core.lineage.relay_events import NameRules
-from dzlineage_dagster.relay.glue_catalog import GlueCatalogCache
+from dzlineage_dagster.core.lineage.relay_events import NameRules, PlatformDatasets
 from dzlineage_dagster.relay.keys import KeyStore
+from dzlineage_dagster.relay.platform.datasets import PlatformCache
+from dzlineage_dagster.relay.platform.glue_catalog import GlueCatalogCache
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
-from dzlineage_dagster.resources import DataZoneResource, GlueDataCatalogResource, MskResource
-from dzlineage_dagster.settings import InvalidSettings, aws_side_options, env_name
+from dzlineage_dagster.resources import (
+    DataZoneResource,
+    GlueDataCatalogResource,
+    LineageSyncResource,
+    MskResource,
+)
+from dzlineage_dagster.settings import (
+    InvalidSettings,
+    LineageSettings,
+    MissingSettings,
+    aws_side_options,
+    env_name,
+)
+from dzlineage_dagster.sync.lineage.platform_graph import platform_datasets
+from dzlineage_dagster.sync.run_state import SyncRun
 
 #: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
 #: event goes to the spool at once, whose worker is the retry loop, so a producer never waits
@@ -63,6 +79,37 @@ def name_rules(
             f"it or set {env_name('relay_kafka_namespace')}=false to relay Kafka names as sent)"
         ) from None
     return NameRules.for_cluster(brokers, namespace, **options)
+
+
+def platform_cache(
+    settings: RelaySettings, sides: dict[str, dict[str, Any]], environ: Mapping[str, str] | None
+) -> PlatformCache | None:
+    """The platform's datasets, read as a sync reads them, when the sync's settings are set
+    (else None: the relay cannot tell what is unmapped, and says so in its log)."""
+    try:
+        lineage_settings = LineageSettings.from_env(environ)
+    except (MissingSettings, InvalidSettings) as error:
+        if settings.relay_refuse_unmapped_topics:
+            raise RelaySettingsError(
+                f"{env_name('relay_refuse_unmapped_topics')}=true needs the sync's settings to "
+                f"know the platform's topics: {error}"
+            ) from None
+        logging.getLogger("dzlineage.relay").warning(
+            "unmapped datasets are not reported: the sync's settings are not set (%s)", error
+        )
+        return None
+
+    def read() -> PlatformDatasets:
+        resource = LineageSyncResource.with_settings(lineage_settings, sides)
+        return platform_datasets(SyncRun(resource, logging.getLogger("dzlineage.relay")))
+
+    cache = PlatformCache(read, settings.relay_platform_ttl_seconds)
+    if settings.relay_refuse_unmapped_topics and cache.current() is None:
+        raise RelaySettingsError(
+            f"{env_name('relay_refuse_unmapped_topics')}=true needs the platform's topics, and "
+            f"they cannot be read: {cache.error}"
+        )
+    return cache
 
 
 def build_relay(
@@ -110,4 +157,6 @@ def build_relay(
         max_backoff_seconds=settings.relay_max_backoff_seconds,
         # A Lambda keeps no memory between invocations: only the server holds runs' datasets.
         hold_streaming_runs=with_spool,
+        platform=platform_cache(settings, sides, environ),
+        refuse_unmapped_topics=settings.relay_refuse_unmapped_topics,
     )

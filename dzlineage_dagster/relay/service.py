@@ -33,13 +33,16 @@ from dzlineage_dagster.core.lineage.relay_events import (
     InvalidEvent,
     NameRules,
     ReceivedEvent,
+    UnmappedDataset,
     canonicalize,
     client_token,
     compact_json,
     fit_to_size,
     parse_event,
+    unmapped_dataset,
 )
 from dzlineage_dagster.relay.keys import KeyStore
+from dzlineage_dagster.relay.platform.datasets import PlatformCache, UnmappedReport
 from dzlineage_dagster.relay.shared_nodes import RunDatasets, SharedNodes
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
@@ -90,6 +93,8 @@ class Relay:
         max_backoff_seconds: float = 30.0,
         first_backoff_seconds: float = 0.05,
         hold_streaming_runs: bool = False,
+        platform: PlatformCache | None = None,
+        refuse_unmapped_topics: bool = False,
     ) -> None:
         self.datazone = datazone
         self.domain_id = domain_id
@@ -107,6 +112,11 @@ class Relay:
             {rules.kafka_namespace} if rules.kafka_namespace else (),
             RunDatasets() if hold_streaming_runs else None,
         )
+        #: The platform's own datasets, what the relay measures unmapped datasets against
+        #: (None: not known, nothing is reported as unmapped).
+        self.platform = platform
+        self.refuse_unmapped_topics = refuse_unmapped_topics
+        self.unmapped = UnmappedReport()
         self.counts: Counter[str] = Counter()
         self.last_error: str | None = None
         #: How long the spool's worker waits before its next delivery attempt (0: not waiting).
@@ -182,6 +192,9 @@ class Relay:
             event_json, notes = self.prepare(event, token)
         except EventTooLarge as error:
             return self.refuse(413, str(error))
+        except UnmappedTopic as error:
+            self.count("refused_unmapped_topic")
+            return self.refuse(422, str(error))
         return self._deliver(token, event_json, notes)
 
     def check_access(self, event: ReceivedEvent, producer: Producer) -> None:
@@ -223,6 +236,8 @@ class Relay:
     def prepare(self, event: ReceivedEvent, token: str) -> tuple[str, dict[str, Any]]:
         """The JSON to forward (renamed, guarded, trimmed) and what was changed, for the answer."""
         event, rewrites = canonicalize(event, self.rules)
+        # Checked before a run's held datasets are added: those were checked with their event.
+        unmapped = self.check_mapped(event)
         guarded = self.shared_nodes.apply(event, token)
         event = guarded.event
         for name, amount in guarded.counts.items():
@@ -236,9 +251,44 @@ class Relay:
         if rewrites:
             notes["renamed"] = rewrites
         notes.update(guarded.notes)
+        if unmapped:
+            notes["unmapped"] = [found.identity for found in unmapped]
         if removed:
             notes["trimmedFacets"] = [r["facet"] for r in removed]
         return compact_json(event.document), notes
+
+    def check_mapped(self, event: ReceivedEvent) -> list[UnmappedDataset]:
+        """The event's datasets (as renamed) that are none of the platform's nodes, each noted
+        once per event in :attr:`unmapped`. With ``refuse_unmapped_topics``, raises
+        :class:`UnmappedTopic` with the fix when one names a platform topic under another
+        namespace; a dataset foreign to the platform is never refused."""
+        known = self.platform.current() if self.platform is not None else None
+        if known is None:
+            return []
+        document = event.document
+        found: dict[str, UnmappedDataset] = {}
+        for key in ("inputs", "outputs"):
+            for dataset in document.get(key) or []:
+                unmapped = unmapped_dataset(dataset, document["job"], known)
+                if unmapped is not None:
+                    found.setdefault(unmapped.identity, unmapped)
+        example = {
+            "job": f"{document['job']['namespace']}.{document['job']['name']}",
+            "runId": document["run"]["runId"],
+            "eventType": document.get("eventType"),
+            "eventTime": document.get("eventTime"),
+        }
+        for unmapped in found.values():
+            self.unmapped.note(unmapped, example)
+        if found:
+            self.count("unmapped_datasets", len(found))
+        refusable = [u for u in found.values() if u.fix]
+        if self.refuse_unmapped_topics and refusable:
+            raise UnmappedTopic(
+                "; ".join(f"{u.identity} {u.reason}: {u.fix}" for u in refusable)
+                + " (DZLINEAGE_RELAY_REFUSE_UNMAPPED_TOPICS=true refuses such events)"
+            )
+        return list(found.values())
 
     def _deliver(self, token: str, event_json: str, notes: dict[str, Any]) -> RelayResponse:
         answer = {"clientToken": token, **notes}
@@ -444,8 +494,17 @@ class Relay:
             "producers": self.keys.producers(),
             "glue_catalog": self.rules.glue_catalog.status() if self.rules.glue_catalog else None,
             "details": dict(sorted(counts.items())),
+            "unmapped": {
+                **self.unmapped.status(),
+                "platform": self.platform.status() if self.platform is not None else None,
+            },
         }
 
 
 class _BodyTooLarge(ValueError):
     pass
+
+
+class UnmappedTopic(ValueError):
+    """The event names a platform topic under a namespace that is not the cluster's, and the
+    relay is set to refuse such events; the message names each dataset and its fix."""

@@ -143,6 +143,23 @@ class RelaySettings(BaseModel):
             '"postgres://shop-db.example.com:5432"}`; applied before the Kafka mapping.'
         ),
     )
+    relay_platform_ttl_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description=(
+            "How long the relay uses the platform's datasets (the registry's topics, the Glue "
+            "tables, the captured source tables; read with the sync's settings) before reading "
+            "them again; what it reports as unmapped is measured against them."
+        ),
+    )
+    relay_refuse_unmapped_topics: bool = Field(
+        default=False,
+        description=(
+            "Refuse (422, naming the fix) an event that names a topic of the platform under a "
+            "Kafka namespace that is not the cluster's (Debezium's `kafka://unknown:unknown`, "
+            "a broker address the relay does not know); needs the sync's settings."
+        ),
+    )
 
     @field_validator("relay_namespace_map", mode="before")
     @classmethod

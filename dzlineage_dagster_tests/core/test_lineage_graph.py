@@ -193,3 +193,26 @@ def test_history_keeps_only_the_revisions_where_the_neighbours_changed() -> None
         (0, ()),
     ]
     assert neighbour_periods([]) == []
+
+
+def test_a_node_apart_from_the_platforms_is_labelled_by_its_whole_identity():
+    """Debezium's `kafka://unknown:unknown` topic and a database reached by IP share the short
+    names of the platform's topic and source table: they are shown whole, in every format."""
+    unknown = "kafka://unknown:unknown/shop.sales.orders"
+    by_ip = "postgres://10.0.1.5:5432/shop.sales.orders"
+    clicks = "kafka://other:9092/clicks"
+    graph = demo_graph()
+    for node_id in (unknown, by_ip, clicks):
+        graph.add_edge(GraphEdge(SOURCE, node_id, "debezium"))
+    graph.name_apart_from({SOURCE, TOPIC, TABLE, REPORT})
+    labels = {node_id: node.label for node_id, node in graph.nodes.items()}
+    assert labels[unknown] == unknown and labels[by_ip] == by_ip
+    assert labels[TOPIC] == "shop.sales.orders" and labels[clicks] == "clicks"
+    assert graph.nodes[by_ip].described == f"source table {by_ip}"
+    text = render(graph, SOURCE, "downstream", "text")
+    assert f"-> topic {unknown}  via debezium" in text
+    assert "-> topic shop.sales.orders" in text
+    assert json.dumps(unknown) in render(graph, SOURCE, "downstream", "dot")
+    # A node's mark stays when it is added again (with columns).
+    graph.add_node(unknown, ["id"])
+    assert graph.nodes[unknown].apart

@@ -98,3 +98,29 @@ def test_the_connectors_digest_ignores_order_and_sees_every_change(items):
 def test_markdown_cells_escape_the_pipe_of_a_regex():
     table = report.markdown_table(("a", "b"), [("x|y", "z")])
     assert table.splitlines() == ["| a | b |", "|---|---|", "| x\\|y | z |"]
+
+
+def test_debezium_connectors_whose_openlineage_names_topics_unknown_are_listed():
+    enabled = {**SOURCE, "openlineage.integration.enabled": "TRUE"}
+    connectors = [
+        ConnectorDefinition("on-no-property", enabled),
+        ConnectorDefinition(
+            "on-blank-property",
+            {**enabled, "openlineage.integration.dataset.kafka.bootstrap.servers": " "},
+        ),
+        ConnectorDefinition(
+            "on-with-history",
+            {**enabled, "schema.history.internal.kafka.bootstrap.servers": "b-1:9098,b-2:9098"},
+        ),
+        ConnectorDefinition(
+            "on-with-property",
+            {**enabled, "openlineage.integration.dataset.kafka.bootstrap.servers": "b-1:9098"},
+        ),
+        ConnectorDefinition("off", SOURCE),
+        # Not a Debezium source: the setting means nothing to the platform's topics here.
+        ConnectorDefinition("sink", {**DYNAMIC_SINK, "openlineage.integration.enabled": "true"}),
+    ]
+    assert report.openlineage_without_kafka_namespace(connectors) == [
+        "on-no-property",
+        "on-blank-property",
+    ]

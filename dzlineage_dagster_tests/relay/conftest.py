@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
+from benchmarks.relay_process import DZLINEAGE
 from dzlineage_dagster_tests.platform import DemoPlatform, fresh_platform
 
 
@@ -69,3 +72,19 @@ def create_glue_table(platform: DemoPlatform, database: str, table: str, locatio
             "StorageDescriptor": {"Location": location},
         },
     )
+
+
+def refused_start(environment: dict[str, str], cwd: Path, *options: str) -> str:
+    """`dzlineage relay` started with settings it refuses: its stderr, once it has exited 1
+    without a traceback."""
+    result = subprocess.run(
+        [DZLINEAGE, "relay", "--port", "0", *options],
+        env=environment,
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=60,
+    )
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr
+    return result.stderr

@@ -34,11 +34,15 @@ DBT_PRODUCER = "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integrati
 
 @pytest.fixture
 def relay(module_platform, monkeypatch) -> Relay:
-    """A relay as `dzlineage relay` builds it, with a Glue catalog it has not read yet."""
+    """A relay as `dzlineage relay` builds it, with a Glue catalog it has not read yet (the
+    platform's datasets, which it measures unmapped datasets against, read already: their own
+    GetTables is not the catalog's)."""
     for name, value in module_platform.environment.items():
         monkeypatch.setenv(name, value)
     environ = {**os.environ, "DZLINEAGE_RELAY_API_KEY": API_KEY}
-    return build_relay(RelaySettings.from_env(environ), with_spool=False, environ=environ)
+    built = build_relay(RelaySettings.from_env(environ), with_spool=False, environ=environ)
+    assert built.platform is not None and built.platform.current() is not None
+    return built
 
 
 def post(relay: Relay, event) -> dict:

@@ -11,6 +11,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
 
+from dzlineage_dagster.core.connectors.debezium import is_debezium_source
 from dzlineage_dagster.core.connectors.table_mapping import TopicTableMapper
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import (
@@ -167,3 +168,39 @@ def connector_role(topology: Topology, connector: ConnectorDefinition) -> str:
             return f"Iceberg sink ({sink.catalog} catalog)"
     refused = any(u.refused and u.name == connector.name for u in topology.unknown_connectors)
     return "failing: configuration refused" if refused else "not understood"
+
+
+#: Debezium's switch for its own OpenLineage integration (default ``false``).
+OPENLINEAGE_ENABLED = "openlineage.integration.enabled"
+#: Where Debezium's ``KafkaDatasetNamespaceResolver`` takes its topics' Kafka namespace from,
+#: first set wins; with neither, it names them ``kafka://unknown:unknown``.
+OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES = (
+    "openlineage.integration.dataset.kafka.bootstrap.servers",
+    "schema.history.internal.kafka.bootstrap.servers",
+)
+
+
+def openlineage_without_kafka_namespace(connectors: Iterable[ConnectorDefinition]) -> list[str]:
+    """The Debezium source connectors whose own OpenLineage is on
+    (``openlineage.integration.enabled=true``) and which set neither property of
+    :data:`OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES`: their topic events name
+    ``kafka://unknown:unknown``, lineage nodes apart from the platform's topics."""
+    return [
+        connector.name
+        for connector in connectors
+        if is_debezium_source(connector.config)
+        and (connector.config.get(OPENLINEAGE_ENABLED) or "").strip().lower() == "true"
+        and not any(
+            (connector.config.get(key) or "").strip()
+            for key in OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES
+        )
+    ]
+
+
+def openlineage_namespace_fix(connector: str) -> str:
+    """What makes a connector of :func:`openlineage_without_kafka_namespace` name its topics by
+    the cluster (the relay maps any broker of it, on any listener, to the topic's node)."""
+    return (
+        f"set {OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES[0]}=<a broker of the cluster> on connector "
+        f"{connector}"
+    )

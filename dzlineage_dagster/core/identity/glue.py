@@ -61,6 +61,11 @@ _ATHENA_NAME = re.compile(r"([^./]+)\.([^./]+)\.([^./]+)")
 _S3_SCHEMES = ("s3://", "s3a://", "s3n://")
 
 
+def is_glue_namespace(namespace: str) -> bool:
+    """Whether ``namespace`` is a Glue catalog's (``arn:aws:glue:<region>:<account>...``)."""
+    return _GLUE_ARN_NAMESPACE.match(namespace) is not None
+
+
 def glue_dataset(region: str, account_id: str, database: str, table: str) -> tuple[str, str]:
     """The (namespace, name) the project posts a Glue Data Catalog table as:
     ``arn:aws:glue:<region>:<account>:table`` + ``<db>/<table>``, which DataZone's documented

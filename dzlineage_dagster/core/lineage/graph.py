@@ -17,7 +17,7 @@ import json
 import re
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Literal
 
@@ -46,6 +46,10 @@ class GraphNode:
     #: "glue_table", "topic", "source_table" or "dataset".
     kind: str
     columns: tuple[str, ...] = ()
+    #: Shown by its whole sourceIdentifier: it is not the platform's node of its short name (a
+    #: topic under another Kafka namespace, such as Debezium's ``kafka://unknown:unknown``),
+    #: so its short name would name another node (:meth:`LineageGraph.name_apart_from`).
+    apart: bool = False
 
     @property
     def kind_word(self) -> str:
@@ -57,12 +61,16 @@ class GraphNode:
         lakehouse.sales_orders``, ``source table shop.sales.orders on postgres://db:5432`` (the
         database server a source table lives on)."""
         dataset = _DATASET.fullmatch(self.id)
-        on = f" on {dataset['namespace']}" if dataset and self.kind == "source_table" else ""
+        shown = dataset and self.kind == "source_table" and not self.apart
+        on = f" on {dataset['namespace']}" if shown else ""
         return f"{self.kind_word} {self.label}{on}"
 
     @property
     def label(self) -> str:
-        """The short name a user would type: ``db.table``, the topic, ``db.schema.table``."""
+        """The short name a user would type: ``db.table``, the topic, ``db.schema.table``; the
+        whole sourceIdentifier of a node :attr:`apart` from the platform's."""
+        if self.apart:
+            return self.id
         glue = _GLUE_TABLE.fullmatch(self.id)
         if glue:
             return f"{glue['db']}.{glue['table']}"
@@ -99,9 +107,18 @@ class LineageGraph:
     def add_node(self, node_id: str, columns: Iterable[str] = ()) -> GraphNode:
         existing = self.nodes.get(node_id)
         merged = tuple(dict.fromkeys((*(existing.columns if existing else ()), *columns)))
-        node = GraphNode(node_id, node_kind(node_id), merged)
+        node = GraphNode(node_id, node_kind(node_id), merged, existing.apart if existing else False)
         self.nodes[node_id] = node
         return node
+
+    def name_apart_from(self, platform: Iterable[str]) -> None:
+        """Show by its whole sourceIdentifier each node that is none of the ``platform``'s own
+        identities but has the short name of one (``kafka://unknown:unknown/shop.sales.orders``
+        beside the platform's topic ``shop.sales.orders``): a node is labelled by its own
+        identity, never by another node's name. Nodes whose short name is nobody else's keep it."""
+        apart = ids_apart(self.nodes, platform)
+        for node_id in apart:
+            self.nodes[node_id] = replace(self.nodes[node_id], apart=True)
 
     def add_edge(self, edge: GraphEdge) -> None:
         self.add_node(edge.upstream)
@@ -139,6 +156,14 @@ class LineageGraph:
                     seen.add(far)
                     queue.append((far, hops + 1))
         return result
+
+
+def ids_apart(node_ids: Iterable[str], platform: Iterable[str]) -> set[str]:
+    """The ids of ``node_ids`` that are none of ``platform``'s but have the short name of one
+    (case-insensitive): those a label must show whole (:attr:`GraphNode.apart`)."""
+    platform = set(platform)
+    taken = {_label(node_id).lower() for node_id in platform}
+    return {i for i in node_ids if i not in platform and _label(i).lower() in taken}
 
 
 def resolve_short_name(text: str, node_ids: Iterable[str]) -> list[str]:
@@ -242,10 +267,18 @@ def render_history(
     fmt: Literal["text", "json"],
     *,
     truncated: bool = False,
+    platform: Iterable[str] = (),
 ) -> str:
     """What fed (or what read) ``root`` over time: :func:`neighbour_periods` of its
-    revisions, as text lines or JSON; ``truncated``: older revisions were not read."""
+    revisions, as text lines or JSON; ``truncated``: older revisions were not read;
+    ``platform``: the platform's own nodes, for :func:`ids_apart`."""
     periods = neighbour_periods(revisions)
+    datasets = {root, *(d for period in periods for d, _ in period.neighbours)}
+    apart = ids_apart(datasets, platform)
+
+    def node(node_id: str) -> GraphNode:
+        return GraphNode(node_id, node_kind(node_id), apart=node_id in apart)
+
     if fmt == "json":
         return json.dumps(
             {
@@ -255,7 +288,7 @@ def render_history(
                     {
                         "since": period.at.isoformat(),
                         "datasets": [
-                            {"id": d, "kind": node_kind(d), "label": _label(d), "job": job}
+                            {"id": d, "kind": node_kind(d), "label": node(d).label, "job": job}
                             for d, job in period.neighbours
                         ],
                     }
@@ -265,16 +298,16 @@ def render_history(
             },
             indent=2,
         )
-    node = GraphNode(root, node_kind(root))
+    top = node(root)
     arrow = "<-" if direction == "upstream" else "->"
-    lines = [f"{node.kind_word} {node.label}  {root}", f"{direction}, newest first:"]
+    lines = [f"{top.kind_word} {top.label}  {root}", f"{direction}, newest first:"]
     for period in periods:
         since = f"since {period.at:%Y-%m-%d %H:%M:%S %Z}".rstrip()
         if not period.neighbours:
             lines.append(f"  {since}  {arrow} (nothing)")
         for dataset, job in period.neighbours:
             via = f"  via {job}" if job else ""
-            described = GraphNode(dataset, node_kind(dataset)).described
+            described = node(dataset).described
             lines.append(f"  {since}  {arrow} {described}{via}")
     if truncated:
         lines.append("  (older revisions not read)")

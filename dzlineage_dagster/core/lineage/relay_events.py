@@ -48,9 +48,11 @@ from openlineage.client.serde import Serde
 from dzlineage_dagster.core.identity.glue import (
     GLUE_RULES,
     GlueCatalog,
+    is_glue_namespace,
     keep_glue_symlink,
     resolve_glue_table,
 )
+from dzlineage_dagster.core.lineage.graph import source_identifier
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES
 
 #: The producer URI of the facets the relay adds to events it forwards.
@@ -468,4 +470,87 @@ def fit_to_size(
     raise EventTooLarge(
         f"the event is {json_bytes(event.document)} bytes; DataZone takes at most {limit} and "
         f"it is still {json_bytes(document)} bytes without its {len(removed)} removable facets"
+    )
+
+
+# --- what the relay could not map ---------------------------------------------------------------
+
+#: Debezium's Kafka namespace when its connector names no bootstrap servers
+#: (``KafkaDatasetNamespaceResolver``).
+UNKNOWN_KAFKA_NAMESPACE = "kafka://unknown:unknown"
+#: Where Debezium takes a topic's namespace from, first to last (its docs' "OpenLineage
+#: configuration properties"); with neither set the topic is named :data:`UNKNOWN_KAFKA_NAMESPACE`.
+DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY = "openlineage.integration.dataset.kafka.bootstrap.servers"
+#: The setting (``DZLINEAGE_*``) that names further addresses of the cluster's brokers.
+BROKER_ALIASES_SETTING = "DZLINEAGE_KAFKA_BROKER_ALIASES"
+
+
+@dataclass(frozen=True)
+class PlatformDatasets:
+    """The platform's own dataset identities, as DataZone's sourceIdentifiers: each topic of the
+    registry as the sync names it, each Glue table of its databases and each table its sinks
+    write (the ARN), each source table its Debezium connectors capture.
+
+    ``topics`` are the topics' bare names (a dataset naming one under another namespace is a
+    parallel node of it); ``debezium_jobs`` maps the job namespace a Debezium connector posts
+    its OpenLineage runs under (``openlineage.integration.job.namespace``, else ``topic.prefix``)
+    to the connector's name; ``broker`` is a broker address of the cluster, for the advice."""
+
+    identities: frozenset[str]
+    topics: frozenset[str] = frozenset()
+    debezium_jobs: Mapping[str, str] = field(default_factory=dict)
+    broker: str | None = None
+
+
+@dataclass(frozen=True)
+class UnmappedDataset:
+    """A dataset the relay forwards under a name that is none of the platform's nodes.
+
+    ``fix`` is set when the dataset names a topic of the platform under a namespace that is not
+    the cluster's (a parallel node of the topic): the relay may refuse it (422) with this advice."""
+
+    identity: str
+    reason: str
+    fix: str | None = None
+
+
+def unmapped_dataset(
+    dataset: Mapping[str, Any], job: Mapping[str, Any], known: PlatformDatasets
+) -> UnmappedDataset | None:
+    """Whether ``dataset``, as the relay forwards it (after :func:`canonicalize`), is one of
+    the platform's own nodes (None) or not, with why and, for a parallel node of a platform
+    topic, what fixes it. A dataset a rule renamed to a name that is no platform node (a Glue
+    table that does not exist) is unmapped too: the rename does not make it the platform's."""
+    namespace, name = str(dataset["namespace"]), str(dataset["name"])
+    identity = source_identifier(namespace, name)
+    if identity in known.identities:
+        return None
+    if namespace.startswith("kafka://") and name in known.topics:
+        reason = (
+            f"names the platform's topic {name} under {namespace}, not the cluster's namespace: "
+            "a lineage node apart from the topic's"
+        )
+        return UnmappedDataset(identity, reason, _topic_fix(namespace, job, known))
+    if is_glue_namespace(namespace):
+        return UnmappedDataset(identity, "names a Glue table the platform does not have")
+    return UnmappedDataset(
+        identity,
+        "is none of the platform's datasets (its topics, Glue tables and captured source tables)",
+    )
+
+
+def _topic_fix(namespace: str, job: Mapping[str, Any], known: PlatformDatasets) -> str:
+    broker = known.broker or "<a broker of the cluster>"
+    if namespace == UNKNOWN_KAFKA_NAMESPACE:
+        connector = known.debezium_jobs.get(str(job.get("namespace", "")))
+        which = (
+            f"connector {connector}"
+            if connector
+            else f"the Debezium connector of job {job.get('namespace')}.{job.get('name')}"
+        )
+        return f"set {DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY}={broker} on {which}"
+    address = namespace.removeprefix("kafka://")
+    return (
+        f"if {address} is a broker of the cluster, add it to {BROKER_ALIASES_SETTING}; else "
+        f"point the producer's bootstrap servers at the cluster ({broker})"
     )

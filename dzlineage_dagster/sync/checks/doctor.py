@@ -23,6 +23,12 @@ from typing import Any
 from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.aws.quotas import AWS_QUOTAS, parse_rate_limits
+from dzlineage_dagster.core.connectors.report import (
+    OPENLINEAGE_ENABLED,
+    OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES,
+    openlineage_namespace_fix,
+    openlineage_without_kafka_namespace,
+)
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.doctor import (
     DENIED_CODES,
@@ -291,10 +297,23 @@ def _foreign_catalog_denied(
 
 
 def connectors(doctor: Doctor) -> Iterator[CheckResult]:
+    """The connectors can be read; and a WARN row per Debezium connector whose own OpenLineage
+    names its topics ``kafka://unknown:unknown`` (their descriptions are the ones the topology
+    reads, so no call is added)."""
     url = doctor.settings.kafka_connect_url
     found = doctor.run.connectors if url else doctor.run.resource.msk.connector_summaries()
     where = f"Kafka Connect REST {url}" if url else "MSK Connect ListConnectors"
     yield CheckResult("connectors", "data", Status.OK, f"{len(found)} connectors ({where})")
+    for name in openlineage_without_kafka_namespace(doctor.run.connectors):
+        yield CheckResult(
+            "connectors",
+            name,
+            Status.WARN,
+            f"Debezium's OpenLineage is on ({OPENLINEAGE_ENABLED}=true) and neither "
+            f"{' nor '.join(OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES)} is set: its events name "
+            f"its topics kafka://unknown:unknown, lineage nodes apart from the platform's topics",
+            openlineage_namespace_fix(name),
+        )
 
 
 def cluster(doctor: Doctor) -> Iterator[CheckResult]:

@@ -13,11 +13,17 @@ DataZone asset page; owners (sync/catalog/owners.py): the topic's configured own
 from __future__ import annotations
 
 from collections.abc import Mapping
+from contextlib import suppress
 from datetime import datetime, timezone
 
 from dzlineage_dagster.core.connectors.topology import TopicLineage
 from dzlineage_dagster.core.identity.glue import glue_dataset
-from dzlineage_dagster.core.lineage.openlineage import FieldRef, source_table_dataset
+from dzlineage_dagster.core.lineage.graph import source_identifier
+from dzlineage_dagster.core.lineage.openlineage import (
+    FieldRef,
+    glue_source_identifier,
+    source_table_dataset,
+)
 from dzlineage_dagster.core.lineage.platform_graph import (
     AssetPath,
     ColumnDep,
@@ -30,6 +36,7 @@ from dzlineage_dagster.core.lineage.platform_graph import (
     topic_key,
     topology_digest,
 )
+from dzlineage_dagster.core.lineage.relay_events import PlatformDatasets
 from dzlineage_dagster.core.ownership.owners import Owner, dagster_owners
 from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.errors import SyncError
@@ -65,6 +72,52 @@ def read_platform_graph(run: SyncRun) -> PlatformGraphState:
     )
     return PlatformGraphState(
         digest, datetime.now(timezone.utc).isoformat(), nodes, run.connectors_digest
+    )
+
+
+#: Where a Debezium connector's OpenLineage runs are filed (its docs' "OpenLineage job mapping":
+#: this property, else ``topic.prefix``).
+DEBEZIUM_JOB_NAMESPACE_PROPERTY = "openlineage.integration.job.namespace"
+
+
+def platform_datasets(run: SyncRun) -> PlatformDatasets:
+    """The platform's own lineage nodes, named as the sync names them: every topic of the
+    registry and of the topology (:meth:`SyncRun.topic_dataset`), every table of the Glue
+    database and of the databases the sinks write (GetTables, once each) and every table the
+    sinks route to, and every source table a Debezium connector captures. What the relay
+    reports as unmapped and what `trace` labels by its short name are measured against it."""
+    topology, settings = run.topology, run.settings
+    lineages = topology.lineages()
+    topics = {*run.registry_topics, *(lineage.topic for lineage in lineages)}
+    identities = {source_identifier(*run.topic_dataset(topic)) for topic in topics}
+    arn = settings.msk_cluster_arn.split(":")
+    region, account = arn[3], settings.glue_table_account(arn[4])
+    sink_tables = {(e.table.database, e.table.table) for lineage in lineages for e in lineage.sinks}
+    catalog = run.resource.data_catalog
+    for database in sorted({settings.glue_database, *(db for db, _ in sink_tables)}):
+        sink_tables |= {
+            (database, table) for table in catalog.table_names(database, settings.glue_catalog_id)
+        }
+    for database, table in sink_tables:
+        with suppress(ValueError):  # a table no Glue ARN can name: no node of the graph
+            identities.add(glue_source_identifier(region, account, database, table))
+    for lineage in lineages:
+        for edge in lineage.sources:
+            with suppress(ValueError):  # a connector without database.hostname names none
+                table = source_table_dataset(edge.table, sqlserver_scheme=settings.sqlserver_scheme)
+                identities.add(source_identifier(*table))
+    configs = {connector.name: connector.config for connector in topology.connectors}
+    debezium_jobs = {
+        configs.get(source.name, {}).get(DEBEZIUM_JOB_NAMESPACE_PROPERTY) or source.topic_prefix: (
+            source.name
+        )
+        for source in topology.sources
+    }
+    return PlatformDatasets(
+        frozenset(identities),
+        frozenset(topics),
+        debezium_jobs,
+        run.cluster.bootstrap_brokers.split(",")[0].strip() or None,
     )
 
 

@@ -1,0 +1,103 @@
+"""Which datasets the relay forwards under names that are none of the platform's nodes
+(:func:`unmapped_dataset`), and what it advises."""
+
+from __future__ import annotations
+
+import string
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from dzlineage_dagster.core.lineage.relay_events import (
+    BROKER_ALIASES_SETTING,
+    DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY,
+    UNKNOWN_KAFKA_NAMESPACE,
+    PlatformDatasets,
+    unmapped_dataset,
+)
+
+BROKER = "b-1.demo.kafka.us-east-1.amazonaws.com:9098"
+TOPICS = ("shop.sales.orders", "shop.inventory.customers")
+SOURCE = "postgres://shop-db:5432/shop.sales.orders"
+TABLE = "arn:aws:glue:us-east-1:123456789012:table/lakehouse/sales_orders"
+KNOWN = PlatformDatasets(
+    identities=frozenset({*(f"kafka://{BROKER}/{t}" for t in TOPICS), SOURCE, TABLE}),
+    topics=frozenset(TOPICS),
+    debezium_jobs={"shop": "shop-debezium-source"},
+    broker=BROKER,
+)
+DEBEZIUM_JOB = {"namespace": "shop", "name": "shop.0"}
+SPARK_JOB = {"namespace": "spark", "name": "nightly"}
+
+hosts = st.text(string.ascii_lowercase + string.digits + ".-", min_size=1, max_size=30)
+ports = st.integers(1, 65535).map(str)
+names = st.text(string.ascii_letters + string.digits + "._-/", min_size=1, max_size=40)
+
+
+def dataset(namespace: str, name: str) -> dict:
+    return {"namespace": namespace, "name": name}
+
+
+def test_the_platforms_own_nodes_are_mapped_a_glue_table_in_either_glue_form():
+    for namespace, name in (
+        (f"kafka://{BROKER}", TOPICS[0]),
+        ("postgres://shop-db:5432", "shop.sales.orders"),
+        ("arn:aws:glue:us-east-1:123456789012:table", "lakehouse/sales_orders"),
+        ("arn:aws:glue:us-east-1:123456789012", "table/lakehouse/sales_orders"),
+    ):
+        assert unmapped_dataset(dataset(namespace, name), SPARK_JOB, KNOWN) is None, namespace
+
+
+@given(host=hosts, port=ports, topic=st.sampled_from(TOPICS))
+def test_a_platform_topic_under_any_other_kafka_namespace_is_unmapped_with_the_alias_fix(
+    host, port, topic
+):
+    namespace = f"kafka://{host}:{port}"
+    found = unmapped_dataset(dataset(namespace, topic), SPARK_JOB, KNOWN)
+    if f"{host}:{port}" == BROKER:
+        assert found is None
+        return
+    assert found.identity == f"{namespace}/{topic}"
+    assert f"names the platform's topic {topic} under {namespace}" in found.reason
+    assert found.fix == (
+        f"if {host}:{port} is a broker of the cluster, add it to {BROKER_ALIASES_SETTING}; "
+        f"else point the producer's bootstrap servers at the cluster ({BROKER})"
+    )
+
+
+def test_debeziums_unknown_namespace_names_the_property_and_the_connector_of_the_job():
+    unknown = dataset(UNKNOWN_KAFKA_NAMESPACE, TOPICS[0])
+    assert unmapped_dataset(unknown, DEBEZIUM_JOB, KNOWN).fix == (
+        f"set {DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY}={BROKER} on connector shop-debezium-source"
+    )
+    # A job of no connector the platform knows: named by the job instead.
+    other = {"namespace": "inventory", "name": "inventory.0"}
+    assert unmapped_dataset(unknown, other, KNOWN).fix == (
+        f"set {DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY}={BROKER} on the Debezium connector of job "
+        "inventory.inventory.0"
+    )
+    # Without a broker to quote, the advice says what to put there.
+    nameless = PlatformDatasets(KNOWN.identities, KNOWN.topics, KNOWN.debezium_jobs)
+    assert "=<a broker of the cluster> on" in unmapped_dataset(unknown, DEBEZIUM_JOB, nameless).fix
+
+
+@given(bucket=hosts, path=names)
+def test_a_dataset_foreign_to_the_platform_is_unmapped_with_a_reason_and_never_a_fix(bucket, path):
+    found = unmapped_dataset(dataset(f"s3://{bucket}", path), SPARK_JOB, KNOWN)
+    assert found.identity == f"s3://{bucket}/{path}"
+    assert found.fix is None
+    assert "none of the platform's datasets" in found.reason
+
+
+def test_a_topic_name_the_platform_does_not_have_is_foreign_whatever_its_namespace():
+    found = unmapped_dataset(dataset(UNKNOWN_KAFKA_NAMESPACE, "clicks"), DEBEZIUM_JOB, KNOWN)
+    assert found.fix is None
+
+
+def test_a_glue_table_the_platform_does_not_have_is_unmapped_even_in_the_platforms_form():
+    found = unmapped_dataset(
+        dataset("arn:aws:glue:us-east-1:123456789012:table", "lakehouse/nothere"), SPARK_JOB, KNOWN
+    )
+    assert found.identity == "arn:aws:glue:us-east-1:123456789012:table/lakehouse/nothere"
+    assert found.reason == "names a Glue table the platform does not have"
+    assert found.fix is None
