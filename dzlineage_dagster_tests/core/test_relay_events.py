@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import RunFacet
 
+from dzlineage_dagster.core.identity.kafka import KafkaCluster
 from dzlineage_dagster.core.lineage.relay_events import (
     CANONICAL_NAME_FACET,
     RELAY_PRODUCER,
@@ -42,7 +43,7 @@ BROKERS = {
     "b-2.demo.x.c2.kafka.us-east-1.amazonaws.com:9098",
 }
 GRAPH_KAFKA_NAMESPACE = "kafka://b-1.demo.x.c2.kafka.us-east-1.amazonaws.com:9098"
-CLUSTER_RULES = NameRules.for_cluster(BROKERS, GRAPH_KAFKA_NAMESPACE)
+CLUSTER_RULES = NameRules(kafka=KafkaCluster.of(name="demo", broker_strings=BROKERS))
 
 names = st.text(string.ascii_letters + string.digits + "._-", min_size=1, max_size=40)
 

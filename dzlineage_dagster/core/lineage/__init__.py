@@ -8,5 +8,5 @@ landed with where it should; :mod:`.graph` walks DataZone's lineage for ``trace`
 same lineage as nodes of Dagster's asset graph, and :mod:`.downstream` names a team's Dagster
 assets below the platform's tables.
 
-Imports: :mod:`..schemas`, :mod:`..connectors`.
+Imports: :mod:`..schemas`, :mod:`..connectors`, :mod:`..identity`.
 """

@@ -10,7 +10,9 @@ relay:
 - derives PostLineageEvent's ``clientToken`` from the event, so a producer's retry replays
   instead of posting twice (:func:`client_token`);
 - rewrites dataset names to the ones the rest of the graph uses: every broker address of the
-  MSK cluster to its one Kafka namespace, a Glue table (named by OpenLineage's Glue naming, or
+  MSK cluster (and every alias) to its one Kafka namespace
+  (:class:`~dzlineage_dagster.core.identity.kafka.KafkaCluster`), a source database's alias
+  host to its canonical host, a Glue table (named by OpenLineage's Glue naming, or
   a dataset whose ``symlinks`` facet names one) to the name DataZone files under the table's
   ARN (:func:`~dzlineage_dagster.core.lineage.openlineage.glue_dataset`), keeping OpenLineage's Glue
   name in its ``symlinks`` facet, and namespaces mapped by settings; each rewrite is recorded
@@ -26,7 +28,7 @@ import copy
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
@@ -46,6 +48,8 @@ from openlineage.client.event_v2 import (
 from openlineage.client.facet_v2 import DatasetFacet, RunFacet, symlinks_dataset
 from openlineage.client.serde import Serde
 
+from dzlineage_dagster.core.identity.kafka import UNKNOWN_NAMESPACE, DebeziumTopics, KafkaCluster
+from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.openlineage import (
     GLUE_SYMLINK_TYPE,
     MAX_EVENT_BYTES,
@@ -321,17 +325,6 @@ def client_token(event: ReceivedEvent) -> str:
 # --- names that join ---------------------------------------------------------------------------
 
 
-def broker_addresses(broker_strings: Iterator[str] | list[str]) -> list[str]:
-    """Every ``host:port`` of bootstrap broker strings (``b-1.x:9098,b-2.x:9098``)."""
-    addresses = []
-    for value in broker_strings:
-        for entry in value.split(","):
-            address = entry.strip().split("://", 1)[-1]
-            if address:
-                addresses.append(address)
-    return addresses
-
-
 @dataclass(frozen=True)
 class NameRules:
     """How the relay renames datasets before forwarding; the first rule that applies wins.
@@ -339,32 +332,32 @@ class NameRules:
     A Glue table, named by OpenLineage's Glue naming (``arn:aws:glue:{region}:{account}`` +
     ``table/{db}/{table}``) or by a ``symlinks`` facet identifier in that naming, takes the name
     DataZone files under the table's ARN, when ``glue_symlinks`` is on; else a namespace
-    in ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host
-    is one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
+    in ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace that names
+    ``kafka`` (any broker of the cluster on any listener, or an alias) becomes the cluster's
+    namespace, and so does Debezium's ``kafka://unknown:unknown`` for a topic a connector of
+    ``debezium`` writes under the event's job namespace (its ``topic.prefix``); else a source
+    database named under one of ``source_hosts``' aliases takes its canonical host.
     """
 
     namespace_map: Mapping[str, str] = field(default_factory=dict)
-    kafka_namespace: str | None = None
-    kafka_broker_hosts: frozenset[str] = frozenset()
+    kafka: KafkaCluster | None = None
+    #: The platform's Debezium connectors now (read again when stale: a callable).
+    debezium: Callable[[], DebeziumTopics] = DebeziumTopics
+    source_hosts: SourceHosts = field(default_factory=SourceHosts)
     glue_symlinks: bool = True
 
     KAFKA_RULE: ClassVar[str] = "kafka-cluster-broker"
+    DEBEZIUM_UNKNOWN_RULE: ClassVar[str] = "debezium-unknown-kafka"
+    SOURCE_HOST_RULE: ClassVar[str] = "source-host-alias"
     GLUE_RULE: ClassVar[str] = "glue-table-symlink"
     GLUE_NAME_RULE: ClassVar[str] = "glue-table-name"
     SETTINGS_RULE: ClassVar[str] = "namespace-map"
 
-    @classmethod
-    def for_cluster(
-        cls, broker_strings: Mapping[str, str], kafka_namespace: str, **options: Any
-    ) -> NameRules:
-        """Rules that send every broker of a cluster (any listener) to ``kafka_namespace``."""
-        hosts = {
-            address.rpartition(":")[0] for address in broker_addresses(broker_strings.values())
-        }
-        return cls(kafka_namespace=kafka_namespace, kafka_broker_hosts=frozenset(hosts), **options)
-
-    def rename(self, dataset: Mapping[str, Any]) -> tuple[str, str, str] | None:
-        """The (namespace, name, rule) ``dataset`` should have, or None if it keeps its own."""
+    def rename(
+        self, dataset: Mapping[str, Any], job_namespace: str | None = None
+    ) -> tuple[str, str, str] | None:
+        """The (namespace, name, rule) ``dataset`` of a run of a job in ``job_namespace``
+        should have, or None if it keeps its own."""
         namespace, name = dataset["namespace"], dataset["name"]
         if self.glue_symlinks:
             glue = _glue_table(namespace, name)
@@ -376,11 +369,19 @@ class NameRules:
         if namespace in self.namespace_map:
             target = self.namespace_map[namespace]
             return (target, name, self.SETTINGS_RULE) if target != namespace else None
-        if self.kafka_namespace and namespace.startswith("kafka://"):
-            address = namespace.removeprefix("kafka://").split("/", 1)[0]
-            host = address.rpartition(":")[0] or address
-            if host in self.kafka_broker_hosts and namespace != self.kafka_namespace:
-                return self.kafka_namespace, name, self.KAFKA_RULE
+        if self.kafka is not None:
+            canonical = self.kafka.canonical(namespace)
+            if canonical is not None:
+                return canonical, name, self.KAFKA_RULE
+            if (
+                namespace == UNKNOWN_NAMESPACE
+                and job_namespace is not None
+                and self.debezium().writes(job_namespace, name)
+            ):
+                return self.kafka.namespace, name, self.DEBEZIUM_UNKNOWN_RULE
+        canonical = self.source_hosts.canonical_namespace(namespace)
+        if canonical is not None:
+            return canonical, name, self.SOURCE_HOST_RULE
         return None
 
 
@@ -434,9 +435,11 @@ def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent,
     """
     document = copy.deepcopy(event.document)
     rewrites = []
+    job = document.get("job")
+    job_namespace = job.get("namespace") if isinstance(job, dict) else None
     for key in ("inputs", "outputs"):
         for dataset in document.get(key) or []:
-            renamed = rules.rename(dataset)
+            renamed = rules.rename(dataset, job_namespace)
             if renamed is None:
                 continue
             namespace, name, rule = renamed

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from datetime import datetime, timezone
 
 from dzlineage_dagster.core.connectors.topology import TopicLineage
-from dzlineage_dagster.core.lineage.openlineage import FieldRef, glue_dataset, source_table_dataset
+from dzlineage_dagster.core.lineage.openlineage import FieldRef, glue_dataset
 from dzlineage_dagster.core.lineage.platform_graph import (
     AssetPath,
     ColumnDep,
@@ -114,7 +114,7 @@ def _dataset_keys(
     """The topic's OpenLineage datasets (as its hops name them) -> their asset keys."""
     keys = {run.topic_dataset(lineage.topic): topic_key(lineage.topic)}
     for edge in lineage.sources:
-        dataset = source_table_dataset(edge.table, sqlserver_scheme=run.settings.sqlserver_scheme)
+        dataset = run.source_table_dataset(edge.table)
         keys[dataset] = source_table_key(edge.table)
     for edge in lineage.sinks:
         dataset = glue_dataset(
