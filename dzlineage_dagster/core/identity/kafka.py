@@ -107,7 +107,8 @@ def parse_broker_aliases(text: str | None) -> tuple[str, ...]:
         if not entry:
             continue
         host, port = _split_address(entry)
-        if not host or any(c in host for c in "/ =") or (port is None and ":" in host):
+        bare_colon = ":" in host and not host.startswith("[")  # only [IPv6] holds colons
+        if not host or any(c in host for c in "/ =") or bare_colon:
             raise ValueError(
                 f"{entry!r} is not host[:port], e.g. kafka-cluster-prod:9092 or kafka-cluster-prod"
             )
