@@ -14,6 +14,8 @@ from dzlineage_dagster_tests.relay.events import debezium_events, run_event, to_
 from dzlineage_dagster_tests.relay.test_relay_access import post, relay_with
 from dzlineage_dagster_tests.relay.test_relay_debezium import debezium_config
 from dzlineage_dagster_tests.test_catalog_operators import rows_of
+from dzlineage_dagster_tests.test_doctor import doctor
+from dzlineage_dagster_tests.test_doctor import rows_of as rows_of_check
 
 TOPIC = "shop.sales.orders"
 SOURCE_CONNECTOR = "shop-debezium-source"
@@ -258,3 +260,25 @@ def test_a_pinned_namespace_revises_the_topic_asset_once_and_reposts_its_lineage
     assert action == "revised" and "posted:" in rest[0], out
     again = sync(capsys)
     assert "revised" not in again and "posted" not in again, "revised once"
+
+
+def test_doctor_warns_of_a_debezium_property_naming_no_broker_of_the_cluster_until_aliased(
+    platform, monkeypatch, capsys
+):
+    def kafka_names() -> list[dict[str, str]]:
+        return rows_of_check(doctor(capsys)[1], "kafka-names")
+
+    assert [row["status"] for row in kafka_names()] == ["OK"]
+    tls = brokers(platform)["BootstrapBrokerStringTls"]
+    update_connector(
+        platform,
+        SOURCE_CONNECTOR,
+        **{"openlineage.integration.dataset.kafka.bootstrap.servers": f"{tls},kafka-prod:9092"},
+    )
+    [row] = kafka_names()
+    assert (row["subject"], row["status"]) == (SOURCE_CONNECTOR, "WARN")
+    assert "name kafka-prod:9092, no broker of cluster cdc-demo" in row["detail"], row
+    assert "DZLINEAGE_KAFKA_BROKER_ALIASES" in row["fix"]
+
+    monkeypatch.setenv("DZLINEAGE_KAFKA_BROKER_ALIASES", "kafka-prod")
+    assert [row["status"] for row in kafka_names()] == ["OK"]
