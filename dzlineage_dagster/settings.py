@@ -45,7 +45,7 @@ IDENTITY_SETTINGS = {
 
 def checked_identity_setting(field_name: str, value: Any) -> Any:
     """``value`` of an identity setting, if its parser takes it (an EnvVar waits for the run)."""
-    if isinstance(value, str):
+    if isinstance(value, str) and not isinstance(value, EnvVar):
         IDENTITY_SETTINGS[field_name](value)
     return value
 
