@@ -6,5 +6,5 @@ alias or connector property a producer used); :mod:`.sources` names a captured s
 (Debezium's naming, with a database host's aliases mapped to its canonical host). The sync,
 the relay and ``trace`` call these and never build such names themselves.
 
-Imports: :mod:`..connectors`.
+Imports: :mod:`..connectors`, :mod:`..text` (how an error echoes a value).
 """

@@ -27,6 +27,7 @@ from typing import Literal
 from openlineage.client.naming import dataset as naming
 
 from dzlineage_dagster.core.connectors.debezium import DebeziumSource
+from dzlineage_dagster.core.text import shown
 
 KAFKA_SCHEME = "kafka://"
 #: What Debezium's ``KafkaDatasetNamespaceResolver`` names topics by when its connector sets
@@ -110,7 +111,7 @@ def parse_broker_aliases(text: str | None) -> tuple[str, ...]:
         bare_colon = ":" in host and not host.startswith("[")  # only [IPv6] holds colons
         if not host or any(c in host for c in "/ =") or bare_colon:
             raise ValueError(
-                f"{entry!r} is not host[:port], e.g. kafka-cluster-prod:9092 or kafka-cluster-prod"
+                f"{shown(entry)} is not host[:port], e.g. kafka-cluster-prod:9092 or kafka-cluster-prod"
             )
         aliases.append(f"{host}:{port}" if port else host)
     return tuple(aliases)
@@ -122,7 +123,7 @@ def check_pinned_namespace(namespace: str) -> str:
     rest = namespace.removeprefix(KAFKA_SCHEME)
     if rest == namespace or not rest or "/" in rest or rest != rest.strip():
         raise ValueError(
-            f"{namespace!r} is not a Kafka namespace: give kafka://<host:port> or "
+            f"{shown(namespace)} is not a Kafka namespace: give kafka://<host:port> or "
             "kafka://<name>, e.g. kafka://b-1.cdc.abc123.c2.kafka.us-east-1.amazonaws.com:9098"
         )
     return namespace

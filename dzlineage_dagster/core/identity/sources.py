@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from openlineage.client.naming import dataset as naming
 
 from dzlineage_dagster.core.connectors.debezium import SourceEngine, SourceTable
+from dzlineage_dagster.core.text import shown
 
 #: How SQL Server source tables are named: Debezium's own OpenLineage writes ``sqlserver://``,
 #: the OpenLineage naming spec says ``mssql://``. Debezium's is the default so the nodes join.
@@ -40,7 +41,7 @@ class SourceHosts:
             alias, equals, host = (part.strip() for part in entry.partition("="))
             if not equals or not alias or not host or any(c in alias + host for c in "/ :="):
                 raise ValueError(
-                    f"{entry.strip()!r} is not alias=host, e.g. "
+                    f"{shown(entry.strip())} is not alias=host, e.g. "
                     "10.0.0.5=shop-db.abc123.us-east-1.rds.amazonaws.com"
                 )
             aliases[alias.lower()] = host
