@@ -20,6 +20,8 @@ from dagster import ConfigurableResource, EnvVar
 from pydantic import Field, ValidationError, ValidationInfo, field_validator, model_validator
 
 from dzlineage_dagster.core.aws.quotas import SETTING_SOURCE, parse_rate_limits
+from dzlineage_dagster.core.identity.kafka import check_pinned_namespace, parse_broker_aliases
+from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.mapping.ssm_names import SCOPE_ID, scoped_prefix, validate_prefix
 from dzlineage_dagster.core.text import shown
 
@@ -30,6 +32,22 @@ ENV_PREFIX = "DZLINEAGE_"
 DEFAULT_CONCURRENCY = 16
 # The settings Definitions defer to the run as an EnvVar (see `deferred_to_env`).
 _TEXT = (str, str | None)
+
+
+#: The dataset identity settings, parsed by :mod:`dzlineage_dagster.core.identity` (the relay
+#: reads them too).
+IDENTITY_SETTINGS = {
+    "topic_namespace": check_pinned_namespace,
+    "kafka_broker_aliases": parse_broker_aliases,
+    "source_host_aliases": SourceHosts.parse,
+}
+
+
+def checked_identity_setting(field_name: str, value: Any) -> Any:
+    """``value`` of an identity setting, if its parser takes it (an EnvVar waits for the run)."""
+    if isinstance(value, str) and not isinstance(value, EnvVar):
+        IDENTITY_SETTINGS[field_name](value)
+    return value
 
 
 class MissingSettings(ValueError):
@@ -220,9 +238,11 @@ class LineageSettings(ConfigurableResource):
     topic_namespace_style: Literal["bootstrap", "cluster"] = Field(
         default="bootstrap",
         description=(
-            "OpenLineage namespace of topics: `bootstrap` = `kafka://<first broker host:port>` "
-            "(as Debezium and the OpenLineage spec name them), `cluster` = "
-            "`kafka://<cluster name>` (as AWS's Data Solutions Framework does)."
+            "OpenLineage namespace of topics: `bootstrap` = `kafka://<broker host:port>`, the "
+            "sorted-first broker of the cluster's IAM, else TLS, else SASL/SCRAM, else "
+            "plaintext listener (as the OpenLineage spec names topics), `cluster` = "
+            "`kafka://<cluster name>` (as AWS's Data Solutions Framework does). Every broker of "
+            "every listener maps to it; a connector's bootstrap property never moves it."
         ),
     )
     deleted_schema_policy: Literal["keep", "delete"] = Field(
@@ -339,6 +359,30 @@ class LineageSettings(ConfigurableResource):
             "`registry_schema_sensor`: a topic that stays broken costs a run this often."
         ),
     )
+    topic_namespace: str | None = Field(
+        default=None,
+        description=(
+            "A `kafka://...` namespace every topic of the cluster is named by, pinned: it wins "
+            "over DZLINEAGE_TOPIC_NAMESPACE_STYLE and never moves, even when the cluster's "
+            "listeners or brokers change (docs/lineage-nodes.md)."
+        ),
+    )
+    kafka_broker_aliases: str | None = Field(
+        default=None,
+        description=(
+            "Comma list of `host[:port]` that name the cluster too (a DNS alias such as "
+            "`kafka-cluster-prod:9092`; without a port, the host on any port): a topic a "
+            "producer names by one is the cluster's topic, in the sync and the relay."
+        ),
+    )
+    source_host_aliases: str | None = Field(
+        default=None,
+        description=(
+            "Comma list of `alias=host`: a source database named by `alias` (an RDS endpoint "
+            "alias, an IP) is named by `host`, in the first hop the sync posts and in the relay "
+            "(`postgres://10.0.0.5:5432` -> `postgres://<host>:5432`)."
+        ),
+    )
 
     @field_validator(*AWS_MODELED_SETTINGS, mode="before")
     @classmethod
@@ -355,6 +399,11 @@ class LineageSettings(ConfigurableResource):
             _MSK_CLUSTER_ARN,
             "arn:aws:kafka:eu-west-1:123456789012:cluster/cdc/<uuid>-1",
         )
+
+    @field_validator(*IDENTITY_SETTINGS, mode="before")
+    @classmethod
+    def _identity_setting_parses(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return checked_identity_setting(info.field_name, value)
 
     @field_validator("glue_catalog_id", mode="before")
     @classmethod

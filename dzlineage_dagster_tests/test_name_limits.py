@@ -34,10 +34,10 @@ from dzlineage_dagster.checks import lineage_tables_exist_in_glue
 from dzlineage_dagster.core.catalog.planning import MAX_ASSET_NAME_LENGTH
 from dzlineage_dagster.core.connectors.table_mapping import MAX_GLUE_NAME_LENGTH
 from dzlineage_dagster.core.connectors.topics import MAX_TOPIC_NAME_LENGTH
+from dzlineage_dagster.core.identity.kafka import kafka_dataset_namespace
 from dzlineage_dagster.core.lineage.openlineage import (
     dataset_source_identifier,
     glue_source_identifier,
-    kafka_dataset_namespace,
 )
 from dzlineage_dagster.core.mapping.ssm_names import (
     HASH_NAMESPACE,

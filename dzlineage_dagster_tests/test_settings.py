@@ -40,6 +40,21 @@ def test_definitions_defer_set_and_required_settings_to_env_vars():
     assert settings.glue_database == "lakehouse"
 
 
+def test_definitions_defer_the_identity_settings_and_a_run_names_a_wrong_one():
+    """Dagster's EnvVar is a str: checked as text, the variable's name was refused as a value."""
+    identity = {
+        "DZLINEAGE_TOPIC_NAMESPACE": "kafka://cdc-prod",
+        "DZLINEAGE_KAFKA_BROKER_ALIASES": "kafka-prod:9092,kafka-dns-alias",
+        "DZLINEAGE_SOURCE_HOST_ALIASES": "10.0.0.5=shop-db.internal",
+    }
+    settings = LineageSettings.deferred_to_env(identity)
+    assert settings.topic_namespace == EnvVar("DZLINEAGE_TOPIC_NAMESPACE")
+    assert settings.source_host_aliases == EnvVar("DZLINEAGE_SOURCE_HOST_ALIASES")
+    wrong = {**REQUIRED, **identity, "DZLINEAGE_KAFKA_BROKER_ALIASES": "kafka-prod:port"}
+    with pytest.raises(InvalidSettings, match=r"DZLINEAGE_KAFKA_BROKER_ALIASES='kafka-prod:port'"):
+        LineageSettings.from_env(wrong)
+
+
 def test_definitions_take_a_choice_set_in_the_environment_when_the_code_location_loads():
     """A Literal setting is no EnvVar (Dagster's EnvVar is not one of its choices): the code
     location failed to load whenever one was set."""

@@ -34,7 +34,6 @@ from dzlineage_dagster.core.lineage.graph import (
 from dzlineage_dagster.core.lineage.openlineage import (
     dataset_source_identifier,
     glue_source_identifier,
-    kafka_dataset_namespace,
 )
 from dzlineage_dagster.core.ownership.owners import InvalidOwner
 from dzlineage_dagster.settings import LineageSettings
@@ -75,9 +74,9 @@ class LineageCatalog:
     def topic_ids(self, topic: str) -> list[str]:
         """The ids a topic may have: as the sync names it first, then the other namespace style
         (a cluster renamed, or lineage posted by another producer)."""
-        by_brokers = kafka_dataset_namespace(self.run.cluster.bootstrap_brokers)
+        kafka = self.run.kafka_cluster
         namespaces = dict.fromkeys(
-            [self.run.topic_namespace, by_brokers, f"kafka://{self.run.cluster.name}"]
+            [kafka.namespace, kafka.bootstrap_namespace, kafka.cluster_namespace]
         )
         return [dataset_source_identifier(namespace, topic) for namespace in namespaces]
 

@@ -8,12 +8,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.lineage.openlineage import (
-    kafka_dataset_namespace,
-    preferred_broker_string,
-)
+from dzlineage_dagster.core.identity.kafka import KafkaCluster, parse_broker_aliases
+from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
 from dzlineage_dagster.core.lineage.relay_events import NameRules, PlatformDatasets
+from dzlineage_dagster.relay.connectors import DebeziumConnectors
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache
 from dzlineage_dagster.relay.platform.glue_catalog import GlueCatalogCache
@@ -62,23 +61,30 @@ def name_rules(
     settings: RelaySettings, msk: MskResource, glue: GlueCatalogCache | None = None
 ) -> NameRules:
     """The renaming rules: the Glue catalog's tables, the settings' namespace map and, if set,
-    the cluster's brokers."""
-    options = {"namespace_map": dict(settings.relay_namespace_map), "glue_catalog": glue}
+    the cluster's identity (every broker of every listener, the aliases, Debezium's unknown)."""
+    options = {
+        "namespace_map": dict(settings.relay_namespace_map),
+        "glue_catalog": glue,
+        "source_hosts": SourceHosts.parse(settings.source_host_aliases),
+    }
     arn = settings.msk_cluster_arn
     if not (arn and settings.relay_kafka_namespace):
         return NameRules(**options)
     try:
-        brokers = msk.bootstrap_brokers(arn)
-        if settings.topic_namespace_style == "cluster":
-            namespace = f"kafka://{msk.describe_cluster(arn)['ClusterName']}"
-        else:
-            namespace = kafka_dataset_namespace(preferred_broker_string(brokers))
+        kafka = KafkaCluster.of(
+            name=msk.describe_cluster(arn)["ClusterName"],
+            broker_strings=msk.bootstrap_brokers(arn),
+            style=settings.topic_namespace_style,
+            pinned=settings.topic_namespace,
+            aliases=parse_broker_aliases(settings.kafka_broker_aliases),
+        )
     except (BotoCoreError, ClientError, ValueError) as error:
         raise RelaySettingsError(
             f"cannot read the brokers of {env_name('msk_cluster_arn')}={arn}: {error} (unset "
             f"it or set {env_name('relay_kafka_namespace')}=false to relay Kafka names as sent)"
         ) from None
-    return NameRules.for_cluster(brokers, namespace, **options)
+    debezium = DebeziumConnectors(msk, settings.relay_debezium_ttl_seconds)
+    return NameRules(kafka=kafka, debezium=debezium, **options)
 
 
 def platform_cache(

@@ -109,7 +109,7 @@ class Relay:
         #: Schemas set aside on the platform's nodes; with ``hold_streaming_runs`` (the server,
         #: not the Lambda, which keeps no memory between invocations) runs' datasets held.
         self.shared_nodes = SharedNodes(
-            {rules.kafka_namespace} if rules.kafka_namespace else (),
+            {rules.kafka.namespace} if rules.kafka is not None else (),
             RunDatasets() if hold_streaming_runs else None,
         )
         #: The platform's own datasets, what the relay measures unmapped datasets against

@@ -9,10 +9,16 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError, field_validator
+from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_validator
 from pydantic.fields import FieldInfo
 
-from dzlineage_dagster.settings import LineageSettings, env_name, setting_problems
+from dzlineage_dagster.settings import (
+    IDENTITY_SETTINGS,
+    LineageSettings,
+    checked_identity_setting,
+    env_name,
+    setting_problems,
+)
 
 _ACCOUNT = re.compile(r"\d{12}")
 
@@ -35,6 +41,23 @@ class RelaySettings(BaseModel):
     topic_namespace_style: Literal["bootstrap", "cluster"] = Field(
         default="bootstrap",
         description="The Kafka namespace the relay maps to, as for the sync (see above).",
+    )
+    topic_namespace: str | None = Field(
+        default=None, description=LineageSettings.model_fields["topic_namespace"].description
+    )
+    kafka_broker_aliases: str | None = Field(
+        default=None, description=LineageSettings.model_fields["kafka_broker_aliases"].description
+    )
+    source_host_aliases: str | None = Field(
+        default=None, description=LineageSettings.model_fields["source_host_aliases"].description
+    )
+    relay_debezium_ttl_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description=(
+            "How long the Debezium connectors read from MSK Connect (to name a topic Debezium "
+            "sent as `kafka://unknown:unknown`) are used before they are read again."
+        ),
     )
     job_namespace: str = Field(
         default=LineageSettings.model_fields["job_namespace"].default,
@@ -172,6 +195,11 @@ class RelaySettings(BaseModel):
                     f"must be a JSON object of namespace -> namespace: {error}"
                 ) from None
         return value
+
+    @field_validator(*IDENTITY_SETTINGS, mode="before")
+    @classmethod
+    def _identity_setting_parses(cls, value: str | None, info: ValidationInfo) -> str | None:
+        return checked_identity_setting(info.field_name, value)
 
     @field_validator("relay_glue_accounts", mode="before")
     @classmethod

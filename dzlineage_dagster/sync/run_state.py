@@ -40,6 +40,7 @@ from dzlineage_dagster.core.catalog.discovery import (
     topic_sync_token,
 )
 from dzlineage_dagster.core.catalog.forms import KAFKA_TOPIC_ASSET_TYPE
+from dzlineage_dagster.core.connectors.debezium import SourceTable
 from dzlineage_dagster.core.connectors.report import connectors_digest
 from dzlineage_dagster.core.connectors.table_mapping import NamingConventionMapper, TopicTableMapper
 from dzlineage_dagster.core.connectors.topology import (
@@ -49,11 +50,12 @@ from dzlineage_dagster.core.connectors.topology import (
     Topology,
     build_topology,
 )
-from dzlineage_dagster.core.lineage.openlineage import (
-    kafka_dataset_namespace,
+from dzlineage_dagster.core.identity.kafka import (
+    KafkaCluster,
+    parse_broker_aliases,
     preferred_broker_string,
-    topic_dataset,
 )
+from dzlineage_dagster.core.identity.sources import SourceHosts, source_table_dataset
 from dzlineage_dagster.core.mapping.ssm_names import MappingRecord, registry_arn_of_schema
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.resources.kafka_connect_rest import (
@@ -189,7 +191,10 @@ class ClusterInfo:
     arn: str
     name: str
     cluster_type: str
+    #: The preferred listener's broker string (the asset's MSK form shows it).
     bootstrap_brokers: str
+    #: GetBootstrapBrokers' broker string of every listener the cluster has.
+    broker_strings: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass
@@ -357,15 +362,21 @@ class SyncRun:
 
     def topic_dataset(self, topic: str) -> tuple[str, str]:
         """The topic's OpenLineage (namespace, name): the topic asset's sourceIdentifier and
-        both lineage hops use it, so the topic is one node. The connector's own bootstrap
-        string wins (Debezium's lineage names the topic by it); without one the namespace
-        style setting decides."""
-        source = self.topology.source_connector_of(topic)
-        if self.settings.topic_namespace_style == "cluster" and not (
-            source and source.lineage_bootstrap_servers
-        ):
-            return self.topic_namespace, topic
-        return topic_dataset(topic, self.cluster.bootstrap_brokers, source)
+        both lineage hops use it, so the topic is one node. Named by the cluster alone
+        (:attr:`kafka_cluster`): a connector's bootstrap property, which Debezium's own lineage
+        names the topic by, is one of the names the relay maps to it, never what moves it."""
+        return self.kafka_cluster.topic_dataset(topic)
+
+    def source_table_dataset(self, table: SourceTable) -> tuple[str, str]:
+        """A captured source table's (namespace, name), as Debezium names it, its host taken
+        through DZLINEAGE_SOURCE_HOST_ALIASES."""
+        return source_table_dataset(
+            table, sqlserver_scheme=self.settings.sqlserver_scheme, hosts=self.source_hosts
+        )
+
+    @cached_property
+    def source_hosts(self) -> SourceHosts:
+        return SourceHosts.parse(self.settings.source_host_aliases)
 
     @property
     def settings(self) -> LineageSettings:
@@ -532,14 +543,28 @@ class SyncRun:
             name=description["ClusterName"],
             cluster_type=description.get("ClusterType", "PROVISIONED"),
             bootstrap_brokers=preferred_broker_string(brokers),
+            broker_strings=brokers,
         )
 
     @run_lookup
+    def kafka_cluster(self) -> KafkaCluster:
+        """The cluster's Kafka identity: the one namespace of its topics, per the namespace
+        settings, and every broker and alias that names it."""
+        try:
+            return KafkaCluster.of(
+                name=self.cluster.name,
+                broker_strings=self.cluster.broker_strings,
+                style=self.settings.topic_namespace_style,
+                pinned=self.settings.topic_namespace,
+                aliases=parse_broker_aliases(self.settings.kafka_broker_aliases),
+            )
+        except ValueError as error:
+            raise SyncError(f"cluster {self.cluster.arn}: {error}") from None
+
+    @property
     def topic_namespace(self) -> str:
-        """OpenLineage namespace of every topic of the cluster, per the namespace setting."""
-        if self.settings.topic_namespace_style == "cluster":
-            return f"kafka://{self.cluster.name}"
-        return kafka_dataset_namespace(self.cluster.bootstrap_brokers)
+        """OpenLineage namespace of every topic of the cluster, per the namespace settings."""
+        return self.kafka_cluster.namespace
 
     @run_lookup
     def lineage_health(self) -> LineageHealth:

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 from dzlineage_dagster.core.connectors.debezium import SourceEngine, SourceTable
 from dzlineage_dagster.core.connectors.topology import build_topology
 from dzlineage_dagster.core.identity.glue import glue_dataset
+from dzlineage_dagster.core.identity.kafka import KafkaCluster
+from dzlineage_dagster.core.identity.sources import source_table_dataset
 from dzlineage_dagster.core.lineage.openlineage import (
     DatasetSpec,
     FieldRef,
@@ -21,8 +23,6 @@ from dzlineage_dagster.core.lineage.openlineage import (
     hop_job,
     sink_hop_column_lineage,
     source_hop_column_lineage,
-    source_table_dataset,
-    topic_dataset,
 )
 from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster_tests.core.test_topology import fixture_connectors
@@ -30,7 +30,14 @@ from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
 
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster/tree/0.1.0"
 EVENT_TIME = datetime(2026, 12, 2, 18, 0, tzinfo=timezone.utc)
-CLUSTER = "b-1.demo.kafka.us-east-1.amazonaws.com:9098,b-2.demo.kafka.us-east-1.amazonaws.com:9098"
+CLUSTER = KafkaCluster.of(
+    name="demo",
+    broker_strings={
+        "BootstrapBrokerStringSaslIam": (
+            "b-2.demo.kafka.us-east-1.amazonaws.com:9098,b-1.demo.kafka.us-east-1.amazonaws.com:9098"
+        )
+    },
+)
 
 
 def table(engine: SourceEngine, database: str, schema: str | None, name: str) -> SourceTable:
@@ -81,19 +88,20 @@ def test_bad_naming_settings_are_refused_with_the_subject() -> None:
         source_table_dataset(nameless)
 
 
-def test_topics_take_the_bootstrap_servers_of_the_connector_writing_them() -> None:
+def test_topics_are_named_by_the_cluster_whatever_bootstrap_servers_their_connector_names() -> None:
+    """The ERP connector names another cluster's brokers in its bootstrap property: its topic is
+    still the cluster's (a property changed must not move a topic's node), and the property is
+    what :meth:`KafkaCluster.foreign_servers` points at."""
     topology = build_topology(fixture_connectors(), ["erp.erp.orders", "pg.public.orders"])
     erp = next(s for s in topology.sources if s.name == "erp-mysql-source")
-    pg = next(s for s in topology.sources if s.name == "inventory-postgres")
-    assert topic_dataset("erp.erp.orders", CLUSTER, erp) == (
-        "kafka://b-1.erp.ab12cd.c3.kafka.eu-west-1.amazonaws.com:9098",
+    assert CLUSTER.topic_dataset("erp.erp.orders") == (
+        "kafka://b-1.demo.kafka.us-east-1.amazonaws.com:9098",
         "erp.erp.orders",
     )
-    # The Postgres connector names no bootstrap servers: the cluster's are used.
-    assert topic_dataset("pg.public.orders", CLUSTER, pg)[0] == (
-        "kafka://b-1.demo.kafka.us-east-1.amazonaws.com:9098"
-    )
-    assert topic_dataset("x", CLUSTER) == topic_dataset("x", CLUSTER, pg)
+    assert CLUSTER.foreign_servers(erp.lineage_bootstrap_servers or "") == [
+        "b-1.erp.ab12cd.c3.kafka.eu-west-1.amazonaws.com:9098",
+        "b-2.erp.ab12cd.c3.kafka.eu-west-1.amazonaws.com:9098",
+    ]
 
 
 COLUMNS = [Column("id", "long", False, None), Column("total", "bytes", False, "decimal(12,2)")]
@@ -105,7 +113,7 @@ def two_hop_events() -> tuple[list, list]:
     lineage = topology.lineage_for("erp.erp.orders")
     source = next(s for s in topology.sources if s.name == lineage.source_connector)
     sources = [DatasetSpec(*source_table_dataset(edge.table), COLUMNS) for edge in lineage.sources]
-    topic = DatasetSpec(*topic_dataset(lineage.topic, CLUSTER, source), COLUMNS)
+    topic = DatasetSpec(*CLUSTER.topic_dataset(lineage.topic), COLUMNS)
     topic = DatasetSpec(
         topic.namespace, topic.name, COLUMNS, source_hop_column_lineage(COLUMNS, sources)
     )

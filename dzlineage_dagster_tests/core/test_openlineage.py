@@ -14,6 +14,7 @@ from jsonschema import ValidationError
 from openlineage.client.event_v2 import RunState
 
 from dzlineage_dagster.core.identity.glue import glue_dataset
+from dzlineage_dagster.core.identity.kafka import kafka_dataset_namespace
 from dzlineage_dagster.core.lineage.openlineage import (
     MAX_EVENT_BYTES,
     DatasetSpec,
@@ -25,9 +26,7 @@ from dzlineage_dagster.core.lineage.openlineage import (
     event_size_ok,
     glue_source_identifier,
     glue_table_spec,
-    kafka_dataset_namespace,
     lineage_client_token,
-    preferred_broker_string,
 )
 from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
@@ -255,67 +254,12 @@ def test_event_size_limit_is_datazones_and_counts_bytes() -> None:
     assert event_size_ok("abc", limit=3) and not event_size_ok("abcd", limit=3)
 
 
-@pytest.mark.parametrize(
-    ("servers", "namespace"),
-    [
-        (
-            "b-1.x.kafka.us-east-1.amazonaws.com:9098",
-            "kafka://b-1.x.kafka.us-east-1.amazonaws.com:9098",
-        ),
-        ("b-1.x:9098,b-2.x:9098", "kafka://b-1.x:9098"),
-        (" localhost:9092 , other:9092", "kafka://localhost:9092"),
-        ("SASL_SSL://b-1.x:9096,SASL_SSL://b-2.x:9096", "kafka://b-1.x:9096"),
-    ],
-)
-def test_kafka_dataset_namespace(servers: str, namespace: str) -> None:
-    assert kafka_dataset_namespace(servers) == namespace
-
-
-@pytest.mark.parametrize("servers", ["", "localhost", "b-1.x:port", ":9092"])
-def test_kafka_dataset_namespace_needs_host_and_port(servers: str) -> None:
-    with pytest.raises(ValueError, match="host:port"):
-        kafka_dataset_namespace(servers)
-
-
 def test_source_identifiers() -> None:
     assert glue_source_identifier("eu-west-1", "123456789012", "lake", "orders") == (
         "arn:aws:glue:eu-west-1:123456789012:table/lake/orders"
     )
     assert dataset_source_identifier("kafka://b-1.x:9098", "cdc.public.orders") == (
         "kafka://b-1.x:9098/cdc.public.orders"
-    )
-
-
-IAM, TLS, PLAINTEXT = "b-1.c:9098,b-2.c:9098", "b-1.c:9094", "b-1.c:9092"
-
-
-@pytest.mark.parametrize(
-    ("strings", "preferred"),
-    [
-        (
-            {"BootstrapBrokerString": PLAINTEXT, "BootstrapBrokerStringTls": TLS,
-             "BootstrapBrokerStringSaslIam": IAM},
-            IAM,
-        ),
-        ({"BootstrapBrokerString": PLAINTEXT, "BootstrapBrokerStringTls": TLS}, TLS),
-        ({"BootstrapBrokerStringSaslIam": "", "BootstrapBrokerString": PLAINTEXT}, PLAINTEXT),
-        ({"BootstrapBrokerStringSaslScram": "b-1.c:9096"}, ""),
-        ({}, ""),
-    ],
-)  # fmt: skip
-def test_the_cluster_is_named_by_its_iam_then_tls_then_plaintext_brokers(
-    strings: dict[str, str], preferred: str
-) -> None:
-    assert preferred_broker_string(strings) == preferred
-
-
-def test_a_kafka_namespace_keeps_an_ipv6_host_and_names_a_bad_list() -> None:
-    assert kafka_dataset_namespace("[::1]:9092,[::2]:9092") == "kafka://[::1]:9092"
-    with pytest.raises(ValueError) as raised:
-        kafka_dataset_namespace("b-1.x")
-    assert str(raised.value) == (
-        "bootstrap servers 'b-1.x' must start with host:port, "
-        "e.g. 'b-1.cluster.kafka.us-east-1.amazonaws.com:9098'"
     )
 
 

@@ -12,6 +12,7 @@ from openlineage.client.event_v2 import InputDataset, OutputDataset
 from openlineage.client.facet_v2 import RunFacet
 
 from dzlineage_dagster.core.identity.glue import GlueCatalogIndex
+from dzlineage_dagster.core.identity.kafka import KafkaCluster
 from dzlineage_dagster.core.lineage.relay_events import (
     CANONICAL_NAME_FACET,
     RELAY_PRODUCER,
@@ -45,7 +46,9 @@ BROKERS = {
 GRAPH_KAFKA_NAMESPACE = "kafka://b-1.demo.x.c2.kafka.us-east-1.amazonaws.com:9098"
 #: The Glue catalog the rules confirm tables with: one table, sales.orders.
 CATALOG = GlueCatalogIndex.of("us-east-1", "123456789012", {"sales": [{"Name": "orders"}]})
-CLUSTER_RULES = NameRules.for_cluster(BROKERS, GRAPH_KAFKA_NAMESPACE, glue_catalog=CATALOG)
+CLUSTER_RULES = NameRules(
+    kafka=KafkaCluster.of(name="demo", broker_strings=BROKERS), glue_catalog=CATALOG
+)
 
 names = st.text(string.ascii_letters + string.digits + "._-", min_size=1, max_size=40)
 

@@ -36,10 +36,16 @@ def iam_broker(platform) -> str:
     return brokers["BootstrapBrokerStringSaslIam"].split(",")[0]
 
 
+#: The job namespace of a Debezium connector the platform does not run (a replica's, on a
+#: Kafka Connect of its own): its ``kafka://unknown:unknown`` cannot be tied to the cluster.
+#: (The platform's own connector's is renamed: relay/test_relay_kafka_identity.py.)
+OTHER_DEBEZIUM = "shop-replica"
+
+
 def debezium_topic_event(namespace: str = "kafka://unknown:unknown"):
     """Debezium's RUNNING event for the topic, its connector naming no bootstrap servers."""
     return debezium_events(
-        topic_prefix="shop", task_id="0", source=SOURCE, topic=(namespace, TOPIC)
+        topic_prefix=OTHER_DEBEZIUM, task_id="0", source=SOURCE, topic=(namespace, TOPIC)
     )[1]
 
 
@@ -73,9 +79,10 @@ def test_an_unmapped_dataset_is_logged_once_counted_per_event_and_forwarded(
     assert found["count"] == 2
     assert f"names the platform's topic {TOPIC} under kafka://unknown:unknown" in found["reason"]
     assert found["fix"] == (
-        f"set {BOOTSTRAP_PROPERTY}={iam_broker(module_platform)} on connector {CONNECTOR}"
+        f"set {BOOTSTRAP_PROPERTY}={iam_broker(module_platform)} on the Debezium connector of "
+        f"job {OTHER_DEBEZIUM}.{OTHER_DEBEZIUM}.0"
     )
-    assert [e["job"] for e in found["examples"]] == ["shop.shop.0", "shop.shop.0"]
+    assert [e["job"] for e in found["examples"]] == [f"{OTHER_DEBEZIUM}.{OTHER_DEBEZIUM}.0"] * 2
     assert {e["runId"] for e in found["examples"]} == {e.run.runId for e in debezium}
     assert stderr.count(f"unmapped dataset {UNKNOWN} ") == 1, stderr
 
@@ -109,8 +116,8 @@ def test_refusal_on_answers_422_naming_the_debezium_property_and_forwards_nothin
     assert code == 422, answer
     assert f"{UNKNOWN} names the platform's topic" in answer["error"]
     assert (
-        f"set {BOOTSTRAP_PROPERTY}={iam_broker(module_platform)} on connector {CONNECTOR}"
-        in answer["error"]
+        f"set {BOOTSTRAP_PROPERTY}={iam_broker(module_platform)} on the Debezium connector of "
+        f"job {OTHER_DEBEZIUM}.{OTHER_DEBEZIUM}.0" in answer["error"]
     )
     assert events_per_run(module_platform)[(event.run.runId, "RUNNING")] == 0
     status = refusing_relay.status()

@@ -450,22 +450,109 @@ def broker_hosts(broker_string: str, port: int) -> list[str]:
     return hosts
 
 
-def test_bootstrap_brokers_of_a_provisioned_cluster(kafka):
-    arn = kafka.create_cluster_v2(
+def create_provisioned(kafka, **settings) -> str:
+    return kafka.create_cluster_v2(
         ClusterName="cdc-demo",
         Provisioned={
             "BrokerNodeGroupInfo": BROKER_NODE_GROUP,
             "KafkaVersion": "3.6.0",
             "NumberOfBrokerNodes": 3,
+            **settings,
         },
     )["ClusterArn"]
 
-    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
 
-    plaintext = broker_hosts(brokers["BootstrapBrokerString"], 9092)
-    assert [BROKER_HOST.fullmatch(host).group(1) for host in plaintext] == ["1", "2", "3"]
-    assert broker_hosts(brokers["BootstrapBrokerStringTls"], 9094) == plaintext
-    assert broker_hosts(brokers["BootstrapBrokerStringSaslIam"], 9098) == plaintext
+def listeners(kafka, arn: str) -> dict[str, int]:
+    """GetBootstrapBrokers' answer as listener -> its port (each broker answers on it)."""
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+    ports = {
+        key: {int(address.rpartition(":")[2]) for address in value.split(",")}
+        for key, value in brokers.items()
+        if key.startswith("BootstrapBroker")
+    }
+    assert all(len(found) == 1 for found in ports.values()), ports
+    return {key: found.pop() for key, found in ports.items()}
+
+
+ALL_SCHEMES = {
+    "Sasl": {"Iam": {"Enabled": True}, "Scram": {"Enabled": True}},
+    "Tls": {"Enabled": True, "CertificateAuthorityArnList": ["arn:aws:acm-pca:x"]},
+}
+
+
+@pytest.mark.parametrize(
+    ("settings", "expected"),
+    [
+        # AWS's defaults: TLS between clients and brokers, unauthenticated access.
+        ({}, {"BootstrapBrokerStringTls": 9094}),
+        (
+            {"EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS_PLAINTEXT"}}},
+            {"BootstrapBrokerString": 9092, "BootstrapBrokerStringTls": 9094},
+        ),
+        (
+            {"EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "PLAINTEXT"}}},
+            {"BootstrapBrokerString": 9092},
+        ),
+        (
+            {"ClientAuthentication": {"Sasl": {"Iam": {"Enabled": True}}}},
+            {"BootstrapBrokerStringSaslIam": 9098},
+        ),
+        (
+            {"ClientAuthentication": ALL_SCHEMES},
+            {
+                "BootstrapBrokerStringTls": 9094,
+                "BootstrapBrokerStringSaslScram": 9096,
+                "BootstrapBrokerStringSaslIam": 9098,
+            },
+        ),
+    ],
+    ids=["defaults", "tls-plaintext", "plaintext", "iam", "iam-scram-mtls"],
+)
+def test_bootstrap_brokers_are_the_listeners_the_cluster_turns_on(kafka, settings, expected):
+    arn = create_provisioned(kafka, **settings)
+    assert listeners(kafka, arn) == expected
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+    hosts = [address.rpartition(":")[0] for address in brokers[next(iter(expected))].split(",")]
+    assert [BROKER_HOST.fullmatch(host).group(1) for host in hosts] == ["1", "2", "3"]
+
+
+def test_public_access_adds_the_public_listeners_and_needs_tls_without_unauthenticated(kafka):
+    arn = create_provisioned(kafka, ClientAuthentication=ALL_SCHEMES)
+    public = {"PublicAccess": {"Type": "SERVICE_PROVIDED_EIPS"}}
+    version = kafka.describe_cluster_v2(ClusterArn=arn)["ClusterInfo"]["CurrentVersion"]
+    kafka.update_connectivity(ClusterArn=arn, ConnectivityInfo=public, CurrentVersion=version)
+
+    assert {k: v for k, v in listeners(kafka, arn).items() if "Public" in k} == {
+        "BootstrapBrokerStringPublicTls": 9194,
+        "BootstrapBrokerStringPublicSaslScram": 9196,
+        "BootstrapBrokerStringPublicSaslIam": 9198,
+    }
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+    assert brokers["BootstrapBrokerStringPublicSaslIam"].startswith("b-1-public.")
+
+    unauthenticated = create_provisioned(kafka)
+    version = kafka.describe_cluster_v2(ClusterArn=unauthenticated)["ClusterInfo"]
+    with pytest.raises(kafka.exceptions.BadRequestException):
+        kafka.update_connectivity(
+            ClusterArn=unauthenticated,
+            ConnectivityInfo=public,
+            CurrentVersion=version["CurrentVersion"],
+        )
+
+
+def test_multi_vpc_connectivity_adds_a_port_per_broker(kafka):
+    arn = create_provisioned(kafka, ClientAuthentication=ALL_SCHEMES)
+    vpc = {"VpcConnectivity": {"ClientAuthentication": {"Sasl": {"Iam": {"Enabled": True}}}}}
+    version = kafka.describe_cluster_v2(ClusterArn=arn)["ClusterInfo"]["CurrentVersion"]
+    kafka.update_connectivity(ClusterArn=arn, ConnectivityInfo=vpc, CurrentVersion=version)
+
+    brokers = kafka.get_bootstrap_brokers(ClusterArn=arn)
+    ports = [
+        a.rpartition(":")[2]
+        for a in brokers["BootstrapBrokerStringVpcConnectivitySaslIam"].split(",")
+    ]
+    assert ports == ["14001", "14002", "14003"]
+    assert "BootstrapBrokerStringVpcConnectivityTls" not in brokers
 
 
 def test_bootstrap_brokers_list_at_most_three_brokers(kafka):

@@ -40,10 +40,8 @@ from openlineage.client.facet_v2 import (
     schema_dataset,
     symlinks_dataset,
 )
-from openlineage.client.naming import dataset as naming
 from openlineage.client.serde import Serde
 
-from dzlineage_dagster.core.connectors.debezium import DebeziumSource, SourceEngine, SourceTable
 from dzlineage_dagster.core.identity.glue import (
     GLUE_SYMLINK_TYPE,
     glue_dataset,
@@ -56,97 +54,6 @@ from dzlineage_dagster.core.schemas.avro import Column
 MAX_EVENT_BYTES = 300_000
 #: Names the project's deterministic run ids, so they never equal another producer's uuid5.
 RUN_ID_NAMESPACE = uuid.uuid5(uuid.NAMESPACE_URL, "urn:dzlineage-dagster:lineage-run")
-
-
-def kafka_dataset_namespace(bootstrap_servers: str) -> str:
-    """``kafka://<host:port>`` of the first bootstrap server, as Debezium's own lineage names it.
-
-    Accepts a ``bootstrap.servers`` list (``b-1.x:9098,b-2.x:9098``), with or without a
-    listener scheme (``SASL_SSL://b-1.x:9098``).
-    """
-    first = bootstrap_servers.split(",")[0].strip()
-    address = first.split("://", 1)[-1]
-    host, _, port = address.rpartition(":")
-    if not host or not port.isdigit():
-        raise ValueError(
-            f"bootstrap servers {bootstrap_servers!r} must start with host:port, "
-            "e.g. 'b-1.cluster.kafka.us-east-1.amazonaws.com:9098'"
-        )
-    return naming.Kafka(bootstrap_server_host=host, port=port, topic="-").get_namespace()
-
-
-def preferred_broker_string(broker_strings: Mapping[str, str]) -> str:
-    """The cluster's bootstrap string the graph's Kafka namespace is taken from: IAM, then TLS, then plaintext.
-
-    The keys are GetBootstrapBrokers' (``BootstrapBrokerStringSaslIam``, ...).
-    """
-    for key in ("BootstrapBrokerStringSaslIam", "BootstrapBrokerStringTls"):
-        if broker_strings.get(key):
-            return broker_strings[key]
-    return broker_strings.get("BootstrapBrokerString", "")
-
-
-def topic_dataset(
-    topic: str, cluster_bootstrap_servers: str, source: DebeziumSource | None = None
-) -> tuple[str, str]:
-    """The (namespace, name) of a topic, the same node Debezium's own OpenLineage posts.
-
-    Debezium names topics by the first server of its connector's
-    ``openlineage.integration.dataset.kafka.bootstrap.servers`` or
-    ``schema.history.internal.kafka.bootstrap.servers``; a topic that no such connector writes
-    takes the cluster's bootstrap servers. Both hops of a topic must use this one function so
-    the topic stays one node.
-    """
-    servers = (source.lineage_bootstrap_servers if source else None) or cluster_bootstrap_servers
-    return kafka_dataset_namespace(servers), topic
-
-
-#: How SQL Server source tables are named: Debezium's own OpenLineage writes ``sqlserver://``,
-#: the OpenLineage naming spec says ``mssql://``. Debezium's is the default so the nodes join.
-SQLSERVER_SCHEMES = ("sqlserver", "mssql")
-
-
-def source_table_dataset(
-    table: SourceTable, *, sqlserver_scheme: str = "sqlserver"
-) -> tuple[str, str]:
-    """The (namespace, name) of a captured source table, as Debezium 3.2+ names it.
-
-    Postgres ``postgres://{host}:{port}`` + ``{db}.{schema}.{table}``, MySQL/MariaDB
-    ``mysql://{host}:{port}`` + ``{db}.{table}``, Oracle ``oracle://{host}:{port}`` +
-    ``{service}.{schema}.{table}`` (the PDB when the connector has one), SQL Server
-    ``{sqlserver_scheme}://{host}:{port}`` + ``{db}.{schema}.{table}``.
-    """
-    if not table.hostname:
-        raise ValueError(
-            f"source table {table.qualified} of connector {table.connector!r} has no "
-            "database.hostname: its dataset cannot be named"
-        )
-    host, port = table.hostname, table.port
-    if table.engine is SourceEngine.POSTGRES:
-        named: naming.DatasetNaming = naming.Postgres(
-            host=host,
-            port=port,
-            database=table.database,
-            schema=table.schema or "",
-            table=table.table,
-        )
-    elif table.engine is SourceEngine.MYSQL:
-        named = naming.MySQL(host=host, port=port, database=table.database, table=table.table)
-    elif table.engine is SourceEngine.ORACLE:
-        named = naming.Oracle(
-            host=host,
-            port=port,
-            service_name=table.database,
-            schema=table.schema or "",
-            table=table.table,
-        )
-    else:
-        if sqlserver_scheme not in SQLSERVER_SCHEMES:
-            raise ValueError(
-                f"sqlserver_scheme {sqlserver_scheme!r} must be one of {SQLSERVER_SCHEMES}"
-            )
-        return f"{sqlserver_scheme}://{host}:{port}", table.qualified
-    return named.get_namespace(), named.get_name()
 
 
 #: The namespace of the jobs that stand for a connector's hop of one topic.

@@ -10,11 +10,13 @@ relay:
 - derives PostLineageEvent's ``clientToken`` from the event, so a producer's retry replays
   instead of posting twice (:func:`client_token`);
 - rewrites dataset names to the ones the rest of the graph uses: every broker address of the
-  MSK cluster to its one Kafka namespace, a Glue table (by any name producers give it and the
-  catalog confirms: :func:`~dzlineage_dagster.core.identity.glue.resolve_glue_table`) to the
-  name DataZone files under the table's ARN, keeping OpenLineage's Glue name in its
-  ``symlinks`` facet, and namespaces mapped by settings; each rewrite is recorded on the
-  dataset in a ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
+  MSK cluster (and every alias) to its one Kafka namespace
+  (:class:`~dzlineage_dagster.core.identity.kafka.KafkaCluster`), a source database's alias
+  host to its canonical host, a Glue table (by any name producers give it and the catalog
+  confirms: :func:`~dzlineage_dagster.core.identity.glue.resolve_glue_table`) to the name
+  DataZone files under the table's ARN, keeping OpenLineage's Glue name in its ``symlinks``
+  facet, and namespaces mapped by settings; each rewrite is recorded on the dataset in a
+  ``dzlineage_canonicalName`` facet (:func:`canonicalize`);
 - trims the largest facets of an event over the size limit and records what it removed in a
   ``dzlineage_trimmed`` run facet, or refuses the event when even that cannot make it fit
   (:func:`fit_to_size`).
@@ -25,7 +27,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
@@ -52,6 +54,8 @@ from dzlineage_dagster.core.identity.glue import (
     keep_glue_symlink,
     resolve_glue_table,
 )
+from dzlineage_dagster.core.identity.kafka import UNKNOWN_NAMESPACE, DebeziumTopics, KafkaCluster
+from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.graph import source_identifier
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES
 
@@ -321,17 +325,6 @@ def client_token(event: ReceivedEvent) -> str:
 # --- names that join ---------------------------------------------------------------------------
 
 
-def broker_addresses(broker_strings: Iterator[str] | list[str]) -> list[str]:
-    """Every ``host:port`` of bootstrap broker strings (``b-1.x:9098,b-2.x:9098``)."""
-    addresses = []
-    for value in broker_strings:
-        for entry in value.split(","):
-            address = entry.strip().split("://", 1)[-1]
-            if address:
-                addresses.append(address)
-    return addresses
-
-
 @dataclass(frozen=True)
 class NameRules:
     """How the relay renames datasets before forwarding; the first rule that applies wins.
@@ -339,30 +332,30 @@ class NameRules:
     A Glue table of ``glue_catalog``, by any name producers give it
     (:func:`~dzlineage_dagster.core.identity.glue.resolve_glue_table`), takes the name DataZone
     files under the table's ARN (no catalog: Glue names pass as sent); else a namespace in
-    ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace whose host is
-    one of ``kafka_broker_hosts`` becomes ``kafka_namespace``.
+    ``namespace_map`` (from settings) is renamed; else a ``kafka://`` namespace that names
+    ``kafka`` (any broker of the cluster on any listener, or an alias) becomes the cluster's
+    namespace, and so does Debezium's ``kafka://unknown:unknown`` for a topic a connector of
+    ``debezium`` writes under the event's job namespace (its ``topic.prefix``); else a source
+    database named under one of ``source_hosts``' aliases takes its canonical host.
     """
 
     namespace_map: Mapping[str, str] = field(default_factory=dict)
-    kafka_namespace: str | None = None
-    kafka_broker_hosts: frozenset[str] = frozenset()
+    kafka: KafkaCluster | None = None
+    #: The platform's Debezium connectors now (read again when stale: a callable).
+    debezium: Callable[[], DebeziumTopics] = DebeziumTopics
+    source_hosts: SourceHosts = field(default_factory=SourceHosts)
     glue_catalog: GlueCatalog | None = None
 
     KAFKA_RULE: ClassVar[str] = "kafka-cluster-broker"
+    DEBEZIUM_UNKNOWN_RULE: ClassVar[str] = "debezium-unknown-kafka"
+    SOURCE_HOST_RULE: ClassVar[str] = "source-host-alias"
     SETTINGS_RULE: ClassVar[str] = "namespace-map"
 
-    @classmethod
-    def for_cluster(
-        cls, broker_strings: Mapping[str, str], kafka_namespace: str, **options: Any
-    ) -> NameRules:
-        """Rules that send every broker of a cluster (any listener) to ``kafka_namespace``."""
-        hosts = {
-            address.rpartition(":")[0] for address in broker_addresses(broker_strings.values())
-        }
-        return cls(kafka_namespace=kafka_namespace, kafka_broker_hosts=frozenset(hosts), **options)
-
-    def rename(self, dataset: Mapping[str, Any]) -> tuple[str, str, str] | None:
-        """The (namespace, name, rule) ``dataset`` should have, or None if it keeps its own."""
+    def rename(
+        self, dataset: Mapping[str, Any], job_namespace: str | None = None
+    ) -> tuple[str, str, str] | None:
+        """The (namespace, name, rule) ``dataset`` of a run of a job in ``job_namespace``
+        should have, or None if it keeps its own."""
         namespace, name = dataset["namespace"], dataset["name"]
         if self.glue_catalog is not None:
             glue = resolve_glue_table(dataset, self.glue_catalog)
@@ -371,11 +364,19 @@ class NameRules:
         if namespace in self.namespace_map:
             target = self.namespace_map[namespace]
             return (target, name, self.SETTINGS_RULE) if target != namespace else None
-        if self.kafka_namespace and namespace.startswith("kafka://"):
-            address = namespace.removeprefix("kafka://").split("/", 1)[0]
-            host = address.rpartition(":")[0] or address
-            if host in self.kafka_broker_hosts and namespace != self.kafka_namespace:
-                return self.kafka_namespace, name, self.KAFKA_RULE
+        if self.kafka is not None:
+            canonical = self.kafka.canonical(namespace)
+            if canonical is not None:
+                return canonical, name, self.KAFKA_RULE
+            if (
+                namespace == UNKNOWN_NAMESPACE
+                and job_namespace is not None
+                and self.debezium().writes(job_namespace, name)
+            ):
+                return self.kafka.namespace, name, self.DEBEZIUM_UNKNOWN_RULE
+        canonical = self.source_hosts.canonical_namespace(namespace)
+        if canonical is not None:
+            return canonical, name, self.SOURCE_HOST_RULE
         return None
 
 
@@ -387,9 +388,11 @@ def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent,
     """
     document = copy.deepcopy(event.document)
     rewrites = []
+    job = document.get("job")
+    job_namespace = job.get("namespace") if isinstance(job, dict) else None
     for key in ("inputs", "outputs"):
         for dataset in document.get(key) or []:
-            renamed = rules.rename(dataset)
+            renamed = rules.rename(dataset, job_namespace)
             if renamed is None:
                 continue
             namespace, name, rule = renamed

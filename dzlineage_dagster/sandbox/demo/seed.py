@@ -723,6 +723,13 @@ def seed_platform(
     }
 
 
+#: The private CA that signs the demo's client certificates (mutual TLS).
+DEMO_PRIVATE_CA = (
+    "arn:aws:acm-pca:us-east-1:123456789012:certificate-authority/"
+    "0e7f3a52-5c1d-4c1b-9a57-2f1e8d4b6c01"
+)
+
+
 def _create_cluster(kafka: Any, cluster: dict[str, Any]) -> tuple[str, str]:
     arn = kafka.create_cluster_v2(
         ClusterName=cluster["name"],
@@ -734,7 +741,11 @@ def _create_cluster(kafka: Any, cluster: dict[str, Any]) -> tuple[str, str]:
             },
             "KafkaVersion": str(cluster["kafka_version"]),
             "NumberOfBrokerNodes": int(cluster["broker_count"]),
-            "ClientAuthentication": {"Sasl": {"Iam": {"Enabled": True}}},
+            # IAM (MSK Connect's), SASL/SCRAM and mutual TLS: a listener for each producer.
+            "ClientAuthentication": {
+                "Sasl": {"Iam": {"Enabled": True}, "Scram": {"Enabled": True}},
+                "Tls": {"Enabled": True, "CertificateAuthorityArnList": [DEMO_PRIVATE_CA]},
+            },
             "EncryptionInfo": {"EncryptionInTransit": {"ClientBroker": "TLS", "InCluster": True}},
         },
     )["ClusterArn"]

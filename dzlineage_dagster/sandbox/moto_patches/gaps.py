@@ -20,8 +20,11 @@ moto's reset empties it too. What is covered, and why:
   JSON; GSR parses it as Avro. ``RegisterSchemaVersion``: moto accepts any version as
   AVAILABLE; GSR checks it against the schema's ``Compatibility``, and one that fails is still
   numbered, with ``Status`` FAILURE (:mod:`.avro_compatibility`).
-- kafka ``GetBootstrapBrokers``: not implemented by moto; ``DescribeCluster(V2)`` of an unknown
-  ARN crash moto (500) where AWS answers ``NotFoundException``.
+- kafka ``GetBootstrapBrokers``: not implemented by moto; answered with the listeners the
+  cluster's authentication, encryption and connectivity turn on. ``CreateClusterV2``: moto drops
+  a provisioned cluster's ``ClientAuthentication`` and ``EncryptionInfo``; ``UpdateConnectivity``
+  (public access): not implemented. ``DescribeCluster(V2)`` of an unknown ARN crash moto (500)
+  where AWS answers ``NotFoundException``.
 - glue Data Catalog databases and tables (``CreateDatabase``, ``GetTable``, ...): moto checks
   none of the model's constraints, so it keeps and finds a 256-character table name that AWS
   refuses with a ``ValidationException`` (``NameString`` is 1 to 255 characters); the input is
@@ -109,8 +112,16 @@ MAX_PAGE_SIZE = 100
 
 #: MSK lists at most three brokers in a bootstrap string, whatever the cluster's size.
 MAX_BOOTSTRAP_BROKERS = 3
-#: MSK's listener ports: plaintext, TLS, SASL/IAM.
-PLAINTEXT_PORT, TLS_PORT, SASL_IAM_PORT = 9092, 9094, 9098
+#: MSK's listener ports (the developer guide's "Port information"): plaintext, TLS, SASL/SCRAM
+#: and IAM inside AWS, and TLS, SASL/SCRAM and IAM with public access.
+PLAINTEXT_PORT, TLS_PORT, SASL_SCRAM_PORT, SASL_IAM_PORT = 9092, 9094, 9096, 9098
+PUBLIC_TLS_PORT, PUBLIC_SASL_SCRAM_PORT, PUBLIC_SASL_IAM_PORT = 9194, 9196, 9198
+#: Multi-VPC private connectivity: broker ``n`` answers on ``14000 + n`` (the cluster's security
+#: group opens 14001-14100 to managed VPC connections). Which port each authentication scheme
+#: gets is not documented; the sandbox gives the three schemes the same ports.
+VPC_CONNECTIVITY_BASE_PORT = 14000
+#: The public access type that turns public listeners on (botocore: ``PublicAccess.Type``).
+PUBLIC_ACCESS = "SERVICE_PROVIDED_EIPS"
 
 
 @dataclass(frozen=True)
@@ -507,7 +518,7 @@ def _aws_time(moment: datetime) -> str:
 
 
 def _get_bootstrap_brokers(call: Call) -> Response:
-    arn = _cluster_arn(call.request)
+    arn = _cluster_arn(call.request, "/bootstrap-brokers")
     cluster = call.kafka.clusters.get(arn)
     if cluster is None:
         return _cluster_not_found(arn)
@@ -515,12 +526,132 @@ def _get_bootstrap_brokers(call: Call) -> Response:
         return _json({"bootstrapBrokerStringSaslIam": _serverless_bootstrap(cluster)}, REST_JSON)
     return _json(
         {
-            "bootstrapBrokerString": _broker_string(cluster, PLAINTEXT_PORT),
-            "bootstrapBrokerStringTls": _broker_string(cluster, TLS_PORT),
-            "bootstrapBrokerStringSaslIam": _broker_string(cluster, SASL_IAM_PORT),
+            key: ",".join(f"{host}:{port}" for host, port in addresses)
+            for key, addresses in _listeners(cluster).items()
         },
         REST_JSON,
     )
+
+
+def _enabled(settings: dict[str, Any] | None, *path: str) -> bool:
+    for key in path:
+        settings = (settings or {}).get(key)
+    return bool((settings or {}).get("enabled"))
+
+
+def _client_broker(cluster: FakeKafkaCluster) -> str:
+    """Encryption in transit between clients and brokers; AWS's default is ``TLS``."""
+    encryption = (cluster.encryption_info or {}).get("encryptionInTransit") or {}
+    return encryption.get("clientBroker") or "TLS"
+
+
+def _listeners(cluster: FakeKafkaCluster) -> dict[str, list[tuple[str, int]]]:
+    """The listeners a provisioned cluster has, as GetBootstrapBrokers names them, with their
+    brokers' (host, port), from its settings as the developer guide describes them:
+
+    - encryption in transit ``ClientBroker`` (default ``TLS``) opens the plaintext listener
+      (``PLAINTEXT``, ``TLS_PLAINTEXT``) and the TLS ones (``TLS``, ``TLS_PLAINTEXT``);
+    - unauthenticated access (the default when ``ClientAuthentication`` is not given) answers on
+      plaintext 9092 and TLS 9094; mutual TLS on 9094; SASL/SCRAM on 9096 (TLS only); IAM on
+      9098;
+    - public access (``ConnectivityInfo.PublicAccess.Type`` ``SERVICE_PROVIDED_EIPS``, set by
+      UpdateConnectivity) adds each authenticated listener at 9194/9196/9198 on the brokers'
+      ``-public`` hosts; multi-VPC connectivity (``ConnectivityInfo.VpcConnectivity``) each
+      scheme it enables.
+    """
+    auth = cluster.client_authentication
+    client_broker = _client_broker(cluster)
+    tls_on, plaintext_on = client_broker != "PLAINTEXT", client_broker != "TLS"
+    unauthenticated = not auth or _enabled(auth, "unauthenticated")
+    mutual_tls, scram, iam = (
+        _enabled(auth, "tls"),
+        _enabled(auth, "sasl", "scram"),
+        _enabled(auth, "sasl", "iam"),
+    )
+    inside = {
+        "bootstrapBrokerString": (plaintext_on and unauthenticated, PLAINTEXT_PORT),
+        "bootstrapBrokerStringTls": (tls_on and (unauthenticated or mutual_tls), TLS_PORT),
+        "bootstrapBrokerStringSaslScram": (tls_on and scram, SASL_SCRAM_PORT),
+        "bootstrapBrokerStringSaslIam": (iam, SASL_IAM_PORT),
+    }
+    hosts = list(_broker_hosts(cluster))
+    listeners = {key: [(h, port) for h in hosts] for key, (on, port) in inside.items() if on}
+    connectivity = (cluster.broker_node_group_info or {}).get("connectivityInfo") or {}
+    if (connectivity.get("publicAccess") or {}).get("type") == PUBLIC_ACCESS:
+        public = {
+            "bootstrapBrokerStringPublicTls": (mutual_tls, PUBLIC_TLS_PORT),
+            "bootstrapBrokerStringPublicSaslScram": (scram, PUBLIC_SASL_SCRAM_PORT),
+            "bootstrapBrokerStringPublicSaslIam": (iam, PUBLIC_SASL_IAM_PORT),
+        }
+        public_hosts = [host.replace(".", "-public.", 1) for host in hosts]
+        listeners |= {
+            k: [(h, port) for h in public_hosts] for k, (on, port) in public.items() if on
+        }
+    vpc = (connectivity.get("vpcConnectivity") or {}).get("clientAuthentication")
+    by_index = [(h, VPC_CONNECTIVITY_BASE_PORT + n) for n, h in enumerate(hosts, start=1)]
+    for key, path in (
+        ("bootstrapBrokerStringVpcConnectivityTls", ("tls",)),
+        ("bootstrapBrokerStringVpcConnectivitySaslScram", ("sasl", "scram")),
+        ("bootstrapBrokerStringVpcConnectivitySaslIam", ("sasl", "iam")),
+    ):
+        if _enabled(vpc, *path):
+            listeners[key] = by_index
+    return listeners
+
+
+def _create_cluster_v2(call: Call) -> Response:
+    """moto drops a provisioned cluster's ``clientAuthentication`` and ``encryptionInfo``,
+    which decide its listeners: the cluster is created by moto's backend and keeps them."""
+    params = call.params
+    provisioned = params.get("provisioned")
+    arn, name, state, cluster_type = call.kafka.create_cluster_v2(
+        cluster_name=params.get("clusterName"),
+        tags=params.get("tags"),
+        provisioned=provisioned,
+        serverless=params.get("serverless"),
+    )
+    if provisioned:
+        cluster = call.kafka.clusters[arn]
+        cluster.client_authentication = provisioned.get("clientAuthentication")
+        cluster.encryption_info = provisioned.get("encryptionInfo")
+    answer = {"clusterArn": arn, "clusterName": name, "state": state, "clusterType": cluster_type}
+    return _json(answer, REST_JSON)
+
+
+def _update_connectivity(call: Call) -> Response:
+    """UpdateConnectivity (moto lacks it): public access only on a cluster that encrypts every
+    client connection with TLS and lets no client in unauthenticated, as the developer guide's
+    "Turn on public access" requires."""
+    arn = _cluster_arn(call.request, "/connectivity")
+    cluster = call.kafka.clusters.get(arn)
+    if cluster is None:
+        return _cluster_not_found(arn)
+    params = call.params
+    if params.get("currentVersion") != cluster.current_version:
+        return aws_error_response(
+            "kafka",
+            "BadRequestException",
+            f"The provided cluster version {params.get('currentVersion')} does not match the "
+            f"current version {cluster.current_version}.",
+            400,
+        )
+    connectivity = params.get("connectivityInfo") or {}
+    if (connectivity.get("publicAccess") or {}).get("type") == PUBLIC_ACCESS:
+        auth = cluster.client_authentication
+        client_broker = _client_broker(cluster)
+        if client_broker != "TLS" or not auth or _enabled(auth, "unauthenticated"):
+            return aws_error_response(
+                "kafka",
+                "BadRequestException",
+                "Public access needs TLS-only encryption between clients and brokers and "
+                "unauthenticated access turned off.",
+                400,
+            )
+    info = cluster.broker_node_group_info = dict(cluster.broker_node_group_info or {})
+    info["connectivityInfo"] = {**(info.get("connectivityInfo") or {}), **connectivity}
+    cluster.current_version = f"K{uuid.uuid4().hex[:13].upper()}"
+    operation = f"{arn.replace(':cluster/', ':cluster-operation/')}/{uuid.uuid4()}"
+    return _json({"clusterArn": arn, "clusterOperationArn": operation}, REST_JSON)
 
 
 def _answer_unknown_cluster(call: Call) -> Response | None:
@@ -528,8 +659,8 @@ def _answer_unknown_cluster(call: Call) -> Response | None:
     return None if arn in call.kafka.clusters else _cluster_not_found(arn)
 
 
-def _cluster_arn(request: Request) -> str:
-    return unquote(request.path.split("/clusters/", 1)[1]).removesuffix("/bootstrap-brokers")
+def _cluster_arn(request: Request, suffix: str = "") -> str:
+    return unquote(request.path.split("/clusters/", 1)[1]).removesuffix(suffix)
 
 
 def _cluster_not_found(arn: str) -> Response:
@@ -645,6 +776,8 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     ("glue", "PostLineageEvent"): _post_lineage_event,
     ("glue", "GetLineageNode"): _get_lineage_node,
     ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,
+    ("kafka", "CreateClusterV2"): _create_cluster_v2,
+    ("kafka", "UpdateConnectivity"): _update_connectivity,
     ("kafka", "DescribeCluster"): _answer_unknown_cluster,
     ("kafka", "DescribeClusterV2"): _answer_unknown_cluster,
     ("ssm", "PutParameter"): _put_parameter,

@@ -327,6 +327,36 @@ def cluster(doctor: Doctor) -> Iterator[CheckResult]:
     )
 
 
+def kafka_names(doctor: Doctor) -> Iterator[CheckResult]:
+    """Whether each Debezium connector's bootstrap property, which Debezium's own lineage names
+    its topics by, is this cluster's (a broker on any listener, or a configured alias): any
+    other name puts Debezium's topics on nodes apart from the sync's (no new call: the
+    topology is the one the other checks read)."""
+    kafka = doctor.run.kafka_cluster
+    named = [s for s in doctor.run.topology.sources if s.lineage_bootstrap_servers]
+    foreign = {s.name: kafka.foreign_servers(s.lineage_bootstrap_servers or "") for s in named}
+    for connector, servers in foreign.items():
+        if servers:
+            yield CheckResult(
+                "kafka-names",
+                connector,
+                Status.WARN,
+                f"its bootstrap servers name {', '.join(servers)}, no broker of cluster "
+                f"{doctor.run.cluster.name}: Debezium's own lineage names its topics there, "
+                f"apart from the topics' nodes ({kafka.namespace}/<topic>)",
+                f"set its openlineage.integration.dataset.kafka.bootstrap.servers to the "
+                f"cluster's brokers, or add the name to {env_name('kafka_broker_aliases')}",
+            )
+    if not any(foreign.values()):
+        yield CheckResult(
+            "kafka-names",
+            "data",
+            Status.OK,
+            f"topics are named {kafka.namespace}/<topic>; {len(named)} Debezium connectors "
+            "name brokers of this cluster",
+        )
+
+
 def mapping_read(doctor: Doctor) -> Iterator[CheckResult]:
     """The first page of the domain's and project's mapping path: any record there means a
     sync ran, so the next is not the first."""
@@ -613,6 +643,9 @@ CHECKS: tuple[Check, ...] = (
         "kafka",
         cluster,
         missing=f"set {env_name('msk_cluster_arn')} to a cluster of the data account",
+    ),
+    Check(
+        "kafka-names", "msk", "kafkaconnect", kafka_names, needs=("registry", "connectors", "msk")
     ),
     Check("ssm-mapping", "mapping_parameters", "ssm", mapping_read),
     Check("domain", "datazone", "datazone", domain, missing=_MISSING_DOMAIN),

@@ -22,7 +22,6 @@ from dzlineage_dagster.core.lineage.graph import source_identifier
 from dzlineage_dagster.core.lineage.openlineage import (
     FieldRef,
     glue_source_identifier,
-    source_table_dataset,
 )
 from dzlineage_dagster.core.lineage.platform_graph import (
     AssetPath,
@@ -104,8 +103,7 @@ def platform_datasets(run: SyncRun) -> PlatformDatasets:
     for lineage in lineages:
         for edge in lineage.sources:
             with suppress(ValueError):  # a connector without database.hostname names none
-                table = source_table_dataset(edge.table, sqlserver_scheme=settings.sqlserver_scheme)
-                identities.add(source_identifier(*table))
+                identities.add(source_identifier(*run.source_table_dataset(edge.table)))
     configs = {connector.name: connector.config for connector in topology.connectors}
     debezium_jobs = {
         configs.get(source.name, {}).get(DEBEZIUM_JOB_NAMESPACE_PROPERTY) or source.topic_prefix: (
@@ -168,7 +166,7 @@ def _dataset_keys(
     """The topic's OpenLineage datasets (as its hops name them) -> their asset keys."""
     keys = {run.topic_dataset(lineage.topic): topic_key(lineage.topic)}
     for edge in lineage.sources:
-        dataset = source_table_dataset(edge.table, sqlserver_scheme=run.settings.sqlserver_scheme)
+        dataset = run.source_table_dataset(edge.table)
         keys[dataset] = source_table_key(edge.table)
     for edge in lineage.sinks:
         dataset = glue_dataset(

@@ -53,7 +53,6 @@ from dzlineage_dagster.core.lineage.openlineage import (
     lineage_client_token,
     sink_hop_column_lineage,
     source_hop_column_lineage,
-    source_table_dataset,
 )
 from dzlineage_dagster.core.lineage.state import (
     HopJob,
@@ -597,14 +596,7 @@ def _source_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) 
     prefix = _field_prefix(run, snapshot.topic, snapshot)
     for connector, edges in _by_connector(lineage.sources).items():
         try:
-            inputs = tuple(
-                DatasetSpec(
-                    *source_table_dataset(
-                        edge.table, sqlserver_scheme=run.settings.sqlserver_scheme
-                    )
-                )
-                for edge in edges
-            )
+            inputs = tuple(DatasetSpec(*run.source_table_dataset(edge.table)) for edge in edges)
         except ValueError as error:
             raise SyncError(f"{snapshot.topic}: {error}") from None
         column_lineage = source_hop_column_lineage(
