@@ -14,6 +14,8 @@ and time. A sample says which of the platform's datasets each of its datasets mu
 - ``glue db.table``: the Glue table's ARN, DataZone's node for the table;
 - ``cluster-topic T``: a topic the registry does not know, on the platform's cluster: the
   platform's Kafka namespace with T;
+- ``source-db T``: a table the connectors do not capture, on the captured database's server:
+  the source tables' namespace with T;
 - ``as-sent``: a dataset outside the platform (a query result location): its own name.
 
 A sample may change a connector's configuration before the events (what the producer needs to
@@ -131,8 +133,9 @@ def expected_identity(
         return hops[name][1]
     if kind == "source-of":
         return hops[name][0]
-    if kind == "cluster-topic":
-        namespace = next(iter(hops.values()))[1].rsplit("/", 1)[0]
+    if kind in ("cluster-topic", "source-db"):
+        source, topic = next(iter(hops.values()))
+        namespace = (topic if kind == "cluster-topic" else source).rsplit("/", 1)[0]
         return f"{namespace}/{name}"
     if kind == "glue":
         database, table = name.split(".")
@@ -203,7 +206,7 @@ def assert_run_joins(platform, sample: dict, events: list[dict], hops, values) -
         identifier=f"{job['namespace']}.{job['name']}/{run_id}",
     )
     for side, direction in (("inputs", "upstream"), ("outputs", "downstream")):
-        datasets, tokens = run_datasets(events, side), sample["expect"][side]
+        datasets, tokens = run_datasets(events, side), filled(sample["expect"][side], values)
         assert len(tokens) == len(datasets), f"the sample expects {tokens} for its {side}"
         expected = sorted(
             expected_identity(token, dataset, hops, values)
