@@ -29,7 +29,7 @@ import json
 import re
 import uuid
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
 
@@ -250,8 +250,12 @@ def test_a_producers_events_join_the_platforms_nodes(platform, tmp_path, capsys,
     if "connector_changes" in sample:
         change_connectors(platform, sample, values, hops)
 
-    now = datetime.now(timezone.utc).isoformat()
-    events = filled(sample["events"], {**values, "run_id": str(uuid.uuid4()), "now": now})
+    # One run; its events a millisecond apart, in the order the producer sends them.
+    run, start = {**values, "run_id": str(uuid.uuid4())}, datetime.now(timezone.utc)
+    events = [
+        filled(event, {**run, "now": (start + timedelta(milliseconds=i)).isoformat()})
+        for i, event in enumerate(sample["events"])
+    ]
     for event in events:
         validate_openlineage_event(json.dumps(event))
     post_through_relay(
