@@ -5,7 +5,8 @@ Each sample in ``producers/`` is one producer's emission for one case (the event
 in the order the producer sends them), rebuilt from the producer's own code or tests; the
 sample names the repository, the paths and the commit it was rebuilt from, and what was changed
 (only hosts, databases and tables pointed at the demo platform, and facets that no local
-OpenLineage schema covers left out). ``{{...}}`` placeholders stand for what only the seeded
+OpenLineage schema covers left out; the facets kept name the schema versions of the local copies
+in their ``_schemaURL``). ``{{...}}`` placeholders stand for what only the seeded
 sandbox knows (broker hosts, the account, the source database's endpoint) and for the run's id
 and time. A sample says which of the platform's datasets each of its datasets must land on:
 
