@@ -96,6 +96,23 @@ def test_a_symlink_naming_the_table_any_of_those_ways_resolves_too(symlink):
     assert resolve_glue_table(named, CATALOG) == (*ORDERS, GLUE_SYMLINK_RULE)
 
 
+def test_a_hive_table_of_the_glue_metastore_resolves_by_its_location_symlink():
+    """OpenLineage's Hive hook (HiveUtils.getDatasetIdentifierFromTable): hive://<metastore> +
+    <db>.<table>, its storage location a LOCATION symlink; one table there, so it is that one."""
+    hive = dataset(
+        "hive://ip-10-0-1-23.ec2.internal:9083",
+        "lakehouse.orders",
+        [("s3://shop-lakehouse", "warehouse/lakehouse.db/orders")],
+    )
+    assert resolve_glue_table(hive, CATALOG) == (*ORDERS, LOCATION_RULE)
+    shared = dataset(
+        "hive://ip-10-0-1-23.ec2.internal:9083",
+        "lakehouse.events",
+        [("s3://shop-lakehouse", "warehouse/lakehouse.db/events")],
+    )
+    assert resolve_glue_table(shared, CATALOG) is None  # two tables at that location
+
+
 def test_a_location_given_with_a_trailing_slash_in_glue_matches_one_without():
     customers = dataset("s3://shop-lakehouse", "warehouse/lakehouse.db/customers")
     assert resolve_glue_table(customers, CATALOG) == (

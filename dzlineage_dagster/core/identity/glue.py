@@ -248,20 +248,22 @@ def claimed_table(
     return None
 
 
-def _symlinked_claims(
-    dataset: Mapping[str, Any], athena_account: str | None
-) -> Iterator[GlueTableId]:
+def _symlink_identifiers(dataset: Mapping[str, Any]) -> Iterator[tuple[str, str]]:
+    """The (namespace, name) of each identifier of the dataset's ``symlinks`` facet."""
     symlinks = (dataset.get("facets") or {}).get("symlinks") or {}
     identifiers = symlinks.get("identifiers") if isinstance(symlinks, dict) else None
     for identifier in identifiers if isinstance(identifiers, list) else ():
         if isinstance(identifier, dict):
-            claim = claimed_table(
-                str(identifier.get("namespace", "")),
-                str(identifier.get("name", "")),
-                athena_account,
-            )
-            if claim is not None:
-                yield claim[0]
+            yield str(identifier.get("namespace", "")), str(identifier.get("name", ""))
+
+
+def _symlinked_claims(
+    dataset: Mapping[str, Any], athena_account: str | None
+) -> Iterator[GlueTableId]:
+    for namespace, name in _symlink_identifiers(dataset):
+        claim = claimed_table(namespace, name, athena_account)
+        if claim is not None:
+            yield claim[0]
 
 
 def resolve_glue_table(
@@ -269,7 +271,8 @@ def resolve_glue_table(
 ) -> tuple[str, str, str] | None:
     """The (namespace, name, rule) of the Glue table ``dataset`` is, when it is another name of
     one the catalog has; None when it keeps its own name. The dataset's own name is tried
-    first, then its ``symlinks``, then its storage location."""
+    first, then its ``symlinks``, then its storage location (its own name, or a symlink's)
+    when exactly one table has it."""
     namespace, name = str(dataset["namespace"]), str(dataset["name"])
     if _PROJECT_NAMESPACE.fullmatch(namespace):
         return None  # the project's own naming already
@@ -282,10 +285,13 @@ def resolve_glue_table(
         table = catalog.table(claim)
         if table is not None:
             return (*table.dataset, rule)
-    location = s3_location(namespace, name)
-    tables = catalog.tables_at(location) if location else []
-    if len(tables) == 1:
-        return (*tables[0].dataset, LOCATION_RULE)
+    # Its storage location, as its own name or as a symlink (Hive's hook names a table of the
+    # Glue metastore hive://<metastore> + <db>.<table>, its location a LOCATION symlink).
+    for location_namespace, location_name in ((namespace, name), *_symlink_identifiers(dataset)):
+        location = s3_location(location_namespace, location_name)
+        tables = catalog.tables_at(location) if location else []
+        if len(tables) == 1:
+            return (*tables[0].dataset, LOCATION_RULE)
     return None
 
 
