@@ -4,11 +4,13 @@ changed connector configurations re-derive the lineage of the topics whose mappi
 import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
-from datetime import datetime, timezone
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone
 
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetPartitionStatus,
+    AssetRecordsFilter,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -20,13 +22,30 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.assets.topics import STAGE_ASSET_KEYS
+from dzlineage_dagster.assets.topics import REGISTRY_SCHEMA, STAGE_ASSET_KEYS
 from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
-from dzlineage_dagster.core.catalog.discovery import SensorCursor, SweepState, changed_topics
+from dzlineage_dagster.core.catalog.discovery import (
+    SETTLING_SECONDS,
+    RegistryTopic,
+    SensorCursor,
+    SweepState,
+    changed_topics,
+)
 from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
 from dzlineage_dagster.core.catalog.registry_cursor import Backoff, RetrySchedule
+from dzlineage_dagster.core.changes.cloudtrail import (
+    ConnectorChange,
+    Ignored,
+    SchemaChange,
+    TableChange,
+    UnreadableMessage,
+    read_message,
+    schema_arn_parts,
+)
+from dzlineage_dagster.core.changes.queue_cursor import REMOVED, QueueCursor
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
+from dzlineage_dagster.core.connectors.topics import topic_name_problem
 from dzlineage_dagster.jobs import (
     CATALOG_CHECKS_JOB,
     CATALOG_SYNC_JOB,
@@ -34,10 +53,11 @@ from dzlineage_dagster.jobs import (
     RETIRE_TOPICS_JOB,
     retire_run_config,
 )
-from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
+from dzlineage_dagster.resources.change_queue import SQS_BATCH
 from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
 from dzlineage_dagster.sync.errors import describe_error
-from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.run_state import RegistryByName, SyncRun
 
 #: A topic that failed transiently (throttling past botocore's retries) is retried first by the
 #: run retry, where the instance enables run retries (`run_retries: enabled: true` in
@@ -77,9 +97,23 @@ def registry_schema_tick(
 ) -> SensorResult:
     """One tick of :func:`registry_schema_sensor` at ``now`` (its clock, given so a test can
     move it)."""
+    queued = bool(lineage_sync.settings.change_queue_url)
+    if queued:
+        wait = listing_wait(context.cursor, now, lineage_sync.settings.registry_listing_seconds)
+        if wait > 0:
+            return SensorResult(
+                skip_reason=(
+                    "change_queue_sensor syncs the changes as their events arrive "
+                    "(DZLINEAGE_CHANGE_QUEUE_URL); the registry is listed next, as a safety "
+                    f"net, in {round(wait)} s"
+                ),
+                cursor=context.cursor,
+            )
     run = SyncRun(lineage_sync, context.log)
     current = run.registry_topics
     changed = changed_topics(current, context.cursor)
+    if queued and context.cursor:
+        changed = missed_by_events(context, current, changed)
     state = SweepState.from_text(context.cursor)
     try:
         sweep = sweep_versions(run, state)
@@ -153,6 +187,41 @@ def registry_schema_tick(
     return SensorResult(
         run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
     )
+
+
+def listing_wait(cursor_text: str | None, now: datetime, interval_seconds: int) -> float:
+    """Seconds until the registry sensor lists the registry again as the change queue's
+    safety net (0: now; a first tick always lists, the partitions come from it): its cursor's
+    horizon is its last listing's time less :data:`SETTLING_SECONDS`."""
+    horizon = json.loads(cursor_text).get("horizon") if cursor_text else None
+    if not horizon:
+        return 0.0
+    listed = datetime.fromisoformat(horizon) + timedelta(seconds=SETTLING_SECONDS)
+    return max(0.0, interval_seconds - (now - listed).total_seconds())
+
+
+def missed_by_events(
+    context: SensorEvaluationContext, current: Mapping[str, RegistryTopic], changed: list[str]
+) -> list[str]:
+    """Of the topics the safety net's listing found changed, those the change queue's events
+    missed: no run materialized their schema since their ``UpdatedTime``. Logged, so a queue
+    that loses events (a rule changed, a target's permission gone) shows."""
+    missed = []
+    for topic in changed:
+        changed_at = current[topic].updated_at
+        records = context.instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=REGISTRY_SCHEMA, asset_partitions=[topic]), limit=1
+        ).records
+        if changed_at is None or not records or records[0].timestamp < changed_at.timestamp():
+            missed.append(topic)
+    if missed:
+        context.log.warning(
+            f"the registry's listing (the change queue's safety net) found {len(missed)} of "
+            f"{len(changed)} changed topics no event brought: {', '.join(missed)}"
+        )
+    elif changed:
+        context.log.info(f"the events brought every one of the {len(changed)} changed topics")
+    return missed
 
 
 def failed_partitions(
@@ -310,3 +379,246 @@ def catalog_checks_after_first_sync(context: SensorEvaluationContext) -> RunRequ
         return SkipReason("waiting for the first catalog_sync to succeed")
     context.log.info(f"the first catalog_sync succeeded (run {synced[0].run_id}): checking")
     return RunRequest(run_key="after-the-first-catalog-sync")
+
+
+#: The most ReceiveMessage calls a tick makes (10 messages each): only an empty queue makes
+#: one wait (DZLINEAGE_CHANGE_QUEUE_WAIT_SECONDS, at most 20 s), an answer of fewer than 10
+#: messages ends the tick, so a tick stays well under Dagster's 60-second limit; a backlog is
+#: read by the next ticks, 50 messages each.
+MAX_RECEIVES_PER_TICK = 5
+
+
+@sensor(
+    name="change_queue_sensor",
+    jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, CONNECTOR_TOPOLOGY_JOB],
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description=(
+        "With DZLINEAGE_CHANGE_QUEUE_URL set, drains the SQS queue EventBridge delivers "
+        "CloudTrail's registry, MSK Connect and Glue table calls to (long polling, 10 messages "
+        "a call, at most five calls a tick) and requests the catalog sync of exactly the topics "
+        "named: a changed schema's topic (GetSchema of that schema only), the topics whose "
+        "sink writes a changed Glue table; a changed connector observes connector_topology. "
+        "Messages are deleted by the next tick, once Dagster recorded the runs; a redelivered "
+        "change requests nothing new; an unreadable message is reported and left to the "
+        "queue's dead-letter queue. Unset: skips (registry_schema_sensor lists the registry)."
+    ),
+)
+def change_queue_sensor(
+    context: SensorEvaluationContext,
+    lineage_sync: LineageSyncResource,
+    change_queue: ChangeQueueResource,
+) -> SensorResult | SkipReason:
+    return change_queue_tick(context, lineage_sync, change_queue, datetime.now(timezone.utc))
+
+
+@dataclass
+class QueueRead:
+    """What a tick read from the queue: the changes, and the messages it may delete."""
+
+    changes: list[SchemaChange | ConnectorChange | TableChange] = field(default_factory=list)
+    ignored: list[Ignored] = field(default_factory=list)
+    #: Receipt handles of the messages read (changes and ignored): deleted by the next tick.
+    handles: list[str] = field(default_factory=list)
+    #: (message id, times received, why) of the messages left to the redrive policy.
+    unreadable: list[tuple[str, str, str]] = field(default_factory=list)
+
+
+def read_queue(change_queue: ChangeQueueResource, url: str, wait: int, registry: str) -> QueueRead:
+    """Up to :data:`MAX_RECEIVES_PER_TICK` batches of the queue, read."""
+    read = QueueRead()
+    for _ in range(MAX_RECEIVES_PER_TICK):
+        messages = change_queue.receive(url, wait)
+        for message in messages:
+            try:
+                change = read_message(message.get("Body", ""), registry)
+            except UnreadableMessage as error:
+                received = message.get("Attributes", {}).get("ApproximateReceiveCount", "?")
+                read.unreadable.append((message["MessageId"], received, str(error)))
+                continue
+            (read.ignored if isinstance(change, Ignored) else read.changes).append(change)
+            read.handles.append(message["ReceiptHandle"])
+        if len(messages) < SQS_BATCH:
+            break
+    return read
+
+
+def change_queue_tick(
+    context: SensorEvaluationContext,
+    lineage_sync: LineageSyncResource,
+    change_queue: ChangeQueueResource,
+    now: datetime,
+) -> SensorResult | SkipReason:
+    """One tick of :func:`change_queue_sensor` at ``now``."""
+    settings = lineage_sync.settings
+    url = settings.change_queue_url
+    if not url:
+        return SkipReason(
+            "DZLINEAGE_CHANGE_QUEUE_URL is unset: registry_schema_sensor lists the registry"
+        )
+    cursor = QueueCursor.from_text(context.cursor)
+    # The last tick's runs are recorded (Dagster committed its result with this cursor).
+    for failure in change_queue.delete(url, cursor.pending):
+        context.log.warning(f"a handled message was not deleted ({failure}); it comes back once")
+    read = read_queue(change_queue, url, settings.change_queue_wait_seconds, settings.registry_name)
+    for message_id, received, why in read.unreadable:
+        context.log.warning(
+            f"message {message_id} (received {received} times) is unreadable, left on the queue "
+            f"for its redrive policy (the dead-letter queue after maxReceiveCount): {why}"
+        )
+    plan = ChangePlan(context, lineage_sync, cursor)
+    for change in read.changes:
+        plan.add(change)
+    for ignored in read.ignored + plan.ignored:
+        context.log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
+    next_cursor = cursor.after(read.handles, plan.handled, now.timestamp()).to_json()
+    run_requests = plan.run_requests()
+    if not run_requests and not plan.added:
+        return SensorResult(
+            skip_reason=(
+                f"{len(read.changes)} changes, {len(read.ignored)} ignored, "
+                f"{len(read.unreadable)} unreadable messages: nothing new to sync"
+            ),
+            cursor=next_cursor,
+        )
+    context.log.info(plan.summary())
+    partition_requests = [kafka_topics.build_add_request(plan.added)] if plan.added else []
+    if plan.removed:
+        partition_requests.append(kafka_topics.build_delete_request(plan.removed))
+    return SensorResult(
+        run_requests=run_requests,
+        dynamic_partitions_requests=partition_requests,
+        cursor=next_cursor,
+    )
+
+
+class ChangePlan:
+    """The runs a tick's changes ask for, at calls per change that do not depend on the
+    registry's size: a schema change costs GetSchema of its topic's schema (value, else one
+    named as the topic, else key: one call when the value schema exists); a Glue table change
+    the connectors' topology (MSK Connect's calls, whatever the registry's size)."""
+
+    def __init__(
+        self,
+        context: SensorEvaluationContext,
+        lineage_sync: LineageSyncResource,
+        cursor: QueueCursor,
+    ) -> None:
+        self.context, self.lineage_sync, self.cursor = context, lineage_sync, cursor
+        self.partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
+        self.known = set(self.partitions)
+        #: Topic -> token of what changed, for the topics to sync.
+        self.to_sync: dict[str, str] = {}
+        self.added: list[str] = []
+        self.removed: list[str] = []
+        self.connector_events: list[str] = []
+        self.tables: dict[tuple[str, str], str] = {}
+        self.ignored: list[Ignored] = []
+        #: Key -> token of every change handled this tick (:meth:`QueueCursor.after`).
+        self.handled: dict[str, str] = {}
+        self._looked_up: set[str] = set()
+
+    @property
+    def registry(self) -> str:
+        return self.lineage_sync.settings.registry_name
+
+    def add(self, change: SchemaChange | ConnectorChange | TableChange) -> None:
+        key = f"event:{change.event_id}"
+        if isinstance(change, ConnectorChange):
+            if not self.cursor.seen(key, change.action):
+                self.connector_events.append(change.event_id)
+                self.handled[key] = change.action
+        elif isinstance(change, TableChange):
+            if not self.cursor.seen(key, change.action):
+                self.tables[change.database.lower(), change.table.lower()] = change.event_id
+                self.handled[key] = change.action
+        else:
+            self._add_schema(change)
+
+    def _add_schema(self, change: SchemaChange) -> None:
+        schema_name = change.schema_name
+        if not schema_name:
+            arn = self.lineage_sync.schema_registry.schema_arn_of_version(change.schema_version_id)
+            if arn is None:
+                return  # the version is gone: its deletion is a change of its own
+            registry, schema_name, _ = schema_arn_parts(arn, change.action)
+            if registry != self.registry:
+                self.ignored.append(
+                    Ignored(change.event_id, f"{change.action} in registry {registry}")
+                )
+                return
+        topic = SchemaChange(
+            change.action, change.event_id, change.event_time, self.registry, schema_name
+        ).topic
+        problem = topic_name_problem(topic, schema_name)
+        if problem:
+            self.ignored.append(Ignored(change.event_id, f"{schema_name}: {problem}"))
+            return
+        if topic in self._looked_up:
+            return  # two events of one topic in a tick: one look at it
+        self._looked_up.add(topic)
+        schemas = self.lineage_sync.schema_registry
+        described = RegistryByName([topic], lambda name: schemas.schema_named(self.registry, name))
+        info = described.get(topic)
+        if info is None:
+            if topic in self.known and not self.cursor.seen(topic, REMOVED):
+                self.removed.append(topic)
+                self.handled[topic] = REMOVED
+            return
+        latest = described.answers[info.schema_arn].get("LatestSchemaVersion")
+        token = f"{info.change_token}@v{latest}"
+        if self.cursor.seen(topic, token) and topic in self.known:
+            return  # a redelivery of a change already requested
+        self.handled[topic] = self.to_sync[topic] = token
+        if topic not in self.known:
+            self.added.append(topic)
+
+    def _table_topics(self) -> dict[str, str]:
+        """The topics whose sink writes a changed table, with the event that named it."""
+        if not self.tables:
+            return {}
+        run = SyncRun(self.lineage_sync, self.context.log, topic_names=self.partitions)
+        found = {}
+        for topic in self.partitions:
+            for table in run.topology.lineage_for(topic).tables:
+                event = self.tables.get((table.database.lower(), table.table.lower()))
+                if event is not None:
+                    found[topic] = f"table:{event}"
+        return found
+
+    def run_requests(self) -> list[RunRequest]:
+        self.to_sync.update(
+            {t: e for t, e in self._table_topics().items() if t not in self.to_sync}
+        )
+        order = [t for t in self.partitions if t not in self.removed] + self.added
+        requests = catalog_sync_requests(order, self.to_sync, self.to_sync)
+        if self.removed:
+            requests.append(
+                RunRequest(
+                    run_key=_run_key(self.removed[0], self.removed[-1], {"removed": self.removed}),
+                    job_name=RETIRE_TOPICS_JOB.name,
+                    run_config=retire_run_config(self.removed),
+                )
+            )
+        if self.connector_events:
+            digest = _run_key("", "", {"events": sorted(self.connector_events)})
+            requests.append(
+                RunRequest(run_key=f"topology-event{digest}", job_name=CONNECTOR_TOPOLOGY_JOB.name)
+            )
+        return requests
+
+    def summary(self) -> str:
+        tables = (
+            f"; tables changed: {', '.join('.'.join(t) for t in self.tables)}"
+            if self.tables
+            else ""
+        )
+        connectors = (
+            f"; {len(self.connector_events)} connector changes: connector_topology observed"
+            if self.connector_events
+            else ""
+        )
+        return (
+            f"events named {len(self.to_sync)} topics to sync ({', '.join(sorted(self.to_sync))})"
+            f", {len(self.added)} new, {len(self.removed)} removed{tables}{connectors}"
+        )
