@@ -471,13 +471,24 @@ def change_queue_tick(
         plan.add(change)
     for ignored in read.ignored + plan.ignored:
         context.log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
-    next_cursor = cursor.after(read.handles, plan.handled, now.timestamp()).to_json()
+    # A failed topic is synced again with the registry sensor's backoff: its listing, now a
+    # daily safety net, no longer comes every minute to do it.
+    failed, busy = failed_partitions(context, plan.partitions)
+    backoff = Backoff(settings.sensor_retry_seconds, settings.sensor_retry_max_seconds)
+    retries, schedule = RetrySchedule.from_text(context.cursor).plan(
+        failed, busy | set(plan.to_sync), now.timestamp(), backoff
+    )
+    plan.retries = retries
+    next_cursor = cursor.after(
+        read.handles, plan.handled, now.timestamp(), schedule.to_json()
+    ).to_json()
     run_requests = plan.run_requests()
+    waiting = retry_wait_note(schedule, failed - set(retries), now)
     if not run_requests and not plan.added:
         return SensorResult(
             skip_reason=(
                 f"{len(read.changes)} changes, {len(read.ignored)} ignored, "
-                f"{len(read.unreadable)} unreadable messages: nothing new to sync"
+                f"{len(read.unreadable)} unreadable messages: nothing new to sync{waiting}"
             ),
             cursor=next_cursor,
         )
@@ -514,6 +525,8 @@ class ChangePlan:
         self.connector_events: list[str] = []
         self.tables: dict[tuple[str, str], str] = {}
         self.ignored: list[Ignored] = []
+        #: Failed topics due for a retry -> the key naming the attempt.
+        self.retries: dict[str, str] = {}
         #: Key -> token of every change handled this tick (:meth:`QueueCursor.after`).
         self.handled: dict[str, str] = {}
         self._looked_up: set[str] = set()
@@ -587,9 +600,8 @@ class ChangePlan:
         return found
 
     def run_requests(self) -> list[RunRequest]:
-        self.to_sync.update(
-            {t: e for t, e in self._table_topics().items() if t not in self.to_sync}
-        )
+        for topic, token in {**self.retries, **self._table_topics()}.items():
+            self.to_sync.setdefault(topic, token)
         order = [t for t in self.partitions if t not in self.removed] + self.added
         requests = catalog_sync_requests(order, self.to_sync, self.to_sync)
         if self.removed:
@@ -618,7 +630,13 @@ class ChangePlan:
             if self.connector_events
             else ""
         )
+        retried = (
+            f"; {len(self.retries)} synced again as their last run failed "
+            f"({', '.join(sorted(self.retries))})"
+            if self.retries
+            else ""
+        )
         return (
-            f"events named {len(self.to_sync)} topics to sync ({', '.join(sorted(self.to_sync))})"
-            f", {len(self.added)} new, {len(self.removed)} removed{tables}{connectors}"
+            f"{len(self.to_sync)} topics to sync ({', '.join(sorted(self.to_sync))}), "
+            f"{len(self.added)} new, {len(self.removed)} removed{tables}{connectors}{retried}"
         )

@@ -13,12 +13,17 @@ import pytest
 from dagster import Definitions, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.core.catalog.registry_cursor import Backoff
 from dzlineage_dagster.core.changes.queue_cursor import QueueCursor
 from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.jobs import CONNECTOR_TOPOLOGY_JOB
 from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
+from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sensors import change_queue_tick
+from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.test_custom_types_and_sensor import register_topics
+
+RETRY_SETTINGS = ("sensor_retry_seconds", "sensor_retry_max_seconds")
 
 
 class QueueSensor:
@@ -37,8 +42,9 @@ class QueueSensor:
         # The registry sensor's partitions: every topic of the registry is known.
         platform.instance.add_dynamic_partitions(kafka_topics.name, platform.registry_topics())
 
-    def tick(self):
-        """One tick; its partition requests applied, its cursor kept (Dagster committed it)."""
+    def tick(self, now: datetime | None = None):
+        """One tick (at ``now``, else the wall clock's time); its partition requests applied,
+        its cursor kept (Dagster committed it)."""
         with build_sensor_context(
             instance=self.platform.instance,
             cursor=self.cursor,
@@ -47,7 +53,10 @@ class QueueSensor:
         ) as context:
             resources = context.resources
             result = change_queue_tick(
-                context, resources.lineage_sync, resources.change_queue, datetime.now(timezone.utc)
+                context,
+                resources.lineage_sync,
+                resources.change_queue,
+                now or datetime.now(timezone.utc),
             )
         self.platform.apply_partition_requests(result)
         self.cursor = result.cursor
@@ -62,6 +71,15 @@ class QueueSensor:
                 end = keys.index(request.tags["dagster/asset_partition_range_end"])
                 topics |= set(keys[start : end + 1])
         return topics
+
+    def run(self, result) -> list:
+        """The tick's requested runs, executed in process."""
+        return [
+            self.definitions.resolve_job_def(request.job_name).execute_in_process(
+                instance=self.platform.instance, tags=request.tags, raise_on_error=False
+            )
+            for request in result.run_requests or []
+        ]
 
     def messages_left(self) -> int:
         """Messages on the queue, in flight or not."""
@@ -231,3 +249,28 @@ def test_the_listing_is_a_daily_safety_net_that_reports_what_the_events_missed(
         capfd.readouterr().err
     )
     assert sensor.requested_topics(day) == {"shop.sales.payments"}
+
+
+def test_a_topic_whose_run_failed_is_synced_again_after_its_backoff(platform, monkeypatch):
+    # Every injected throttle reaches the product (no botocore retry).
+    monkeypatch.setenv("DZLINEAGE_MAX_ATTEMPTS", "1")
+    sensor = QueueSensor(platform, monkeypatch)
+    backoff = Backoff(*(LineageSettings.model_fields[f].default for f in RETRY_SETTINGS))
+    platform.register_new_version("shop.sales.orders", "coupon_code")
+    platform.control.set_faults(FaultRule(service="datazone", operation="CreateAsset", count=1))
+    now = datetime.now(timezone.utc)
+    [failed] = sensor.run(sensor.tick(now))
+    assert not failed.success
+    platform.control.clear_faults()
+
+    # The next tick sees the failure: the topic waits its first backoff from then.
+    seen = now + timedelta(seconds=30)
+    waiting = sensor.tick(seen)
+    assert not waiting.run_requests
+    assert waiting.skip_reason.skip_message.endswith(
+        f"1 failed topics wait to be synced again, the first in {backoff.delay(0):.0f} s"
+    )
+    assert not sensor.tick(seen + timedelta(seconds=backoff.delay(0) - 1)).run_requests
+    retried = sensor.tick(seen + timedelta(seconds=backoff.delay(0)))
+    assert sensor.requested_topics(retried) == {"shop.sales.orders"}
+    assert all(run.success for run in sensor.run(retried))

@@ -23,6 +23,7 @@ from dzlineage_dagster.core.changes.cloudtrail import (
     event_patterns,
     read_message,
 )
+from dzlineage_dagster.core.changes.queue_cursor import HANDLED_SECONDS, MAX_HANDLED, QueueCursor
 from dzlineage_dagster.core.connectors.topics import topic_for_schema_name
 
 #: Glue's names: letters, digits and ``-_$#.`` (botocore's SchemaRegistryNameString).
@@ -234,3 +235,26 @@ def test_the_rules_watch_every_call_read_here():
     assert patterns["glue"]["detail"]["eventName"] == list(SCHEMA_CALLS + TABLE_CALLS)
     assert patterns["kafkaconnect"]["source"] == ["aws.kafkaconnect"]
     assert patterns["kafkaconnect"]["detail"]["eventName"] == list(CONNECTOR_CALLS)
+
+
+HANDLED = st.dictionaries(
+    st.text(min_size=1, max_size=12), st.text(min_size=1, max_size=12), max_size=20
+)
+
+
+@given(pending=st.lists(st.text(max_size=30), max_size=12), handled=HANDLED)
+def test_the_queue_cursor_reads_back_what_it_wrote(pending, handled):
+    cursor = QueueCursor().after(pending, handled, 1000.0, {"t": [1, 2.0]})
+    again = QueueCursor.from_text(cursor.to_json())
+    assert again == cursor
+    assert all(again.seen(key, token) for key, token in handled.items())
+
+
+def test_the_queue_cursor_forgets_changes_after_a_day_and_keeps_the_newest():
+    cursor = QueueCursor().after([], {"old": "v1"}, 0.0)
+    assert cursor.seen("old", "v1") and not cursor.seen("old", "v2")
+    later = cursor.after([], {"new": "v1"}, HANDLED_SECONDS + 1.0)
+    assert not later.seen("old", "v1") and later.seen("new", "v1")
+    many = QueueCursor().after([], {f"t{i}": "v" for i in range(MAX_HANDLED)}, 0.0)
+    newest = many.after([], {"latest": "v"}, 1.0)
+    assert len(newest.handled) == MAX_HANDLED and newest.seen("latest", "v")
