@@ -15,6 +15,7 @@ from dagster import Definitions, build_sensor_context
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.core.catalog.registry_cursor import Backoff
 from dzlineage_dagster.core.changes.queue_cursor import QueueCursor
+from dzlineage_dagster.core.doctor import CHANGE_QUEUE_ACTIONS
 from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.jobs import CONNECTOR_TOPOLOGY_JOB
 from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
@@ -22,6 +23,8 @@ from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sensors import change_queue_tick
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster_tests.test_custom_types_and_sensor import register_topics
+from dzlineage_dagster_tests.test_doctor import doctor, rows_of
+from dzlineage_dagster_tests.test_least_privilege import IAM_DIRECTORY
 
 RETRY_SETTINGS = ("sensor_retry_seconds", "sensor_retry_max_seconds")
 
@@ -274,3 +277,48 @@ def test_a_topic_whose_run_failed_is_synced_again_after_its_backoff(platform, mo
     retried = sensor.tick(seen + timedelta(seconds=backoff.delay(0)))
     assert sensor.requested_topics(retried) == {"shop.sales.orders"}
     assert all(run.success for run in sensor.run(retried))
+
+
+def test_doctor_finds_the_queue_and_its_dead_letter_queue_or_says_what_to_do(
+    platform, monkeypatch, capsys
+):
+    sensor = QueueSensor(platform, monkeypatch)
+    [row] = rows_of(doctor(capsys)[1], "change-queue")
+    assert row["status"] == "OK", row
+    assert row["detail"].startswith("arn:aws:sqs:us-east-1:123456789012:dzlineage-changes: 0 ")
+    assert (
+        "dead-letter queue arn:aws:sqs:us-east-1:123456789012:dzlineage-changes-dlq"
+        in (row["detail"])
+    )
+
+    platform.control.set_faults(FaultRule("sqs", "GetQueueAttributes", "access-denied"))
+    [denied] = rows_of(doctor(capsys)[1], "change-queue")
+    platform.control.clear_faults()
+    assert denied["status"] == "FAIL"
+    assert denied["fix"].startswith("allow sqs:GetQueueAttributes to the data side")
+    assert denied["fix"].endswith("(as iam/change-queue-policy.json does)")
+
+    monkeypatch.setenv("DZLINEAGE_CHANGE_QUEUE_URL", sensor.url.replace("changes", "nothing"))
+    [missing] = rows_of(doctor(capsys)[1], "change-queue")
+    assert missing["status"] == "FAIL"
+    assert missing["fix"].startswith("create the queue with deploy/change-events.yaml")
+
+
+def test_the_change_queue_policy_grants_what_the_sensor_and_doctor_call(
+    platform, monkeypatch, capsys
+):
+    sensor = QueueSensor(platform, monkeypatch)
+    platform.control.clear_calls()
+    platform.register_new_version("shop.sales.orders", "coupon_code")
+    sensor.tick()
+    sensor.tick()
+    doctor(capsys)
+    # IAM authorizes DeleteMessageBatch as sqs:DeleteMessage (SQS's API reference).
+    called = {
+        f"sqs:{'DeleteMessage' if operation == 'DeleteMessageBatch' else operation}"
+        for (service, operation) in platform.control.call_counts()
+        if service == "sqs"
+    }
+    policy = json.loads((IAM_DIRECTORY / "change-queue-policy.json").read_text())
+    [statement] = policy["Statement"]
+    assert called == set(statement["Action"]) == CHANGE_QUEUE_ACTIONS
