@@ -4,7 +4,6 @@ changed connector configurations re-derive the lineage of the topics whose mappi
 import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -38,14 +37,10 @@ from dzlineage_dagster.core.changes.cloudtrail import (
     Ignored,
     SchemaChange,
     TableChange,
-    UnreadableMessage,
-    read_message,
-    schema_arn_parts,
 )
 from dzlineage_dagster.core.changes.queue_cursor import REMOVED, QueueCursor
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
-from dzlineage_dagster.core.connectors.topics import topic_name_problem
 from dzlineage_dagster.jobs import (
     CATALOG_CHECKS_JOB,
     CATALOG_SYNC_JOB,
@@ -54,10 +49,10 @@ from dzlineage_dagster.jobs import (
     retire_run_config,
 )
 from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
-from dzlineage_dagster.resources.change_queue import SQS_BATCH
 from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
+from dzlineage_dagster.sync.changes import ChangedTopics, describe_topics, read_queue
 from dzlineage_dagster.sync.errors import describe_error
-from dzlineage_dagster.sync.run_state import RegistryByName, SyncRun
+from dzlineage_dagster.sync.run_state import SyncRun
 
 #: A topic that failed transiently (throttling past botocore's retries) is retried first by the
 #: run retry, where the instance enables run retries (`run_retries: enabled: true` in
@@ -412,37 +407,6 @@ def change_queue_sensor(
     return change_queue_tick(context, lineage_sync, change_queue, datetime.now(timezone.utc))
 
 
-@dataclass
-class QueueRead:
-    """What a tick read from the queue: the changes, and the messages it may delete."""
-
-    changes: list[SchemaChange | ConnectorChange | TableChange] = field(default_factory=list)
-    ignored: list[Ignored] = field(default_factory=list)
-    #: Receipt handles of the messages read (changes and ignored): deleted by the next tick.
-    handles: list[str] = field(default_factory=list)
-    #: (message id, times received, why) of the messages left to the redrive policy.
-    unreadable: list[tuple[str, str, str]] = field(default_factory=list)
-
-
-def read_queue(change_queue: ChangeQueueResource, url: str, wait: int, registry: str) -> QueueRead:
-    """Up to :data:`MAX_RECEIVES_PER_TICK` batches of the queue, read."""
-    read = QueueRead()
-    for _ in range(MAX_RECEIVES_PER_TICK):
-        messages = change_queue.receive(url, wait)
-        for message in messages:
-            try:
-                change = read_message(message.get("Body", ""), registry)
-            except UnreadableMessage as error:
-                received = message.get("Attributes", {}).get("ApproximateReceiveCount", "?")
-                read.unreadable.append((message["MessageId"], received, str(error)))
-                continue
-            (read.ignored if isinstance(change, Ignored) else read.changes).append(change)
-            read.handles.append(message["ReceiptHandle"])
-        if len(messages) < SQS_BATCH:
-            break
-    return read
-
-
 def change_queue_tick(
     context: SensorEvaluationContext,
     lineage_sync: LineageSyncResource,
@@ -460,15 +424,22 @@ def change_queue_tick(
     # The last tick's runs are recorded (Dagster committed its result with this cursor).
     for failure in change_queue.delete(url, cursor.pending):
         context.log.warning(f"a handled message was not deleted ({failure}); it comes back once")
-    read = read_queue(change_queue, url, settings.change_queue_wait_seconds, settings.registry_name)
-    for message_id, received, why in read.unreadable:
-        context.log.warning(
-            f"message {message_id} (received {received} times) is unreadable, left on the queue "
-            f"for its redrive policy (the dead-letter queue after maxReceiveCount): {why}"
-        )
+    read = read_queue(
+        change_queue,
+        url,
+        settings.change_queue_wait_seconds,
+        settings.registry_name,
+        MAX_RECEIVES_PER_TICK,
+    )
+    for line in read.unreadable_lines():
+        context.log.warning(line)
     plan = ChangePlan(context, lineage_sync, cursor)
     for change in read.changes:
-        plan.add(change)
+        if not isinstance(change, SchemaChange):
+            plan.add(change)
+    plan.add_topics(
+        describe_topics(lineage_sync.schema_registry, settings.registry_name, read.schema_changes)
+    )
     for ignored in read.ignored + plan.ignored:
         context.log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
     # A failed topic is synced again with the registry sensor's backoff: its listing, now a
@@ -529,62 +500,35 @@ class ChangePlan:
         self.retries: dict[str, str] = {}
         #: Key -> token of every change handled this tick (:meth:`QueueCursor.after`).
         self.handled: dict[str, str] = {}
-        self._looked_up: set[str] = set()
 
     @property
     def registry(self) -> str:
         return self.lineage_sync.settings.registry_name
 
-    def add(self, change: SchemaChange | ConnectorChange | TableChange) -> None:
+    def add(self, change: ConnectorChange | TableChange) -> None:
+        """A connector's or a table's change (schemas': :meth:`add_topics`), once per event."""
         key = f"event:{change.event_id}"
+        if self.cursor.seen(key, change.action):
+            return
+        self.handled[key] = change.action
         if isinstance(change, ConnectorChange):
-            if not self.cursor.seen(key, change.action):
-                self.connector_events.append(change.event_id)
-                self.handled[key] = change.action
-        elif isinstance(change, TableChange):
-            if not self.cursor.seen(key, change.action):
-                self.tables[change.database.lower(), change.table.lower()] = change.event_id
-                self.handled[key] = change.action
+            self.connector_events.append(change.event_id)
         else:
-            self._add_schema(change)
+            self.tables[change.database.lower(), change.table.lower()] = change.event_id
 
-    def _add_schema(self, change: SchemaChange) -> None:
-        schema_name = change.schema_name
-        if not schema_name:
-            arn = self.lineage_sync.schema_registry.schema_arn_of_version(change.schema_version_id)
-            if arn is None:
-                return  # the version is gone: its deletion is a change of its own
-            registry, schema_name, _ = schema_arn_parts(arn, change.action)
-            if registry != self.registry:
-                self.ignored.append(
-                    Ignored(change.event_id, f"{change.action} in registry {registry}")
-                )
-                return
-        topic = SchemaChange(
-            change.action, change.event_id, change.event_time, self.registry, schema_name
-        ).topic
-        problem = topic_name_problem(topic, schema_name)
-        if problem:
-            self.ignored.append(Ignored(change.event_id, f"{schema_name}: {problem}"))
-            return
-        if topic in self._looked_up:
-            return  # two events of one topic in a tick: one look at it
-        self._looked_up.add(topic)
-        schemas = self.lineage_sync.schema_registry
-        described = RegistryByName([topic], lambda name: schemas.schema_named(self.registry, name))
-        info = described.get(topic)
-        if info is None:
-            if topic in self.known and not self.cursor.seen(topic, REMOVED):
-                self.removed.append(topic)
-                self.handled[topic] = REMOVED
-            return
-        latest = described.answers[info.schema_arn].get("LatestSchemaVersion")
-        token = f"{info.change_token}@v{latest}"
-        if self.cursor.seen(topic, token) and topic in self.known:
-            return  # a redelivery of a change already requested
-        self.handled[topic] = self.to_sync[topic] = token
-        if topic not in self.known:
-            self.added.append(topic)
+    def add_topics(self, changed: ChangedTopics) -> None:
+        """The topics schema events named, as the registry holds them now."""
+        self.ignored += changed.ignored
+        for topic, token in changed.tokens.items():
+            if token is None:
+                if topic in self.known and not self.cursor.seen(topic, REMOVED):
+                    self.removed.append(topic)
+                    self.handled[topic] = REMOVED
+            elif not (self.cursor.seen(topic, token) and topic in self.known):
+                # (else a redelivery of a change already requested)
+                self.handled[topic] = self.to_sync[topic] = token
+                if topic not in self.known:
+                    self.added.append(topic)
 
     def _table_topics(self) -> dict[str, str]:
         """The topics whose sink writes a changed table, with the event that named it."""
