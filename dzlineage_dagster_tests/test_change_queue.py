@@ -13,6 +13,7 @@ import pytest
 from dagster import Definitions, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.catalog.registry_cursor import Backoff
 from dzlineage_dagster.core.changes.queue_cursor import QueueCursor
 from dzlineage_dagster.core.doctor import CHANGE_QUEUE_ACTIONS
@@ -322,3 +323,42 @@ def test_the_change_queue_policy_grants_what_the_sensor_and_doctor_call(
     policy = json.loads((IAM_DIRECTORY / "change-queue-policy.json").read_text())
     [statement] = policy["Statement"]
     assert called == set(statement["Action"]) == CHANGE_QUEUE_ACTIONS
+
+
+def test_the_headless_sync_from_the_queue_syncs_exactly_the_named_topics(
+    platform, monkeypatch, capsys
+):
+    sensor = QueueSensor(platform, monkeypatch)
+    platform.register_new_version("shop.sales.orders", "coupon_code")
+    platform.control.clear_calls()
+    capsys.readouterr()
+    assert dzlineage(["sync", "--from-queue"]) == 0
+    out = capsys.readouterr().out
+    assert "shop.sales.orders  synced" in out
+    assert "1 topics named by 1 messages, 0 failed" in out
+    calls = platform.control.call_counts()
+    assert ("glue", "ListSchemas") not in calls
+    assert calls["sqs", "ReceiveMessage"] == 1 and calls["sqs", "DeleteMessageBatch"] == 1
+    assert sensor.messages_left() == 0
+
+    platform.control.clear_calls()
+    assert dzlineage(["sync", "--from-queue"]) == 0
+    assert "0 messages named no topic to sync" in capsys.readouterr().out
+    assert platform.control.call_counts() == {("sqs", "ReceiveMessage"): 1}
+
+
+def test_the_headless_sync_from_the_queue_lists_the_registry_for_a_table_change(
+    platform, monkeypatch, capsys
+):
+    sensor = QueueSensor(platform, monkeypatch)
+    glue = platform.client("glue")
+    table = glue.get_table(DatabaseName="lakehouse", Name="sales_orders")["Table"]
+    glue.update_table(
+        DatabaseName="lakehouse",
+        TableInput={k: table[k] for k in ("Name", "StorageDescriptor", "TableType", "Parameters")},
+    )
+    platform.control.clear_calls()
+    assert dzlineage(["sync", "--from-queue"]) == 0
+    assert platform.control.call_counts()["glue", "ListSchemas"] == 1
+    assert f"{len(platform.registry_topics())} topics, 0 failed" in capsys.readouterr().out
+    assert sensor.messages_left() == 0

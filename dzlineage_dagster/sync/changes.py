@@ -11,8 +11,13 @@ headless sync into a sync of those topics.
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.core.changes.cloudtrail import (
     ConnectorChange,
@@ -26,7 +31,13 @@ from dzlineage_dagster.core.changes.cloudtrail import (
 from dzlineage_dagster.core.connectors.topics import topic_name_problem
 from dzlineage_dagster.resources.change_queue import SQS_BATCH, ChangeQueueResource
 from dzlineage_dagster.resources.glue_schema_registry import GlueSchemaRegistryResource
-from dzlineage_dagster.sync.run_state import RegistryByName
+from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
+from dzlineage_dagster.sync.checks.authorization import check_authorization
+from dzlineage_dagster.sync.checks.preflight import check_ownership, check_platform
+from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.run_state import RegistryByName, SyncRun
+from dzlineage_dagster.sync.runner import sync_topics
 
 
 @dataclass
@@ -119,3 +130,98 @@ def describe_topics(
         latest = described.answers[info.schema_arn].get("LatestSchemaVersion")
         found.tokens[topic] = f"{info.change_token}@v{latest}"
     return found
+
+
+#: ReceiveMessage calls of one `dzlineage sync --from-queue`: up to 1,000 messages; a longer
+#: backlog is read by the next run.
+MAX_RECEIVES_PER_SYNC = 100
+
+
+def run_queue_sync(
+    settings: LineageSettings, *, out: TextIO, aws_options: dict[str, dict[str, Any]]
+) -> int:
+    """`dzlineage sync --from-queue`: drain the change queue and sync exactly the topics its
+    events name, read by name (no listing); exit 0 when every one synced. A connector's or a
+    Glue table's change, or a topic whose schemas left the registry, needs the whole picture
+    (the topology over every topic, retirement): then the ordinary sync runs, listing the
+    registry. The messages are deleted only after a sync with no failure; otherwise they come
+    back after the queue's visibility timeout, and the next run syncs them again."""
+    from dzlineage_dagster.sync.headless import run_headless_sync, start_run
+
+    log = logging.getLogger("dzlineage.sync")
+    url = settings.change_queue_url
+    if not url:
+        print(
+            "dzlineage sync --from-queue: set DZLINEAGE_CHANGE_QUEUE_URL (docs/change-events.md)",
+            file=sys.stderr,
+        )
+        return 1
+    queue = ChangeQueueResource(**aws_options.get("data", {}))
+    try:
+        batch = read_queue(
+            queue,
+            url,
+            settings.change_queue_wait_seconds,
+            settings.registry_name,
+            MAX_RECEIVES_PER_SYNC,
+        )
+        for line in batch.unreadable_lines():
+            log.warning(line)
+        for ignored in batch.ignored:
+            log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
+        run = start_run(settings, log, aws_options)
+        changed = describe_topics(
+            run.resource.schema_registry, settings.registry_name, batch.schema_changes
+        )
+    except (SyncError, ClientError, BotoCoreError, ValueError) as error:
+        print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
+        return 1
+    removed = sorted(topic for topic, token in changed.tokens.items() if token is None)
+    others = [c for c in batch.changes if not isinstance(c, SchemaChange)]
+    if others or removed:
+        log.info(
+            f"{len(others)} connector or Glue table changes, {len(removed)} topics whose schemas "
+            "left the registry: syncing the whole registry (listed), as without a queue"
+        )
+        code = run_headless_sync(settings, dry_run=False, out=out, aws_options=aws_options)
+    else:
+        topics = sorted(topic for topic, token in changed.tokens.items() if token)
+        named = SyncRun(run.resource, log, topic_names=topics)
+        code = sync_named_topics(named, out, len(batch.handles))
+    if code == 0:
+        for failure in queue.delete(url, batch.handles):
+            log.warning(f"a handled message was not deleted ({failure}); it comes back once")
+    return code
+
+
+def sync_named_topics(run: SyncRun, out: TextIO, messages: int) -> int:
+    """The sync of the run's topics only, each read by name; a line per topic, a summary."""
+    topics = list(run.registry_topics)
+    if not topics:
+        calls = sum(run.api_calls().values())
+        print(
+            f"{messages} messages named no topic to sync; {calls} AWS API calls besides the "
+            "queue's",
+            file=out,
+        )
+        return 0
+    try:
+        check_platform(run)
+        ensure_custom_types(run)
+        check_ownership(run, topics)
+        check_authorization(run, (), asset_writes=True)
+    except (SyncError, ClientError, BotoCoreError, ValueError) as error:
+        print(f"dzlineage sync: could not start: {describe_error(error)}", file=sys.stderr)
+        return 1
+    failed = 0
+    for outcome in sorted(sync_topics(run, topics), key=lambda o: o.topic):
+        failed += not outcome.ok
+        state = "synced" if outcome.ok else f"failed in {outcome.failed_stage}: {outcome.error}"
+        print(f"{outcome.topic}  {state}  {outcome.catalog_summary}", file=out)
+    calls = sum(run.api_calls().values())
+    print(
+        f"\n{len(topics)} topics named by {messages} messages, {failed} failed, {calls} AWS API "
+        "calls besides the queue's",
+        file=out,
+    )
+    return 1 if failed else 0
