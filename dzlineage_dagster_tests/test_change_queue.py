@@ -15,11 +15,13 @@ from dagster import Definitions, build_sensor_context
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.catalog.registry_cursor import Backoff
+from dzlineage_dagster.core.changes.cloudtrail import read_message
 from dzlineage_dagster.core.changes.queue_cursor import QueueCursor
 from dzlineage_dagster.core.doctor import CHANGE_QUEUE_ACTIONS
 from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.jobs import CONNECTOR_TOPOLOGY_JOB
 from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
+from dzlineage_dagster.sandbox.demo.seed import seed_platform
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sensors import change_queue_tick
 from dzlineage_dagster.settings import LineageSettings
@@ -362,3 +364,22 @@ def test_the_headless_sync_from_the_queue_lists_the_registry_for_a_table_change(
     assert platform.control.call_counts()["glue", "ListSchemas"] == 1
     assert f"{len(platform.registry_topics())} topics, 0 failed" in capsys.readouterr().out
     assert sensor.messages_left() == 0
+
+
+def test_the_demo_seeded_with_its_change_queue_starts_with_an_empty_queue(sandbox):
+    sandbox.control.reset()
+    seeded = seed_platform(sandbox.endpoint_url, change_queue=True)
+    sqs = sandbox.client("sqs")
+    url = seeded["DZLINEAGE_CHANGE_QUEUE_URL"]
+    # The seeding's own calls came before the rules: none of them is on the queue.
+    assert "Messages" not in sqs.receive_message(QueueUrl=url)
+    sandbox.client("glue").update_schema(
+        SchemaId={
+            "RegistryName": seeded["DZLINEAGE_REGISTRY_NAME"],
+            "SchemaName": "shop.sales.orders",
+        },
+        Compatibility="FULL",
+    )
+    [message] = sqs.receive_message(QueueUrl=url)["Messages"]
+    change = read_message(message["Body"], seeded["DZLINEAGE_REGISTRY_NAME"])
+    assert (change.action, change.topic) == ("UpdateSchema", "shop.sales.orders")

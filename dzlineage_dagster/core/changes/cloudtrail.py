@@ -122,8 +122,8 @@ def read_message(body: str, registry_name: str) -> Change | Ignored:
     detail = event.get("detail")
     if not isinstance(detail, dict):
         raise UnreadableMessage("the event has no detail object")
-    action = _text(detail, "eventName", "detail")
-    event_id = _text(detail, "eventID", "detail")
+    action = _required(detail, "eventName", "the event's detail")
+    event_id = _required(detail, "eventID", "the event's detail")
     event_time = str(detail.get("eventTime") or event.get("time") or "")
     if detail.get("errorCode"):
         return Ignored(event_id, f"{action} failed ({detail['errorCode']}): nothing changed")
@@ -212,11 +212,4 @@ def _required(parameters: Mapping[str, Any], camel: str, where: str) -> str:
     value = _member(parameters, camel)
     if not isinstance(value, str) or not value:
         raise UnreadableMessage(f"{where} has no {camel}")
-    return value
-
-
-def _text(detail: Mapping[str, Any], name: str, where: str) -> str:
-    value = detail.get(name)
-    if not isinstance(value, str) or not value:
-        raise UnreadableMessage(f"the event's {where} has no {name}")
     return value
