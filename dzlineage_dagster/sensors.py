@@ -78,7 +78,10 @@ MAX_RUNS_PER_TICK = 4
         "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY. "
         "A topic whose partition is failed is synced again DZLINEAGE_SENSOR_RETRY_SECONDS "
         "after a tick first sees it, each further retry waiting twice as long, up to "
-        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS."
+        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS. With DZLINEAGE_CHANGE_QUEUE_URL set, "
+        "change_queue_sensor syncs the changes as their events arrive, and this sensor lists "
+        "the registry only every DZLINEAGE_REGISTRY_LISTING_SECONDS (a day), as a safety net "
+        "that logs what the events missed."
     ),
 )
 def registry_schema_sensor(
