@@ -20,7 +20,11 @@ from dzlineage_dagster.core.changes.queue_cursor import QueueCursor
 from dzlineage_dagster.core.doctor import CHANGE_QUEUE_ACTIONS
 from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.jobs import CONNECTOR_TOPOLOGY_JOB
-from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
+from dzlineage_dagster.sandbox.demo.change_queue import (
+    MAX_RECEIVE_COUNT,
+    QUEUE_NAME,
+    create_change_queue,
+)
 from dzlineage_dagster.sandbox.demo.seed import seed_platform
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.sensors import change_queue_tick
@@ -383,3 +387,22 @@ def test_the_demo_seeded_with_its_change_queue_starts_with_an_empty_queue(sandbo
     [message] = sqs.receive_message(QueueUrl=url)["Messages"]
     change = read_message(message["Body"], seeded["DZLINEAGE_REGISTRY_NAME"])
     assert (change.action, change.topic) == ("UpdateSchema", "shop.sales.orders")
+
+
+def test_an_unreadable_message_reaches_the_dead_letter_queue_after_its_receives(
+    platform, monkeypatch
+):
+    sensor = QueueSensor(platform, monkeypatch)
+    sqs = platform.client("sqs")
+    # Each tick sees the message again at once (the demo's queue hides it 300 s).
+    sqs.set_queue_attributes(QueueUrl=sensor.url, Attributes={"VisibilityTimeout": "0"})
+    sqs.send_message(QueueUrl=sensor.url, MessageBody='{"detail-type": "Scheduled Event"}')
+    reported = [
+        "0 ignored, 1 unreadable messages" in sensor.tick().skip_reason.skip_message
+        for _ in range(MAX_RECEIVE_COUNT + 1)
+    ]
+    assert reported == [True] * MAX_RECEIVE_COUNT + [False]
+    assert sensor.messages_left() == 0
+    dead_letters = sqs.get_queue_url(QueueName=f"{QUEUE_NAME}-dlq")["QueueUrl"]
+    [message] = sqs.receive_message(QueueUrl=dead_letters)["Messages"]
+    assert message["Body"] == '{"detail-type": "Scheduled Event"}'
