@@ -17,6 +17,7 @@ from dzlineage_dagster.core.changes.cloudtrail import (
     event_patterns,
     read_message,
 )
+from dzlineage_dagster.core.doctor import Status, change_queue_row, eventbridge_may_send
 
 TEMPLATE = Path(__file__).resolve().parents[1] / "deploy" / "change-events.yaml"
 
@@ -53,6 +54,13 @@ def test_the_platforms_changes_reach_the_templates_queue_through_its_rules(platf
     cloudformation.create_stack(StackName="dzlineage-changes", TemplateBody=TEMPLATE.read_text())
     [stack] = cloudformation.describe_stacks(StackName="dzlineage-changes")["Stacks"]
     outputs = {o["OutputKey"]: o["OutputValue"] for o in stack["Outputs"]}
+    # The stack's queue is as doctor wants it: its policy lets the rules send, it redrives.
+    attributes = platform.client("sqs").get_queue_attributes(
+        QueueUrl=outputs["QueueUrl"], AttributeNames=["All"]
+    )["Attributes"]
+    row = change_queue_row(outputs["QueueUrl"], attributes)
+    assert row.status is Status.OK, row
+    assert eventbridge_may_send(attributes["Policy"])
 
     platform.register_new_version("shop.sales.orders", "coupon_code")
     glue = platform.client("glue")

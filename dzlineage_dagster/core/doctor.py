@@ -428,6 +428,16 @@ def change_queue_row(queue_url: str | None, attributes: Mapping[str, str] | None
         redrive = json.loads(attributes.get("RedrivePolicy") or "{}")
     except ValueError:
         redrive = {}
+    if not eventbridge_may_send(attributes.get("Policy")):
+        return CheckResult(
+            "change-queue",
+            "data",
+            Status.FAIL,
+            f"{where}; its policy lets no EventBridge rule send (events.amazonaws.com "
+            "sqs:SendMessage): the rules deliver nothing and every change waits for the "
+            "daily listing",
+            "give the queue the policy of deploy/change-events.yaml (ChangeQueuePolicy)",
+        )
     if not isinstance(redrive, dict) or not redrive.get("deadLetterTargetArn"):
         return CheckResult(
             "change-queue",
@@ -443,3 +453,30 @@ def change_queue_row(queue_url: str | None, attributes: Mapping[str, str] | None
         f"{where}; dead-letter queue {redrive['deadLetterTargetArn']} after "
         f"{redrive.get('maxReceiveCount', '?')} receives",
     )
+
+
+def eventbridge_may_send(policy_text: str | None) -> bool:
+    """Whether a queue policy allows ``events.amazonaws.com`` ``sqs:SendMessage`` (EventBridge
+    delivers to a queue only so); conditions narrowing it to some rules are the template's."""
+    try:
+        policy = json.loads(policy_text or "{}")
+    except ValueError:
+        return False
+    statements = policy.get("Statement", []) if isinstance(policy, dict) else []
+    for statement in statements if isinstance(statements, list) else [statements]:
+        if not isinstance(statement, dict) or statement.get("Effect") != "Allow":
+            continue
+        principal = statement.get("Principal", {})
+        services = principal.get("Service", []) if isinstance(principal, dict) else []
+        actions = statement.get("Action", [])
+        if "events.amazonaws.com" in _as_list(services) and {
+            "sqs:SendMessage",
+            "sqs:*",
+            "*",
+        } & set(_as_list(actions)):
+            return True
+    return False
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else [value]

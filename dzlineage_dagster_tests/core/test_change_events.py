@@ -25,6 +25,7 @@ from dzlineage_dagster.core.changes.cloudtrail import (
 )
 from dzlineage_dagster.core.changes.queue_cursor import HANDLED_SECONDS, MAX_HANDLED, QueueCursor
 from dzlineage_dagster.core.connectors.topics import topic_for_schema_name
+from dzlineage_dagster.core.doctor import Status, change_queue_row
 
 #: Glue's names: letters, digits and ``-_$#.`` (botocore's SchemaRegistryNameString).
 GLUE_NAME = st.text(string.ascii_letters + string.digits + "-_$#.", min_size=1, max_size=40)
@@ -258,3 +259,60 @@ def test_the_queue_cursor_forgets_changes_after_a_day_and_keeps_the_newest():
     many = QueueCursor().after([], {f"t{i}": "v" for i in range(MAX_HANDLED)}, 0.0)
     newest = many.after([], {"latest": "v"}, 1.0)
     assert len(newest.handled) == MAX_HANDLED and newest.seen("latest", "v")
+
+
+EVENTBRIDGE_SENDS = {
+    "Statement": [
+        {
+            "Effect": "Allow",
+            "Principal": {"Service": "events.amazonaws.com"},
+            "Action": "sqs:SendMessage",
+            "Resource": "arn:aws:sqs:us-east-1:123456789012:q",
+        }
+    ]
+}
+REDRIVE = json.dumps(
+    {"deadLetterTargetArn": "arn:aws:sqs:us-east-1:123456789012:dlq", "maxReceiveCount": 5}
+)
+
+
+@pytest.mark.parametrize(
+    ("policy", "redrive", "status", "says"),
+    [
+        (
+            EVENTBRIDGE_SENDS,
+            REDRIVE,
+            Status.OK,
+            "dead-letter queue arn:aws:sqs:us-east-1:123456789012:dlq after 5",
+        ),
+        (EVENTBRIDGE_SENDS, None, Status.WARN, "no dead-letter queue"),
+        (None, REDRIVE, Status.FAIL, "lets no EventBridge rule send"),
+        (
+            {"Statement": [{**EVENTBRIDGE_SENDS["Statement"][0], "Effect": "Deny"}]},
+            REDRIVE,
+            Status.FAIL,
+            "lets no EventBridge rule send",
+        ),
+        (
+            {"Statement": {**EVENTBRIDGE_SENDS["Statement"][0], "Principal": {"AWS": "*"}}},
+            REDRIVE,
+            Status.FAIL,
+            "lets no EventBridge rule send",
+        ),
+    ],
+)
+def test_doctor_says_whether_the_rules_can_send_and_unreadable_messages_can_leave(
+    policy, redrive, status, says
+):
+    attributes = {"QueueArn": "arn:aws:sqs:us-east-1:123456789012:q"}
+    if policy is not None:
+        attributes["Policy"] = json.dumps(policy)
+    if redrive is not None:
+        attributes["RedrivePolicy"] = redrive
+    row = change_queue_row("https://sqs.us-east-1.amazonaws.com/123456789012/q", attributes)
+    assert row.status is status and says in row.detail
+
+
+def test_doctor_says_an_unset_queue_leaves_the_listing_to_find_changes():
+    row = change_queue_row(None, None)
+    assert row.status is Status.OK and "registry_schema_sensor lists the registry" in row.detail

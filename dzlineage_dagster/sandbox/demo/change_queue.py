@@ -2,8 +2,9 @@
 
 EventBridge rules on the default bus (one per watched source, their patterns
 :func:`~dzlineage_dagster.core.changes.cloudtrail.event_patterns`) send CloudTrail's events of
-the registry's, MSK Connect's and the Glue tables' changes to an SQS queue, whose redrive
-policy moves a message received too often to its dead-letter queue.
+the registry's, MSK Connect's and the Glue tables' changes to an SQS queue, whose policy lets
+those rules send and whose redrive policy moves a message received too often to its
+dead-letter queue.
 """
 
 from __future__ import annotations
@@ -38,8 +39,25 @@ def create_change_queue(sqs: Any, events: Any, name: str = QUEUE_NAME) -> str:
     arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"][
         "QueueArn"
     ]
+    rules = []
     for source, pattern in event_patterns().items():
         rule = f"{name}-{source}"
-        events.put_rule(Name=rule, EventPattern=json.dumps(pattern), State="ENABLED")
+        rules.append(
+            events.put_rule(Name=rule, EventPattern=json.dumps(pattern), State="ENABLED")["RuleArn"]
+        )
         events.put_targets(Rule=rule, Targets=[{"Id": "change-queue", "Arn": arn}])
+    # EventBridge sends to a queue whose policy lets it (the template's ChangeQueuePolicy).
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": "events.amazonaws.com"},
+                "Action": "sqs:SendMessage",
+                "Resource": arn,
+                "Condition": {"ArnEquals": {"aws:SourceArn": rules}},
+            }
+        ],
+    }
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(policy)})
     return url
