@@ -12,14 +12,12 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from collections import Counter
 from datetime import datetime, timezone
 
 from dagster import build_sensor_context
 
-from benchmarks.sandbox_process import SandboxProcess
-from benchmarks.scenarios import fresh_platform, warm_up
+from benchmarks.scenarios import fresh_platform, print_per_size
 from benchmarks.synthetic_platform import boto3_client, register_new_version
 from benchmarks.systems import SensorJobSystem, environment, pointed_at
 from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
@@ -100,13 +98,7 @@ def measure(endpoint, topics: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    warnings.filterwarnings("ignore")
-    sizes = [int(a) for a in (argv if argv is not None else sys.argv[1:])] or [1_000, 5_000]
-    with SandboxProcess() as endpoint:
-        warm_up(endpoint)
-        for topics in sizes:
-            print(*measure(endpoint, topics), sep="\n", flush=True)
-    return 0
+    return print_per_size(measure, sys.argv[1:] if argv is None else argv, [1_000, 5_000])
 
 
 if __name__ == "__main__":
