@@ -289,3 +289,17 @@ def probe_literal_delimiter(endpoint: Endpoint, topics: int = 3) -> DelimiterPro
     return DelimiterProbe(
         LITERAL_DELIMITER, parameter_name(config, first_arn), runs, check_catalog(platform)
     )
+
+
+def print_per_size(
+    measure: Callable[[Any, int], list[str]], argv: list[str], default_sizes: list[int]
+) -> int:
+    """``measure(endpoint, N)``'s lines for each size ``argv`` names (else ``default_sizes``),
+    against one fresh sandbox process, warmed up first."""
+    warnings.filterwarnings("ignore")
+    sizes = [int(a) for a in argv] or default_sizes
+    with SandboxProcess() as endpoint:
+        warm_up(endpoint)
+        for topics in sizes:
+            print(*measure(endpoint, topics), sep="\n", flush=True)
+    return 0

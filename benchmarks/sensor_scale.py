@@ -12,11 +12,9 @@ from __future__ import annotations
 import json
 import sys
 import time
-import warnings
 from datetime import datetime, timedelta, timezone
 
-from benchmarks.sandbox_process import SandboxProcess
-from benchmarks.scenarios import changed_topic, fresh_platform, warm_up
+from benchmarks.scenarios import changed_topic, fresh_platform, print_per_size
 from benchmarks.synthetic_platform import boto3_client, register_new_version
 from benchmarks.systems import SensorJobSystem, pointed_at
 from dzlineage_dagster.core.catalog.discovery import SensorCursor, registry_topics
@@ -57,13 +55,7 @@ def measure_sensor(endpoint, topics: int) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    warnings.filterwarnings("ignore")
-    sizes = [int(a) for a in (argv if argv is not None else sys.argv[1:])] or [10_000]
-    with SandboxProcess() as endpoint:
-        warm_up(endpoint)
-        for topics in sizes:
-            print(*measure_sensor(endpoint, topics), sep="\n", flush=True)
-    return 0
+    return print_per_size(measure_sensor, sys.argv[1:] if argv is None else argv, [10_000])
 
 
 if __name__ == "__main__":

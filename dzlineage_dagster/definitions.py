@@ -26,9 +26,10 @@ from dzlineage_dagster.jobs import (
     catalog_checks_schedule,
     catalog_reconcile_schedule,
 )
-from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
 from dzlineage_dagster.sensors import (
     catalog_checks_after_first_sync,
+    change_queue_sensor,
     connector_config_sensor,
     registry_schema_sensor,
 )
@@ -38,11 +39,13 @@ from dzlineage_dagster.settings import LineageSettings, aws_side_options
 def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, object]:
     """The resources, each setting read from its variable when a run starts."""
     environ = os.environ if environ is None else environ
+    side_options = aws_side_options(environ, deferred=True)
     return {
         "lineage_sync": LineageSyncResource.with_settings(
-            LineageSettings.deferred_to_env(environ),
-            aws_side_options(environ, deferred=True),
-        )
+            LineageSettings.deferred_to_env(environ), side_options
+        ),
+        # The queue is in the data side's account, where CloudTrail records the changes.
+        "change_queue": ChangeQueueResource(**side_options.get("data", {})),
     }
 
 
@@ -57,7 +60,12 @@ defs = Definitions(
         CATALOG_RECONCILE_JOB,
     ],
     schedules=[catalog_checks_schedule, catalog_reconcile_schedule],
-    sensors=[registry_schema_sensor, connector_config_sensor, catalog_checks_after_first_sync],
+    sensors=[
+        registry_schema_sensor,
+        connector_config_sensor,
+        catalog_checks_after_first_sync,
+        change_queue_sensor,
+    ],
     resources=build_resources(),
 )
 

@@ -4,11 +4,12 @@ changed connector configurations re-derive the lineage of the topics whose mappi
 import hashlib
 import json
 from collections.abc import Collection, Mapping, Sequence
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetPartitionStatus,
+    AssetRecordsFilter,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -20,11 +21,24 @@ from dagster import (
 )
 
 from dzlineage_dagster.assets.common import kafka_topics
-from dzlineage_dagster.assets.topics import STAGE_ASSET_KEYS
+from dzlineage_dagster.assets.topics import REGISTRY_SCHEMA, STAGE_ASSET_KEYS
 from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
-from dzlineage_dagster.core.catalog.discovery import SensorCursor, SweepState, changed_topics
+from dzlineage_dagster.core.catalog.discovery import (
+    SETTLING_SECONDS,
+    RegistryTopic,
+    SensorCursor,
+    SweepState,
+    changed_topics,
+)
 from dzlineage_dagster.core.catalog.partition_ranges import changed_ranges
 from dzlineage_dagster.core.catalog.registry_cursor import Backoff, RetrySchedule
+from dzlineage_dagster.core.changes.cloudtrail import (
+    ConnectorChange,
+    Ignored,
+    SchemaChange,
+    TableChange,
+)
+from dzlineage_dagster.core.changes.queue_cursor import REMOVED, QueueCursor
 from dzlineage_dagster.core.connectors.report import changed_topics as changed_lineage_topics
 from dzlineage_dagster.core.connectors.report import lineage_signatures
 from dzlineage_dagster.jobs import (
@@ -34,8 +48,9 @@ from dzlineage_dagster.jobs import (
     RETIRE_TOPICS_JOB,
     retire_run_config,
 )
-from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
 from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
+from dzlineage_dagster.sync.changes import ChangedTopics, describe_topics, read_queue
 from dzlineage_dagster.sync.errors import describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -63,7 +78,10 @@ MAX_RUNS_PER_TICK = 4
         "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY. "
         "A topic whose partition is failed is synced again DZLINEAGE_SENSOR_RETRY_SECONDS "
         "after a tick first sees it, each further retry waiting twice as long, up to "
-        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS."
+        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS. With DZLINEAGE_CHANGE_QUEUE_URL set, "
+        "change_queue_sensor syncs the changes as their events arrive, and this sensor lists "
+        "the registry only every DZLINEAGE_REGISTRY_LISTING_SECONDS (a day), as a safety net "
+        "that logs what the events missed."
     ),
 )
 def registry_schema_sensor(
@@ -77,9 +95,23 @@ def registry_schema_tick(
 ) -> SensorResult:
     """One tick of :func:`registry_schema_sensor` at ``now`` (its clock, given so a test can
     move it)."""
+    queued = bool(lineage_sync.settings.change_queue_url)
+    if queued:
+        wait = listing_wait(context.cursor, now, lineage_sync.settings.registry_listing_seconds)
+        if wait > 0:
+            return SensorResult(
+                skip_reason=(
+                    "change_queue_sensor syncs the changes as their events arrive "
+                    "(DZLINEAGE_CHANGE_QUEUE_URL); the registry is listed next, as a safety "
+                    f"net, in {round(wait)} s"
+                ),
+                cursor=context.cursor,
+            )
     run = SyncRun(lineage_sync, context.log)
     current = run.registry_topics
     changed = changed_topics(current, context.cursor)
+    if queued and context.cursor:
+        changed = missed_by_events(context, current, changed)
     state = SweepState.from_text(context.cursor)
     try:
         sweep = sweep_versions(run, state)
@@ -153,6 +185,41 @@ def registry_schema_tick(
     return SensorResult(
         run_requests=run_requests, dynamic_partitions_requests=partition_requests, cursor=cursor
     )
+
+
+def listing_wait(cursor_text: str | None, now: datetime, interval_seconds: int) -> float:
+    """Seconds until the registry sensor lists the registry again as the change queue's
+    safety net (0: now; a first tick always lists, the partitions come from it): its cursor's
+    horizon is its last listing's time less :data:`SETTLING_SECONDS`."""
+    horizon = json.loads(cursor_text).get("horizon") if cursor_text else None
+    if not horizon:
+        return 0.0
+    listed = datetime.fromisoformat(horizon) + timedelta(seconds=SETTLING_SECONDS)
+    return max(0.0, interval_seconds - (now - listed).total_seconds())
+
+
+def missed_by_events(
+    context: SensorEvaluationContext, current: Mapping[str, RegistryTopic], changed: list[str]
+) -> list[str]:
+    """Of the topics the safety net's listing found changed, those the change queue's events
+    missed: no run materialized their schema since their ``UpdatedTime``. Logged, so a queue
+    that loses events (a rule changed, a target's permission gone) shows."""
+    missed = []
+    for topic in changed:
+        changed_at = current[topic].updated_at
+        records = context.instance.fetch_materializations(
+            AssetRecordsFilter(asset_key=REGISTRY_SCHEMA, asset_partitions=[topic]), limit=1
+        ).records
+        if changed_at is None or not records or records[0].timestamp < changed_at.timestamp():
+            missed.append(topic)
+    if missed:
+        context.log.warning(
+            f"the registry's listing (the change queue's safety net) found {len(missed)} of "
+            f"{len(changed)} changed topics no event brought: {', '.join(missed)}"
+        )
+    elif changed:
+        context.log.info(f"the events brought every one of the {len(changed)} changed topics")
+    return missed
 
 
 def failed_partitions(
@@ -310,3 +377,213 @@ def catalog_checks_after_first_sync(context: SensorEvaluationContext) -> RunRequ
         return SkipReason("waiting for the first catalog_sync to succeed")
     context.log.info(f"the first catalog_sync succeeded (run {synced[0].run_id}): checking")
     return RunRequest(run_key="after-the-first-catalog-sync")
+
+
+#: The most ReceiveMessage calls a tick makes (10 messages each): only an empty queue makes
+#: one wait (DZLINEAGE_CHANGE_QUEUE_WAIT_SECONDS, at most 20 s), an answer of fewer than 10
+#: messages ends the tick, so a tick stays well under Dagster's 60-second limit; a backlog is
+#: read by the next ticks, 50 messages each.
+MAX_RECEIVES_PER_TICK = 5
+
+
+@sensor(
+    name="change_queue_sensor",
+    jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, CONNECTOR_TOPOLOGY_JOB],
+    minimum_interval_seconds=30,
+    default_status=DefaultSensorStatus.RUNNING,
+    description=(
+        "With DZLINEAGE_CHANGE_QUEUE_URL set, drains the SQS queue EventBridge delivers "
+        "CloudTrail's registry, MSK Connect and Glue table calls to (long polling, 10 messages "
+        "a call, at most five calls a tick) and requests the catalog sync of exactly the topics "
+        "named: a changed schema's topic (GetSchema of that schema only), the topics whose "
+        "sink writes a changed Glue table; a changed connector observes connector_topology. "
+        "Messages are deleted by the next tick, once Dagster recorded the runs; a redelivered "
+        "change requests nothing new; an unreadable message is reported and left to the "
+        "queue's dead-letter queue. Unset: skips (registry_schema_sensor lists the registry)."
+    ),
+)
+def change_queue_sensor(
+    context: SensorEvaluationContext,
+    lineage_sync: LineageSyncResource,
+    change_queue: ChangeQueueResource,
+) -> SensorResult | SkipReason:
+    return change_queue_tick(context, lineage_sync, change_queue, datetime.now(timezone.utc))
+
+
+def change_queue_tick(
+    context: SensorEvaluationContext,
+    lineage_sync: LineageSyncResource,
+    change_queue: ChangeQueueResource,
+    now: datetime,
+) -> SensorResult | SkipReason:
+    """One tick of :func:`change_queue_sensor` at ``now``."""
+    settings = lineage_sync.settings
+    url = settings.change_queue_url
+    if not url:
+        return SkipReason(
+            "DZLINEAGE_CHANGE_QUEUE_URL is unset: registry_schema_sensor lists the registry"
+        )
+    cursor = QueueCursor.from_text(context.cursor)
+    # The last tick's runs are recorded (Dagster committed its result with this cursor).
+    for failure in change_queue.delete(url, cursor.pending):
+        context.log.warning(f"a handled message was not deleted ({failure}); it comes back once")
+    read = read_queue(
+        change_queue,
+        url,
+        settings.change_queue_wait_seconds,
+        settings.registry_name,
+        MAX_RECEIVES_PER_TICK,
+    )
+    for line in read.unreadable_lines():
+        context.log.warning(line)
+    plan = ChangePlan(context, lineage_sync, cursor)
+    for change in read.changes:
+        if not isinstance(change, SchemaChange):
+            plan.add(change)
+    plan.add_topics(
+        describe_topics(lineage_sync.schema_registry, settings.registry_name, read.schema_changes)
+    )
+    for ignored in read.ignored + plan.ignored:
+        context.log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
+    # A failed topic is synced again with the registry sensor's backoff: its listing, now a
+    # daily safety net, no longer comes every minute to do it.
+    failed, busy = failed_partitions(context, plan.partitions)
+    backoff = Backoff(settings.sensor_retry_seconds, settings.sensor_retry_max_seconds)
+    retries, schedule = RetrySchedule.from_text(context.cursor).plan(
+        failed, busy | set(plan.to_sync), now.timestamp(), backoff
+    )
+    plan.retries = retries
+    next_cursor = cursor.after(
+        read.handles, plan.handled, now.timestamp(), schedule.to_json()
+    ).to_json()
+    run_requests = plan.run_requests()
+    waiting = retry_wait_note(schedule, failed - set(retries), now)
+    if not run_requests and not plan.added:
+        return SensorResult(
+            skip_reason=(
+                f"{len(read.changes)} changes, {len(read.ignored)} ignored, "
+                f"{len(read.unreadable)} unreadable messages: nothing new to sync{waiting}"
+            ),
+            cursor=next_cursor,
+        )
+    context.log.info(plan.summary())
+    partition_requests = [kafka_topics.build_add_request(plan.added)] if plan.added else []
+    if plan.removed:
+        partition_requests.append(kafka_topics.build_delete_request(plan.removed))
+    return SensorResult(
+        run_requests=run_requests,
+        dynamic_partitions_requests=partition_requests,
+        cursor=next_cursor,
+    )
+
+
+class ChangePlan:
+    """The runs a tick's changes ask for, at calls per change that do not depend on the
+    registry's size: a schema change costs GetSchema of its topic's schema (value, else one
+    named as the topic, else key: one call when the value schema exists); a Glue table change
+    the connectors' topology (MSK Connect's calls, whatever the registry's size)."""
+
+    def __init__(
+        self,
+        context: SensorEvaluationContext,
+        lineage_sync: LineageSyncResource,
+        cursor: QueueCursor,
+    ) -> None:
+        self.context, self.lineage_sync, self.cursor = context, lineage_sync, cursor
+        self.partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
+        self.known = set(self.partitions)
+        #: Topic -> token of what changed, for the topics to sync.
+        self.to_sync: dict[str, str] = {}
+        self.added: list[str] = []
+        self.removed: list[str] = []
+        self.connector_events: list[str] = []
+        self.tables: dict[tuple[str, str], str] = {}
+        self.ignored: list[Ignored] = []
+        #: Failed topics due for a retry -> the key naming the attempt.
+        self.retries: dict[str, str] = {}
+        #: Key -> token of every change handled this tick (:meth:`QueueCursor.after`).
+        self.handled: dict[str, str] = {}
+
+    @property
+    def registry(self) -> str:
+        return self.lineage_sync.settings.registry_name
+
+    def add(self, change: ConnectorChange | TableChange) -> None:
+        """A connector's or a table's change (schemas': :meth:`add_topics`), once per event."""
+        key = f"event:{change.event_id}"
+        if self.cursor.seen(key, change.action):
+            return
+        self.handled[key] = change.action
+        if isinstance(change, ConnectorChange):
+            self.connector_events.append(change.event_id)
+        else:
+            self.tables[change.database.lower(), change.table.lower()] = change.event_id
+
+    def add_topics(self, changed: ChangedTopics) -> None:
+        """The topics schema events named, as the registry holds them now."""
+        self.ignored += changed.ignored
+        for topic, token in changed.tokens.items():
+            if token is None:
+                if topic in self.known and not self.cursor.seen(topic, REMOVED):
+                    self.removed.append(topic)
+                    self.handled[topic] = REMOVED
+            elif not (self.cursor.seen(topic, token) and topic in self.known):
+                # (else a redelivery of a change already requested)
+                self.handled[topic] = self.to_sync[topic] = token
+                if topic not in self.known:
+                    self.added.append(topic)
+
+    def _table_topics(self) -> dict[str, str]:
+        """The topics whose sink writes a changed table, with the event that named it."""
+        if not self.tables:
+            return {}
+        run = SyncRun(self.lineage_sync, self.context.log, topic_names=self.partitions)
+        found = {}
+        for topic in self.partitions:
+            for table in run.topology.lineage_for(topic).tables:
+                event = self.tables.get((table.database.lower(), table.table.lower()))
+                if event is not None:
+                    found[topic] = f"table:{event}"
+        return found
+
+    def run_requests(self) -> list[RunRequest]:
+        for topic, token in {**self.retries, **self._table_topics()}.items():
+            self.to_sync.setdefault(topic, token)
+        order = [t for t in self.partitions if t not in self.removed] + self.added
+        requests = catalog_sync_requests(order, self.to_sync, self.to_sync)
+        if self.removed:
+            requests.append(
+                RunRequest(
+                    run_key=_run_key(self.removed[0], self.removed[-1], {"removed": self.removed}),
+                    job_name=RETIRE_TOPICS_JOB.name,
+                    run_config=retire_run_config(self.removed),
+                )
+            )
+        if self.connector_events:
+            digest = _run_key("", "", {"events": sorted(self.connector_events)})
+            requests.append(
+                RunRequest(run_key=f"topology-event{digest}", job_name=CONNECTOR_TOPOLOGY_JOB.name)
+            )
+        return requests
+
+    def summary(self) -> str:
+        tables = (
+            f"; tables changed: {', '.join('.'.join(t) for t in self.tables)}"
+            if self.tables
+            else ""
+        )
+        connectors = (
+            f"; {len(self.connector_events)} connector changes: connector_topology observed"
+            if self.connector_events
+            else ""
+        )
+        retried = (
+            f"; {len(self.retries)} synced again as their last run failed "
+            f"({', '.join(sorted(self.retries))})"
+            if self.retries
+            else ""
+        )
+        return (
+            f"{len(self.to_sync)} topics to sync ({', '.join(sorted(self.to_sync))}), "
+            f"{len(self.added)} new, {len(self.removed)} removed{tables}{connectors}{retried}"
+        )

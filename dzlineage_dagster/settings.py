@@ -383,6 +383,35 @@ class LineageSettings(ConfigurableResource):
             "(`postgres://10.0.0.5:5432` -> `postgres://<host>:5432`)."
         ),
     )
+    change_queue_url: str | None = Field(
+        default=None,
+        description=(
+            "URL of the SQS queue EventBridge delivers CloudTrail's registry, MSK Connect and "
+            "Glue table calls to (deploy/change-events.yaml creates it): set, "
+            "`change_queue_sensor` syncs the topics each event names, at calls per change that "
+            "do not grow with the registry, and `registry_schema_sensor` lists the registry "
+            "only every DZLINEAGE_REGISTRY_LISTING_SECONDS as a safety net; unset, the registry "
+            "is listed every minute (docs/change-events.md)."
+        ),
+    )
+    change_queue_wait_seconds: int = Field(
+        default=10,
+        ge=0,
+        le=20,
+        description=(
+            "How long one ReceiveMessage of `change_queue_sensor` waits for a message (SQS long "
+            "polling, at most 20): an idle tick makes one call and waits this long."
+        ),
+    )
+    registry_listing_seconds: int = Field(
+        default=86400,
+        ge=60,
+        description=(
+            "With DZLINEAGE_CHANGE_QUEUE_URL set, how often `registry_schema_sensor` still "
+            "lists the whole registry, as a safety net that reports what the events missed "
+            "(a day by default)."
+        ),
+    )
 
     @field_validator(*AWS_MODELED_SETTINGS, mode="before")
     @classmethod

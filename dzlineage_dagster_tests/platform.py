@@ -171,6 +171,11 @@ class DemoPlatform:
                 if now is None
                 else registry_schema_tick(context, context.resources.lineage_sync, now)
             )
+        self.apply_partition_requests(result)
+        return result
+
+    def apply_partition_requests(self, result) -> None:
+        """A sensor result's partition requests, applied as Dagster's daemon applies them."""
         for request in getattr(result, "dynamic_partitions_requests", None) or []:
             if type(request).__name__ == "AddDynamicPartitionsRequest":
                 self.instance.add_dynamic_partitions(
@@ -179,7 +184,6 @@ class DemoPlatform:
             else:
                 for key in request.partition_keys:
                     self.instance.delete_dynamic_partition(request.partitions_def_name, key)
-        return result
 
     def sync(
         self, topics: list[str] | None = None, definitions: Definitions = defs

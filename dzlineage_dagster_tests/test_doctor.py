@@ -48,7 +48,7 @@ REPOSITORY = Path(__file__).resolve().parent.parent
 ACTION_NAME = re.compile(r"(?<![\w:/])([a-z][a-z0-9-]*):([A-Z][A-Za-z0-9]*[a-z][A-Za-z0-9]*)\b")
 #: Condition keys the advice names beside actions (IAM User Guide, "AWS global and IAM
 #: condition context keys"), not actions.
-CONDITION_KEYS = {"sts:ExternalId"}
+CONDITION_KEYS = {"sts:ExternalId", "aws:SourceArn"}
 
 
 @cache
@@ -313,7 +313,8 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
     # goes on and DataZone decides) and `lineage-landed` (its reads are `lineage-reads`' and
     # `ssm-mapping`'s, whose denial leaves it not checked); each has its own test below.
     # `kafka-names` makes no call of its own (tests/relay/test_relay_kafka_identity.py).
-    own_tests = {"authorization", "lineage-landed", "kafka-names"}
+    # `change-queue` calls nothing unless a queue is set: test_change_queue.py denies its call.
+    own_tests = {"authorization", "lineage-landed", "kafka-names", "change-queue"}
     assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS} - own_tests
 
 

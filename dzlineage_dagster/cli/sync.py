@@ -39,6 +39,10 @@ def cmd_sync(args: argparse.Namespace) -> int:
         raise SystemExit(
             "\n".join(f"dzlineage sync: invalid setting {line}" for line in error.problems)
         ) from None
+    if args.from_queue:
+        from dzlineage_dagster.sync.changes import run_queue_sync
+
+        return run_queue_sync(settings, out=sys.stdout, aws_options=aws_options)
     return run_headless_sync(
         settings,
         dry_run=args.dry_run,
@@ -70,6 +74,13 @@ def add_sync_command(commands: argparse._SubParsersAction) -> None:
         "that name another topic's asset or another domain, adopt assets by externalIdentifier, "
         "restore deprecated assets whose schema is back, re-post missing or FAILED lineage; "
         "with --dry-run, list the repairs and write nothing",
+    )
+    sync.add_argument(
+        "--from-queue",
+        action="store_true",
+        help="sync only the topics the change queue's events name (DZLINEAGE_CHANGE_QUEUE_URL), "
+        "each read by name, not the listing; deletes the messages once every one synced "
+        "(docs/change-events.md)",
     )
     sync.add_argument(
         "-q",

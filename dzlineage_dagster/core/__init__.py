@@ -10,6 +10,7 @@ Each package holds one concern and imports only the packages listed in its own d
 - :mod:`.lineage` - OpenLineage events for DataZone, the relay's rewrites, and reading back
   what DataZone made of them.
 - :mod:`.identity` - the one name of each dataset, and the aliases producers send for it.
+- :mod:`.changes` - what changed in the platform, read from CloudTrail's events (EventBridge).
 - :mod:`.catalog` - DataZone's form and asset types, asset plans, curation, reconcile.
 - :mod:`.ownership` - who owns a topic, and moving assets between projects.
 - :mod:`.aws` - limits and permissions AWS sets: quotas, pacing, authorization policies.

@@ -96,6 +96,9 @@ NOT_FOUND_CODES = frozenset(
         "EntityNotFoundException",
         "NoSuchResourceException",
         "ParameterNotFound",
+        # SQS's, for a queue URL that names no queue (its JSON and its query protocol).
+        "AWS.SimpleQueueService.NonExistentQueue",
+        "QueueDoesNotExist",
     }
 )
 #: IAM's action prefix of a botocore service name, where they differ.
@@ -125,6 +128,13 @@ DOCTOR_ONLY_ACTIONS = frozenset(
 SAGEMAKER_POLICY = "iam/sagemaker-unified-studio-policy.json"
 SAGEMAKER_ONLY_ACTIONS = frozenset({"datazone:GetDomainUnit", "datazone:ListPolicyGrants"})
 
+#: The policy of iam/ the data side's role needs too when a change queue is set, and its
+#: actions (DeleteMessageBatch is authorized as sqs:DeleteMessage).
+CHANGE_QUEUE_POLICY = "iam/change-queue-policy.json"
+CHANGE_QUEUE_ACTIONS = frozenset(
+    {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
+)
+
 #: Actions no policy needs to allow (STS API reference, GetCallerIdentity: "No permissions are
 #: required to perform this operation", even an explicit deny does not stop it).
 UNRESTRICTED_ACTIONS = frozenset({"sts:GetCallerIdentity"})
@@ -142,6 +152,8 @@ def granting_policy(side: str, action: str) -> str:
         return DOCTOR_POLICY
     if action in SAGEMAKER_ONLY_ACTIONS:
         return SAGEMAKER_POLICY
+    if action in CHANGE_QUEUE_ACTIONS:
+        return CHANGE_QUEUE_POLICY
     return SIDE_POLICIES[side]
 
 
@@ -389,3 +401,82 @@ def updated_time_unknown(looked_at: int) -> CheckResult:
         "UpdatedTime moves with new versions cannot be told yet; the version sweep finds new "
         "versions either way",
     )
+
+
+# --- the change queue -------------------------------------------------------------------------
+
+
+def change_queue_row(queue_url: str | None, attributes: Mapping[str, str] | None) -> CheckResult:
+    """The change queue's row: unset (the registry is listed), or the queue GetQueueAttributes
+    found, its backlog and its dead-letter queue (WARN without one: an unreadable message would
+    come back forever)."""
+    if not queue_url:
+        return CheckResult(
+            "change-queue",
+            "data",
+            Status.OK,
+            "DZLINEAGE_CHANGE_QUEUE_URL unset: registry_schema_sensor lists the registry every "
+            "minute (docs/change-events.md makes changes arrive as events)",
+        )
+    attributes = attributes or {}
+    backlog = (
+        f"{attributes.get('ApproximateNumberOfMessages', '?')} messages waiting, "
+        f"{attributes.get('ApproximateNumberOfMessagesNotVisible', '?')} in flight"
+    )
+    where = f"{attributes.get('QueueArn', queue_url)}: {backlog}"
+    try:
+        redrive = json.loads(attributes.get("RedrivePolicy") or "{}")
+    except ValueError:
+        redrive = {}
+    if not eventbridge_may_send(attributes.get("Policy")):
+        return CheckResult(
+            "change-queue",
+            "data",
+            Status.FAIL,
+            f"{where}; its policy lets no EventBridge rule send (events.amazonaws.com "
+            "sqs:SendMessage): the rules deliver nothing and every change waits for the "
+            "daily listing",
+            "give the queue the policy of deploy/change-events.yaml (ChangeQueuePolicy)",
+        )
+    if not isinstance(redrive, dict) or not redrive.get("deadLetterTargetArn"):
+        return CheckResult(
+            "change-queue",
+            "data",
+            Status.WARN,
+            f"{where}; no dead-letter queue: an unreadable message comes back forever",
+            "give the queue a RedrivePolicy, as deploy/change-events.yaml does",
+        )
+    return CheckResult(
+        "change-queue",
+        "data",
+        Status.OK,
+        f"{where}; dead-letter queue {redrive['deadLetterTargetArn']} after "
+        f"{redrive.get('maxReceiveCount', '?')} receives",
+    )
+
+
+def eventbridge_may_send(policy_text: str | None) -> bool:
+    """Whether a queue policy allows ``events.amazonaws.com`` ``sqs:SendMessage`` (EventBridge
+    delivers to a queue only so); conditions narrowing it to some rules are the template's."""
+    try:
+        policy = json.loads(policy_text or "{}")
+    except ValueError:
+        return False
+    statements = policy.get("Statement", []) if isinstance(policy, dict) else []
+    for statement in statements if isinstance(statements, list) else [statements]:
+        if not isinstance(statement, dict) or statement.get("Effect") != "Allow":
+            continue
+        principal = statement.get("Principal", {})
+        services = principal.get("Service", []) if isinstance(principal, dict) else []
+        actions = statement.get("Action", [])
+        if "events.amazonaws.com" in _as_list(services) and {
+            "sqs:SendMessage",
+            "sqs:*",
+            "*",
+        } & set(_as_list(actions)):
+            return True
+    return False
+
+
+def _as_list(value: object) -> list:
+    return value if isinstance(value, list) else [value]

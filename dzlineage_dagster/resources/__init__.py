@@ -2,6 +2,7 @@
 resource that bundles them with the settings for a sync."""
 
 from dzlineage_dagster.resources.base import AwsClientResource
+from dzlineage_dagster.resources.change_queue import ChangeQueueResource
 from dzlineage_dagster.resources.datazone import DataZoneResource
 from dzlineage_dagster.resources.glue_data_catalog import GlueDataCatalogResource
 from dzlineage_dagster.resources.glue_schema_registry import GlueSchemaRegistryResource
@@ -11,6 +12,7 @@ from dzlineage_dagster.resources.ssm_mapping import SsmMappingResource
 
 __all__ = [
     "AwsClientResource",
+    "ChangeQueueResource",
     "DataZoneResource",
     "GlueDataCatalogResource",
     "GlueSchemaRegistryResource",

@@ -73,3 +73,12 @@ class GlueSchemaRegistryResource(AwsClientResource):
             SchemaId={"SchemaArn": schema_arn},
         )
         return sorted(int(v["VersionNumber"]) for v in listed if v["Status"] == AVAILABLE)
+
+    def schema_arn_of_version(self, schema_version_id: str) -> str | None:
+        """The ARN of the schema a version id belongs to (GetSchemaVersion); None when the
+        version is gone."""
+        client = self.client()
+        try:
+            return client.get_schema_version(SchemaVersionId=schema_version_id)["SchemaArn"]
+        except client.exceptions.EntityNotFoundException:
+            return None

@@ -201,6 +201,13 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="which schema a dataset lineage node shows when several events gave it one: "
         "'last-writer' (default), 'first-writer' or 'merged' (AWS documents none)",
     )
+    parser.add_argument(
+        "--change-queue",
+        action="store_true",
+        help="also create the EventBridge rules and the SQS queue of the platform's changes "
+        "(what deploy/change-events.yaml creates on AWS) and print DZLINEAGE_CHANGE_QUEUE_URL: "
+        "change_queue_sensor then syncs each change as its event arrives (docs/change-events.md)",
+    )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
         "--empty", action="store_true", help="start with no resources (no demo platform)"
@@ -342,6 +349,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
                 two_accounts=args.accounts == "two",
                 column_showcase=args.seed is None,
                 domain_version=args.domain_version,
+                change_queue=args.change_queue,
             )
         )
         # The seeding calls are set-up, not the project's: start the call log afresh.

@@ -41,6 +41,11 @@ class RegistryTopic:
     created_time: str = ""
 
     @property
+    def updated_at(self) -> datetime | None:
+        """``updated_time`` as a moment (None when the registry gave none)."""
+        return _moment(self.updated_time)
+
+    @property
     def change_token(self) -> str:
         """Short, changes whenever the describing schema changes (new version, new ARN)."""
         digest = hashlib.sha256(f"{self.schema_arn}\n{self.updated_time}".encode())

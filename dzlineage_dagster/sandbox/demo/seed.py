@@ -28,6 +28,7 @@ from dzlineage_dagster.sandbox.demo.accounts import (
     side_environment,
     side_session,
 )
+from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
 from dzlineage_dagster.sandbox.server.control import SANDBOX_CREDENTIALS
 
 DEMO_PLATFORM = Path(__file__).with_name("demo_platform.yaml")
@@ -661,6 +662,7 @@ def seed_platform(
     two_accounts: bool = False,
     column_showcase: bool = False,
     domain_version: str = "V1",
+    change_queue: bool = False,
 ) -> dict[str, str]:
     """Create the platform of ``spec_path`` (default: the demo) on the endpoint, with the
     :data:`COLUMN_SHOWCASE` schemas too if ``column_showcase``, its DataZone domain a
@@ -668,8 +670,10 @@ def seed_platform(
     :func:`grant_type_policies`).
 
     ``two_accounts``: the data side in one account and DataZone in another, each reached
-    through its role (:mod:`~dzlineage_dagster.sandbox.demo.accounts`). Returns the
-    ``DZLINEAGE_*`` variables that point the project at it (both roles too, then).
+    through its role (:mod:`~dzlineage_dagster.sandbox.demo.accounts`). ``change_queue``: the
+    data side's EventBridge rules and SQS queue of its changes too, made last so the seeding's
+    own calls are not on it (:mod:`~dzlineage_dagster.sandbox.demo.change_queue`). Returns the
+    ``DZLINEAGE_*`` variables that point the project at it (both roles and the queue too, then).
     """
     spec = load_platform_spec(spec_path or DEMO_PLATFORM)
     session = new_session(
@@ -713,8 +717,14 @@ def seed_platform(
             region,
             account_id,
         )
+    queue = (
+        {"DZLINEAGE_CHANGE_QUEUE_URL": create_change_queue(client("sqs"), client("events"))}
+        if change_queue
+        else {}
+    )
     return {
         **(side_environment() if two_accounts else {}),
+        **queue,
         "DZLINEAGE_DOMAIN_ID": domain_id,
         "DZLINEAGE_PROJECT_ID": project_id,
         "DZLINEAGE_REGISTRY_NAME": spec.registry["name"],

@@ -4,6 +4,7 @@
   state before a call reaches moto (the server asks :func:`~.gaps.answer_moto_gap`);
 - :mod:`.ssm_rules`: what SSM accepts as a parameter name, as pure rules;
 - :mod:`.msk_arns`: MSK cluster ARNs in AWS's shape (``cluster/<name>/<uuid>-<n>``);
+- :mod:`.cloudformation_queue_policy`: ``AWS::SQS::QueuePolicy`` in moto's CloudFormation;
 - :func:`apply_moto_patches`: the changes to moto's own module state (quota constants, the MSK
   ARN generator). Importing
   any sandbox module changes nothing in moto; the sandbox applies these when it starts, so a
@@ -17,6 +18,9 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from dzlineage_dagster.sandbox.moto_patches.cloudformation_queue_policy import (
+    register_queue_policy,
+)
 from dzlineage_dagster.sandbox.moto_patches.msk_arns import aws_shaped_cluster_arn
 
 
@@ -68,6 +72,7 @@ def apply_moto_patches() -> None:
             for name in path:
                 owner = getattr(owner, name)
             setattr(owner, attribute, patch.value)
+    register_queue_policy()
 
 
 def set_glue_schema_quota(schemas: int) -> None:

@@ -60,6 +60,7 @@ from dzlineage_dagster.sandbox.protocol.aws import (
 )
 from dzlineage_dagster.sandbox.server import operations
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
+from dzlineage_dagster.sandbox.server.cloudtrail import emit_call_event, watched
 from dzlineage_dagster.sandbox.server.control import ADMIN_PREFIX
 from dzlineage_dagster.sandbox.server.faults import (
     FAULT_KINDS,
@@ -280,6 +281,11 @@ class SandboxApp:
             )
         if response is None:
             response = self._moto_response(environ, body)
+        if 200 <= response.status_code < 300 and watched(service, operation):
+            # CloudTrail records the change, EventBridge routes it (the account's rules).
+            emit_call_event(
+                service, operation or "", region, account, fresh_request(), body, response
+            )
         if rule is not None and rule.kind == "hold-after":
             self.faults.hold(HeldCall(service, operation, "after"))
         self.calls.record(

@@ -35,6 +35,7 @@ from dzlineage_dagster.core.doctor import (
     AccountQuota,
     CheckResult,
     Status,
+    change_queue_row,
     failed_call,
     mapping_parameters_needed,
     per_second,
@@ -45,6 +46,7 @@ from dzlineage_dagster.core.doctor import (
 )
 from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.resources.base import AwsClientResource
+from dzlineage_dagster.resources.change_queue import ChangeQueueResource
 from dzlineage_dagster.resources.lineage_sync import AWS_RESOURCES, side_attributes
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster.sync.catalog.custom_types import inspect_custom_types, plan_custom_types
@@ -619,6 +621,20 @@ def updated_time(doctor: Doctor) -> Iterator[CheckResult]:
     yield updated_time_unknown(looked_at)
 
 
+def change_queue(doctor: Doctor) -> Iterator[CheckResult]:
+    """GetQueueAttributes of DZLINEAGE_CHANGE_QUEUE_URL's queue, when it is set."""
+    url = doctor.settings.change_queue_url
+    if not url:
+        yield change_queue_row(None, None)
+        return
+    # The data side's options (region, endpoint, role) are the registry reader's.
+    data_side = doctor.resource("schema_registry")
+    reader = ChangeQueueResource(
+        **{name: getattr(data_side, name) for name in AwsClientResource.model_fields}
+    )
+    yield change_queue_row(url, reader.attributes(url))
+
+
 def _aws_time(value: str | datetime) -> datetime:
     return value if isinstance(value, datetime) else datetime.fromisoformat(value)
 
@@ -677,4 +693,13 @@ CHECKS: tuple[Check, ...] = (
     Check("ssm-capacity", "mapping_parameters", "ssm", ssm_headroom, needs=("registry",)),
     Check("quota", "datazone", "service-quotas", quotas, both_sides=True),
     Check("updated-time", "schema_registry", "glue", updated_time, needs=("registry",)),
+    # The queue is the data side's (the registry's account), read with its credentials.
+    Check(
+        "change-queue",
+        "schema_registry",
+        "sqs",
+        change_queue,
+        missing=f"create the queue with deploy/change-events.yaml or correct "
+        f"{env_name('change_queue_url')} (docs/change-events.md)",
+    ),
 )
