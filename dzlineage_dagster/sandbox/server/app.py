@@ -76,6 +76,9 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
+#: Glue's API reference gives AccessDeniedException HTTP 400 (a JSON 1.1 API).
+_GLUE_ACCESS_DENIED_STATUS = 400
+
 _ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
 #: botocore's name of a service whose SigV4 signing name differs.
@@ -120,6 +123,16 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
+def _iam_denial(account: str, operation: str | None) -> str:
+    """IAM's message for a Glue action no policy allows (Glue's lineage actions have no
+    resource-level permissions, so it names no resource)."""
+    action = f"glue:{operation}"
+    return (
+        f"User: arn:aws:iam::{account}:user/moto is not authorized to perform: {action} "
+        f"because no identity-based policy allows the {action} action"
+    )
+
+
 def caller_account(authorization: str | None) -> str:
     """The account whose credentials signed a request, decided as moto decides it for its own
     services (``get_account_id_from``): the account of the role an AssumeRole issued the access
@@ -138,8 +151,11 @@ class SandboxApp:
         lineage_processing_seconds: float = 0.0,
         listing_processing_seconds: float = 0.0,
         ownership_transfer_seconds: float = 0.0,
+        glue_lineage_processing_seconds: float = 0.0,
     ) -> None:
         apply_moto_patches()
+        #: How long Glue takes to process a lineage event (AWS: asynchronous).
+        self.glue_lineage_processing_seconds = glue_lineage_processing_seconds
         #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
         self.lineage_processing_seconds = lineage_processing_seconds
         #: How long it takes to publish a listing (AWS: CREATING, then ACTIVE).
@@ -232,6 +248,8 @@ class SandboxApp:
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
+            if (service, rule.kind) == ("glue", "access-denied"):
+                status, message = _GLUE_ACCESS_DENIED_STATUS, _iam_denial(account, operation)
             response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)
@@ -242,7 +260,12 @@ class SandboxApp:
             response = self._emulator(service, region, account).handle(request)
         else:
             response = answer_moto_gap(
-                service, operation or "", fresh_request(), self.ambiguities, self.ssm_limits
+                service,
+                operation or "",
+                fresh_request(),
+                self.ambiguities,
+                self.ssm_limits,
+                self.glue_lineage_processing_seconds,
             )
         if response is None:
             response = self._moto_response(environ, body)
@@ -460,6 +483,7 @@ class Sandbox:
         quotas: Quotas | str | None = None,
         listing_processing_seconds: float = 0.0,
         ownership_transfer_seconds: float = 0.0,
+        glue_lineage_processing_seconds: float = 0.0,
     ) -> None:
         """``latency``: ``"aws"``, milliseconds as text, or a :class:`Latency`; ``quotas``:
         ``"aws"`` or a :class:`Quotas`. Both default to off."""
@@ -469,6 +493,7 @@ class Sandbox:
             lineage_processing_seconds,
             listing_processing_seconds,
             ownership_transfer_seconds,
+            glue_lineage_processing_seconds,
         )
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler
