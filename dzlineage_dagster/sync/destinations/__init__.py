@@ -23,12 +23,12 @@ failed one is skipped for the rest of the composite's life (one topic's post), a
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from botocore.exceptions import BotoCoreError, ClientError
-from openlineage.client.event_v2 import RunEvent
+from openlineage.client.event_v2 import DatasetEvent, RunEvent
 
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
@@ -48,6 +48,8 @@ class LineageDestination(Protocol):
 
     #: The setting's word for it (``DZLINEAGE_LINEAGE_DESTINATIONS``).
     name: str
+    #: Whether it takes OpenLineage dataset events (:meth:`post_dataset`) beside run events.
+    takes_dataset_events: bool
     #: The IAM actions posting needs, for the errors and ``doctor``.
     iam_actions: tuple[str, ...]
     #: The operations it calls, ``service.Operation``, as benchmarks and quotas count them.
@@ -66,6 +68,10 @@ class LineageDestination(Protocol):
         """Post every event of one run, in order. ``subject`` (a topic, an asset) names what
         failed; ``split``: the events are the parts of one run; ``delivery`` / ``retry_of``:
         a new delivery of a run posted before (DataZone needs new tokens for it)."""
+        ...
+
+    def post_dataset(self, subject: str, event: DatasetEvent) -> None:
+        """Post one dataset event (only where :attr:`takes_dataset_events`)."""
         ...
 
 
@@ -115,6 +121,33 @@ class CompositeDestination:
             except DESTINATION_ERRORS as error:
                 self.failures[destination.name] = error
         return delivered
+
+    def post_dataset(
+        self, subject: str, event: Callable[[], DatasetEvent], only: Collection[str]
+    ) -> tuple[str, ...]:
+        """The dataset event ``event`` builds, to each destination of ``only`` that takes
+        dataset events and has not failed; the names it reached. Building it (reading the
+        owners, say) failing fails those destinations alone."""
+        takers = [
+            d
+            for d in self.destinations
+            if d.takes_dataset_events and d.name in only and d.name not in self.failures
+        ]
+        if not takers:
+            return ()
+        try:
+            built = event()
+        except DESTINATION_ERRORS as error:
+            self.failures.update((d.name, error) for d in takers)
+            return ()
+        reached = []
+        for destination in takers:
+            try:
+                destination.post_dataset(subject, built)
+                reached.append(destination.name)
+            except DESTINATION_ERRORS as error:
+                self.failures[destination.name] = error
+        return tuple(reached)
 
     @property
     def succeeded(self) -> tuple[str, ...]:

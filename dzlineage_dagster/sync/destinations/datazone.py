@@ -27,6 +27,8 @@ class DataZoneDestination:
     """The run's DataZone domain (``DZLINEAGE_DOMAIN_ID``), through the governance side."""
 
     name = "datazone"
+    #: PostLineageEvent takes RunEvents only.
+    takes_dataset_events = False
     iam_actions = ("datazone:PostLineageEvent", "datazone:ListLineageEvents")
     operations = ("datazone.PostLineageEvent",)
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from botocore.exceptions import ClientError
-from openlineage.client.event_v2 import RunEvent
+from openlineage.client.event_v2 import DatasetEvent, RunEvent
 
 from dzlineage_dagster.core.aws.quotas import ASSUMED_SOURCE, Quota
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES, event_json
@@ -40,10 +40,15 @@ OPERATION = "glue.PostLineageEvent"
 THROTTLE_RETRIES = 4
 
 
+#: The bucket of DZLINEAGE_GLUE_LINEAGE_TPS: not the client's own for the operation (the quota
+#: table's, resources/base.py), which a call reserves too; one bucket reserved twice would halve
+#: the pace.
+PACE_BUCKET = f"{OPERATION} (DZLINEAGE_GLUE_LINEAGE_TPS)"
+
+
 def _bucket(tps: float) -> Any:
-    """The process's bucket for Glue's posts at ``tps`` (the client factory's, resources/base.py:
-    one per operation and rate, shared by every thread)."""
-    return client_bucket(Quota(tps, OPERATION, ASSUMED_SOURCE))
+    """The process's bucket for Glue's posts at ``tps``, shared by every thread."""
+    return client_bucket(Quota(tps, PACE_BUCKET, ASSUMED_SOURCE))
 
 
 class GlueDestination:
@@ -51,6 +56,7 @@ class GlueDestination:
     client of the side that owns the tables)."""
 
     name = "glue"
+    takes_dataset_events = True
     iam_actions = (POST_ACTION,)
     operations = (OPERATION,)
 
@@ -80,6 +86,11 @@ class GlueDestination:
         for event in events:
             self.post_event(subject, f"[{job_label}] run {event.run.runId}", event_json(event))
         return DeliveredEvents()
+
+    def post_dataset(self, subject: str, event: DatasetEvent) -> None:
+        """One dataset event (a topic's schema and owners)."""
+        dataset = event.dataset
+        self.post_event(subject, f"dataset {dataset.namespace}/{dataset.name}", event_json(event))
 
     def post_event(self, subject: str, what: str, document: str) -> None:
         """One event (run or dataset, as JSON): paced, throttles retried, errors named."""

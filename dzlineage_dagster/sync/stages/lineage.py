@@ -35,7 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
-from openlineage.client.event_v2 import RunState
+from openlineage.client.event_v2 import DatasetEvent, RunState
 
 from dzlineage_dagster.core.connectors.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.connectors.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
@@ -43,6 +43,7 @@ from dzlineage_dagster.core.lineage.openlineage import (
     CONNECTOR_JOB_NAMESPACE,
     MAX_EVENT_BYTES,
     DatasetSpec,
+    build_dataset_event,
     build_fitted_run_events,
     deterministic_run_id,
     glue_source_identifier,
@@ -77,6 +78,7 @@ from dzlineage_dagster.sync.destinations.glue import GlueDestination
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.lineage.foreign import ForeignRun
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.asset import topic_configured_owners
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster"
@@ -455,6 +457,13 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     composite = CompositeDestination(run_destinations(run))
     posts = plan.posts_by_destination()
     posted = _post_runs(run, composite, snapshot.topic, plan.fingerprint, posts, delivery, after)
+    # Where the hops went as new content, the topic's schema and owners go too, as a dataset
+    # event (Glue takes them; DataZone's topic asset carries them already).
+    composite.post_dataset(
+        snapshot.topic,
+        lambda: _topic_dataset_event(run, snapshot),
+        only=[d.name for d in plan.destinations if not d.holds],
+    )
     # What reached a destination is recorded even when another failed: the next sync posts
     # only to the one that failed (core/lineage/state.py).
     assert plan.state is not None
@@ -603,6 +612,18 @@ def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
     if (source is not None and source.chain.reshapes_value) or not snapshot.debezium_envelope:
         return ""
     return ENVELOPE_PREFIX
+
+
+def _topic_dataset_event(run: SyncRun, snapshot: SchemaSnapshot) -> DatasetEvent:
+    """The topic as a dataset event: its schema and the owners its schema tag and connectors
+    name (one GetTags, as the asset stage reads them)."""
+    owners = topic_configured_owners(run, snapshot.topic)
+    return build_dataset_event(
+        _topic_spec(run, snapshot),
+        [(owner.name, owner.source) for owner in owners],
+        event_time=datetime.now(timezone.utc),
+        producer=PRODUCER,
+    )
 
 
 def _topic_spec(run: SyncRun, snapshot: SchemaSnapshot, column_lineage=None) -> DatasetSpec:

@@ -1,0 +1,173 @@
+"""The Glue Data Catalog's lineage graph as a destination beside DataZone
+(``DZLINEAGE_LINEAGE_DESTINATIONS``): the same two hops per topic land on the table nodes AWS
+made for the Iceberg tables, a second sync posts nothing new to either, a destination that
+fails loses the other's progress nowhere and is caught up by the next sync with the same runs.
+Over the sandbox, real boto3 clients; Glue's graph is read with ``glue.get_lineage_node``."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.test_catalog_sync import table_topics
+from dzlineage_dagster_tests.test_lineage_repost import (
+    glue_arn,
+    is_sink_hop,
+    lineage_events,
+    summaries,
+    topic_of,
+)
+
+BOTH = "datazone,glue"
+
+
+def posts(platform, service: str) -> int:
+    return platform.control.call_counts()[(service, "PostLineageEvent")]
+
+
+def glue_node(platform, identifier: str) -> dict:
+    return platform.client("glue").get_lineage_node(Identifier=identifier)
+
+
+def upstream(platform, identifier: str) -> list[dict]:
+    return [
+        glue_node(platform, ref["Id"]) for ref in glue_node(platform, identifier)["UpstreamNodes"]
+    ]
+
+
+def runs_of(platform, identifier: str, job_prefix: str) -> list[dict]:
+    """The run nodes upstream of a dataset node whose job starts with ``job_prefix``."""
+    return [
+        node
+        for node in upstream(platform, identifier)
+        if node["TypeName"].endswith("JobRunLineageNodeType")
+        and node["SourceIdentifier"].startswith(job_prefix)
+    ]
+
+
+def dataset_id(dataset: dict) -> str:
+    """A dataset's node in Glue's graph: ``<namespace>/<name>`` (a Glue table: its ARN)."""
+    return f"{dataset['namespace']}/{dataset['name']}"
+
+
+def hops_posted_to_datazone(platform) -> dict[str, tuple[dict, dict]]:
+    """topic -> (its source hop's summary, its sink hop's summary), as DataZone holds them."""
+    hops: dict[str, dict[bool, dict]] = {}
+    for summary in summaries(lineage_events(platform, processingStatus="SUCCESS")):
+        hops.setdefault(topic_of(summary), {})[is_sink_hop(summary)] = summary
+    return {topic: (sides[False], sides[True]) for topic, sides in hops.items() if len(sides) == 2}
+
+
+def assert_glue_has_every_hop(platform) -> None:
+    """Each Iceberg table's ARN node has its topic upstream (through the sink hop's run) and
+    AWS's own ``glue_manual`` job beside it; the topic has its source tables upstream."""
+    hops = hops_posted_to_datazone(platform)
+    assert set(table_topics(platform)) <= set(hops)
+    for topic, (source, sink) in hops.items():
+        table = glue_arn(sink["outputs"][0])
+        (sink_run,) = runs_of(platform, table, "kafka-connect.")
+        assert [dataset_id(sink["inputs"][0])] == [
+            n["SourceIdentifier"] for n in upstream(platform, sink_run["Id"])
+        ], topic
+        assert runs_of(platform, table, f"glue_manual.{table.rsplit('/', 2)[1]}."), table
+        (source_run,) = runs_of(platform, dataset_id(sink["inputs"][0]), "kafka-connect.")
+        assert sorted(
+            n["SourceIdentifier"] for n in upstream(platform, source_run["Id"])
+        ) == sorted(dataset_id(d) for d in source["inputs"]), topic
+
+
+def sync_every_topic_again(monkeypatch) -> int:
+    """A sync that reads every topic (another read-back wait is another sync context, so no
+    registry token vouches for a topic): what it posts, it posts from the records' state."""
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS", "1")
+    return dzlineage(["sync"])
+
+
+def test_both_destinations_put_each_topic_between_its_source_and_its_iceberg_table_in_glue(
+    platform, monkeypatch, capsys
+):
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    out = capsys.readouterr().out
+    assert "lineage read-back: all landed" in out  # DataZone's side still holds
+    hops = 2 * len(table_topics(platform))
+    assert posts(platform, "datazone") == hops
+    # Each hop, and each topic's schema and owners as a dataset event.
+    assert posts(platform, "glue") == hops + len(table_topics(platform))
+    assert_glue_has_every_hop(platform)
+    topic_namespace, topic = next(
+        (d["namespace"], d["name"])
+        for s in summaries(lineage_events(platform))
+        for d in s["inputs"]
+        if d["namespace"].startswith("kafka://")
+    )
+    forms = {
+        f["TypeName"]: json.loads(f["Content"])
+        for f in glue_node(platform, f"{topic_namespace}/{topic}")["FormsOutput"]
+    }
+    assert forms["openlineage.schema"]["fields"], forms
+
+    platform.control.clear_calls()
+    assert sync_every_topic_again(monkeypatch) == 0
+    assert (posts(platform, "datazone"), posts(platform, "glue")) == (0, 0)
+
+
+def test_the_default_destination_makes_no_glue_lineage_call(platform, monkeypatch):
+    monkeypatch.delenv("DZLINEAGE_LINEAGE_DESTINATIONS", raising=False)
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    assert posts(platform, "datazone") == 2 * len(table_topics(platform))
+    assert not [
+        call
+        for call in platform.control.call_counts()
+        if call[0] == "glue" and "Lineage" in str(call[1])
+    ]
+
+
+@pytest.mark.parametrize("reading", ["same-run", "new-event"])
+def test_a_glue_post_refused_midway_is_caught_up_by_the_next_sync_with_the_same_run(
+    platform, monkeypatch, capsys, reading
+):
+    """Glue refuses the first topic's sink hop (its source hop got through): the topic fails
+    naming glue:PostLineageEvent, DataZone's posts are kept; the next sync posts Glue alone,
+    the source hop again under the same run id, and Glue's graph has that run once, under
+    either reading of what Glue does with an event posted again."""
+    platform.control.set_ambiguities(glue_lineage_repost=reading)
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
+    monkeypatch.setenv("DZLINEAGE_CONCURRENCY", "1")
+    platform.control.set_faults(
+        FaultRule("glue", "PostLineageEvent", "access-denied", count=1, skip=1)
+    )
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) != 0
+    out = capsys.readouterr().out + capsys.readouterr().err
+    assert "glue:PostLineageEvent" in out and "datazone posted and recorded" in out
+    topics = len(table_topics(platform))
+    assert posts(platform, "datazone") == 2 * topics
+
+    platform.control.clear_faults()
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    # DataZone holds every topic; Glue takes the failed topic's two hops and its dataset event.
+    assert (posts(platform, "datazone"), posts(platform, "glue")) == (0, 3)
+    assert_glue_has_every_hop(platform)  # each hop's job has one run upstream of its dataset
+
+    platform.control.clear_calls()
+    assert sync_every_topic_again(monkeypatch) == 0
+    assert (posts(platform, "datazone"), posts(platform, "glue")) == (0, 0)
+
+
+def test_glue_throttling_is_waited_out_at_the_pace_setting(platform, monkeypatch):
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
+    monkeypatch.setenv("DZLINEAGE_MAX_ATTEMPTS", "1")  # botocore retries nothing: we do
+    monkeypatch.setenv("DZLINEAGE_GLUE_LINEAGE_TPS", "200")
+    platform.control.set_faults(FaultRule("glue", "PostLineageEvent", "throttle", count=3))
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    topics = len(table_topics(platform))
+    assert posts(platform, "glue") == 3 * topics + 3
+    assert_glue_has_every_hop(platform)
