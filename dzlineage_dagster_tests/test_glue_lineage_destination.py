@@ -20,6 +20,14 @@ from dzlineage_dagster_tests.test_lineage_repost import (
     summaries,
     topic_of,
 )
+from dzlineage_dagster_tests.test_lineage_truth import (
+    OLD,
+    SINK,
+    TOPIC,
+    delete_archive_sink,
+    demo_topic,
+    table_id,
+)
 
 BOTH = "datazone,glue"
 
@@ -171,3 +179,38 @@ def test_glue_throttling_is_waited_out_at_the_pace_setting(platform, monkeypatch
     topics = len(table_topics(platform))
     assert posts(platform, "glue") == 3 * topics + 3
     assert_glue_has_every_hop(platform)
+
+
+def test_a_deleted_sink_s_edge_leaves_glue_s_graph_as_it_leaves_datazone_s(
+    platform, monkeypatch, capsys
+):
+    """Glue draws a dataset's edge to the latest run of each job, as DataZone's aggregated
+    view does: the closing run DataZone gets closes the hop on Glue too."""
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
+    assert dzlineage(["sync"]) == 0
+    table = table_id(platform, OLD)
+    assert runs_of(platform, table, f"kafka-connect.{SINK}/")
+    delete_archive_sink(platform)
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    assert f"closed [kafka-connect.{SINK}/{TOPIC}]" in capsys.readouterr().out
+    # New content: the source hop's run again and the sink job's closing run, to each; and to
+    # Glue the topic's dataset event.
+    assert (posts(platform, "datazone"), posts(platform, "glue")) == (2, 3)
+    assert runs_of(platform, table, f"kafka-connect.{SINK}/") == []
+    # Glue keeps the table and its own CreateTable job: only the product's edge went.
+    assert runs_of(platform, table, f"glue_manual.lakehouse.{OLD}")
+
+
+def test_a_retired_topic_s_jobs_are_closed_at_every_destination(platform, monkeypatch, capsys):
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
+    assert dzlineage(["sync"]) == 0
+    topic_id = "/".join(demo_topic(platform))
+    platform.client("glue").delete_schema(SchemaId={"SchemaArn": platform.schema_arn(TOPIC)})
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    assert posts(platform, "datazone") == posts(platform, "glue") == 2
+    assert runs_of(platform, table_id(platform, OLD), "kafka-connect.") == []
+    # The topic's node stays, fed by the source job's closing run, which reads nothing.
+    (closing,) = runs_of(platform, topic_id, "kafka-connect.")
+    assert glue_node(platform, closing["Id"])["UpstreamNodes"] == []
