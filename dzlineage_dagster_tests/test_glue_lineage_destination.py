@@ -9,9 +9,13 @@ from __future__ import annotations
 import json
 
 import pytest
+from openlineage.client.event_v2 import InputDataset
 
+from benchmarks.relay_process import API_KEY, relay_environment, running_relay
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.relay.conftest import events_per_run
+from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json
 from dzlineage_dagster_tests.test_catalog_sync import table_topics
 from dzlineage_dagster_tests.test_lineage_repost import (
     glue_arn,
@@ -214,3 +218,45 @@ def test_a_retired_topic_s_jobs_are_closed_at_every_destination(platform, monkey
     # The topic's node stays, fed by the source job's closing run, which reads nothing.
     (closing,) = runs_of(platform, topic_id, "kafka-connect.")
     assert glue_node(platform, closing["Id"])["UpstreamNodes"] == []
+
+
+def test_the_relay_forwards_the_same_renamed_event_to_glue_and_retries_glue_from_its_spool(
+    platform, tmp_path
+):
+    """A Spark job reading a topic through a TLS broker and writing a Glue table: Glue's graph
+    gets the event the relay renamed (the topic under the graph's broker), as DataZone does;
+    Glue refusing it once spools it, and the spool's retry lands it in both, DataZone once."""
+    answer = platform.client("kafka").get_bootstrap_brokers(
+        ClusterArn=platform.settings.msk_cluster_arn
+    )
+    tls_broker = answer["BootstrapBrokerStringTls"].split(",")[1]
+    graph_broker = answer["BootstrapBrokerStringSaslIam"].split(",")[0]
+    table = "spark_relayed"
+    event = run_event(
+        inputs=[InputDataset(f"kafka://{tls_broker}", "shop.sales.orders")],
+        outputs=[
+            glue_symlinked_output(
+                f"s3://lake/warehouse/{table}", "us-east-1", "123456789012", "lakehouse", table
+            )
+        ],
+    )
+    environment = relay_environment(
+        platform.environment,
+        DZLINEAGE_RELAY_API_KEY=API_KEY,
+        DZLINEAGE_LINEAGE_DESTINATIONS=BOTH,
+    )
+    platform.control.set_faults(FaultRule("glue", "PostLineageEvent", "access-denied", count=1))
+    with running_relay(environment, tmp_path / "spool.db") as relay:
+        status, answer = relay.post(to_json(event).encode())
+        assert status == 202 and "glue:PostLineageEvent" in answer["reason"], answer
+        status = relay.wait_until(lambda s: s["spool_depth"] == 0)
+        relay.stop()
+    assert status["details"]["forwarded_to_glue"] == 1
+
+    table_arn = f"arn:aws:glue:us-east-1:123456789012:table/lakehouse/{table}"
+    (run,) = runs_of(platform, table_arn, "spark.")
+    assert run["SourceIdentifier"] == f"spark.nightly_revenue/{event.run.runId}"
+    assert [n["SourceIdentifier"] for n in upstream(platform, run["Id"])] == [
+        f"kafka://{graph_broker}/shop.sales.orders"
+    ]
+    assert events_per_run(platform)[(event.run.runId, "COMPLETE")] == 1

@@ -46,6 +46,15 @@ THROTTLE_RETRIES = 4
 PACE_BUCKET = f"{OPERATION} (DZLINEAGE_GLUE_LINEAGE_TPS)"
 
 
+class GlueRefused(SyncError):
+    """PostLineageEvent did not take the event; ``code`` is Glue's error code (the relay tells
+    a refusal no retry fixes, ``InvalidInputException``, from one worth retrying)."""
+
+    def __init__(self, message: str, code: str) -> None:
+        super().__init__(message)
+        self.code = code
+
+
 def _bucket(tps: float) -> Any:
     """The process's bucket for Glue's posts at ``tps``, shared by every thread."""
     return client_bucket(Quota(tps, PACE_BUCKET, ASSUMED_SOURCE))
@@ -96,9 +105,10 @@ class GlueDestination:
         """One event (run or dataset, as JSON): paced, throttles retried, errors named."""
         size = len(document.encode("utf-8"))
         if size > MAX_EVENT_BYTES:  # a run's events are fitted before; a dataset event is not
-            raise SyncError(
+            raise GlueRefused(
                 f"{subject}: lineage not posted to Glue: {what} is {size:,} bytes, over "
-                f"PostLineageEvent's {MAX_EVENT_BYTES:,}"
+                f"PostLineageEvent's {MAX_EVENT_BYTES:,}",
+                "InvalidInputException",
             )
         for attempt in range(THROTTLE_RETRIES + 1):
             wait = _bucket(self.tps).reserve(time.monotonic())
@@ -112,7 +122,7 @@ class GlueDestination:
                 if code == "ThrottlingException" and attempt < THROTTLE_RETRIES:
                     self.sleep(2**attempt / self.tps)
                     continue
-                raise SyncError(_refusal(subject, what, code, error, self.tps)) from None
+                raise GlueRefused(_refusal(subject, what, code, error, self.tps), code) from None
 
 
 def _refusal(subject: str, what: str, code: str, error: ClientError, tps: float) -> str:
