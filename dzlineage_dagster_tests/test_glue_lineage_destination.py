@@ -9,14 +9,16 @@ from __future__ import annotations
 import json
 
 import pytest
+from dagster import Definitions
 from openlineage.client.event_v2 import InputDataset
 
 from benchmarks.relay_process import API_KEY, relay_environment, running_relay
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.relay.conftest import events_per_run
 from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json
-from dzlineage_dagster_tests.test_catalog_sync import table_topics
+from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 from dzlineage_dagster_tests.test_lineage_repost import (
     glue_arn,
     is_sink_hop,
@@ -260,3 +262,16 @@ def test_the_relay_forwards_the_same_renamed_event_to_glue_and_retries_glue_from
         f"kafka://{graph_broker}/shop.sales.orders"
     ]
     assert events_per_run(platform)[(event.run.runId, "COMPLETE")] == 1
+
+
+def test_the_dagster_asset_says_what_each_destination_took(platform, monkeypatch):
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
+    both = Definitions(assets=defs.assets, jobs=defs.jobs, resources=build_resources())
+    topic = table_topics(platform)[0]
+    assert platform.sync([topic], definitions=both).success
+    # Two hops to each, and to Glue the topic's dataset event.
+    first = latest_metadata(platform, "topic_lineage", topic)
+    assert first["events_posted_to"] == {"datazone": 2, "glue": 3}
+    assert platform.sync([topic], definitions=both).success
+    again = latest_metadata(platform, "topic_lineage", topic)
+    assert again["events_posted_to"] == {"datazone": 0, "glue": 0}

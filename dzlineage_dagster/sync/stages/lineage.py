@@ -265,8 +265,8 @@ class LineageOutcome:
     oversized_hops: tuple[str, ...] = ()
     #: The ids PostLineageEvent gave the events it accepted (what the read-back waits for).
     event_ids: tuple[str, ...] = ()
-    #: (destination, events it took from this post), each configured destination in order:
-    #: 0 for one that held the content already.
+    #: (destination, events it took from this post, a dataset event included), each
+    #: configured destination in order: 0 for one that held the content already.
     destinations: tuple[tuple[str, int], ...] = ()
 
     @property
@@ -459,7 +459,7 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
     posted = _post_runs(run, composite, snapshot.topic, plan.fingerprint, posts, delivery, after)
     # Where the hops went as new content, the topic's schema and owners go too, as a dataset
     # event (Glue takes them; DataZone's topic asset carries them already).
-    composite.post_dataset(
+    described = composite.post_dataset(
         snapshot.topic,
         lambda: _topic_dataset_event(run, snapshot),
         only=[d.name for d in plan.destinations if not d.holds],
@@ -486,7 +486,10 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         replayed=posted.refused == posted.events,
         oversized_hops=posted.oversized_hops,
         event_ids=posted.event_ids,
-        destinations=tuple((name, posted.by_destination.get(name, 0)) for name in composite.names),
+        destinations=tuple(
+            (name, posted.by_destination.get(name, 0) + (name in described))
+            for name in composite.names
+        ),
     )
 
 
