@@ -12,6 +12,7 @@ import pytest
 from dagster import Definitions
 from openlineage.client.event_v2 import InputDataset
 
+from benchmarks import bench_sync
 from benchmarks.relay_process import API_KEY, relay_environment, running_relay
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.definitions import build_resources, defs
@@ -275,3 +276,13 @@ def test_the_dagster_asset_says_what_each_destination_took(platform, monkeypatch
     assert platform.sync([topic], definitions=both).success
     again = latest_metadata(platform, "topic_lineage", topic)
     assert again["events_posted_to"] == {"datazone": 0, "glue": 0}
+
+
+def test_the_benchmark_counts_glue_s_lineage_posts_beside_datazone_s(capsys):
+    arguments = ["--topics", "2", "--systems", "sync", "--no-faults", "--no-quota"]
+    assert bench_sync.main([*arguments, "--lineage-destinations", BOTH]) == 0
+    table = capsys.readouterr().out
+    first_sync = table.split("first sync", 1)[1].split("idle rerun", 1)[0]
+    rows = dict(line.split() for line in first_sync.splitlines() if "PostLineageEvent" in line)
+    # Two hops a topic to each, and a dataset event a topic to Glue.
+    assert rows == {"datazone.PostLineageEvent": "4", "glue.PostLineageEvent": "6"}
