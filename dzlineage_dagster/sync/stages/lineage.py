@@ -72,7 +72,7 @@ from dzlineage_dagster.core.topic_states import (
     edges_state,
     no_edge_state,
 )
-from dzlineage_dagster.sync.destinations import CompositeDestination, LineageDestination
+from dzlineage_dagster.sync.destinations import CompositeDestination, LineageDestination, RunPost
 from dzlineage_dagster.sync.destinations.datazone import DataZoneDestination
 from dzlineage_dagster.sync.destinations.glue import GlueDestination
 from dzlineage_dagster.sync.errors import SyncError
@@ -583,15 +583,9 @@ def _post_runs(
             )
             run.log.warning(f"{topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
-        delivered = composite.post_run(
-            topic,
-            hop.job_label,
-            fitted.events,
-            split=fitted.split,
-            delivery=delivery,
-            retry_of=run.lineage_health.retry_of(run_id) if "datazone" in names else None,
-            only=names,
-        )
+        retry_of = run.lineage_health.retry_of(run_id) if "datazone" in names else None
+        post = RunPost(topic, hop.job_label, fitted.events, fitted.split, delivery, retry_of)
+        delivered = composite.post_run(post, only=names)
         for name, taken in delivered.items():
             event_ids.extend(taken.event_ids)
             refused += taken.refused
