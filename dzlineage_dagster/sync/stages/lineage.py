@@ -222,7 +222,18 @@ class LineagePlan:
             return self.told(REPOST.planned, [f"not the sync's: {runs}"])
         if self.failed_events:
             return self.told(REPOST.planned, ["its events failed after acceptance"])
-        return self.told(UNCHANGED.planned if self.already_posted else POST.planned)
+        if self.already_posted:
+            return self.told(UNCHANGED.planned)
+        return self.told(POST.planned, self.destinations_behind)
+
+    @property
+    def destinations_behind(self) -> list[str]:
+        """A note when only some destinations take the post (the others hold it already)."""
+        holding = [d.name for d in self.destinations if d.holds]
+        if not holding:
+            return []
+        taking = [d.name for d in self.destinations if not d.holds]
+        return [f"to {', '.join(taking)} only: {', '.join(holding)} has it"]
 
 
 def told_lineage(
@@ -307,7 +318,7 @@ class LineageOutcome:
             state = (
                 ALREADY_POSTED if self.replayed else POST.done if self.posted else UNCHANGED.done
             )
-            notes = []
+            notes = self.plan.destinations_behind if self.posted else []
         # The edges are whole either way; whether every column's lineage is there is not.
         return self.plan.told(state, [*notes, *self.oversized_hops])
 
