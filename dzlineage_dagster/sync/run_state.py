@@ -215,6 +215,9 @@ class SyncRun:
     #: A reconcile looks for foreign runs on the sync's jobs through the whole lookback window,
     #: not only down to the sync's newest run (:func:`find_foreign_runs`).
     reconciling: bool = field(default=False, init=False)
+    #: Topic -> the owners its schema tag and connectors name, read once a run (the asset
+    #: stage and Glue's dataset event both need them: one GetTags).
+    configured_owners: dict[str, tuple] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def over_topics(
