@@ -202,11 +202,6 @@ class LineagePlan:
     def run_id(self) -> str | None:
         return self.fingerprint
 
-    @property
-    def posts(self) -> tuple[Hop | ClosingHop, ...]:
-        """Every job this plan posts a run for: the hops, then the closings."""
-        return (*self.hops, *self.closing)
-
     def told(self, state: str, notes: Sequence[str] = ()) -> str:
         """The topic's lineage in the words of :mod:`~dzlineage_dagster.core.topic_states`:
         ``state`` (a plan's or a sync's word) and the edges, or why there is none."""
@@ -543,7 +538,7 @@ class _Posted:
     trimmed: bool
     oversized_hops: tuple[str, ...]
     event_ids: tuple[str, ...]
-    #: Destination -> the events it took (a destination that failed is not here).
+    #: Destination -> the run events it took (up to its failure, for one that failed).
     by_destination: dict[str, int]
 
 
