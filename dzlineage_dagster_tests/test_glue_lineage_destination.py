@@ -288,3 +288,19 @@ def test_the_benchmark_counts_glue_s_lineage_posts_beside_datazone_s(capsys):
     rows = dict(line.split() for line in first_sync.splitlines() if "PostLineageEvent" in line)
     # Two hops a topic to each, and a dataset event a topic to Glue.
     assert rows == {"datazone.PostLineageEvent": "4", "glue.PostLineageEvent": "6"}
+
+
+def test_glue_alone_makes_no_datazone_lineage_call(platform, monkeypatch):
+    """DataZone's lineage is neither posted nor read (its failed and foreign runs are its own
+    to say); Glue's graph gets every hop."""
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", "glue")
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS", "0")
+    platform.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    lineage_calls = {
+        operation: count
+        for (service, operation), count in platform.control.call_counts().items()
+        if service == "datazone" and "Lineage" in (operation or "")
+    }
+    assert lineage_calls == {}
+    assert posts(platform, "glue") == 3 * len(table_topics(platform))
