@@ -10,7 +10,7 @@ import json
 
 import pytest
 from dagster import Definitions
-from openlineage.client.event_v2 import InputDataset
+from openlineage.client.event_v2 import DatasetEvent, InputDataset, StaticDataset
 
 from benchmarks import bench_sync
 from benchmarks.relay_process import API_KEY, relay_environment, running_relay
@@ -18,7 +18,14 @@ from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster_tests.relay.conftest import events_per_run
-from dzlineage_dagster_tests.relay.events import glue_symlinked_output, run_event, to_json
+from dzlineage_dagster_tests.relay.events import (
+    SPARK_PRODUCER,
+    glue_symlinked_output,
+    now,
+    run_event,
+    schema_facet,
+    to_json,
+)
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 from dzlineage_dagster_tests.test_lineage_repost import (
     glue_arn,
@@ -255,8 +262,21 @@ def test_the_relay_forwards_the_same_renamed_event_to_glue_and_retries_glue_from
         status, answer = relay.post(to_json(event).encode())
         assert status == 202 and "glue:PostLineageEvent" in answer["reason"], answer
         status = relay.wait_until(lambda s: s["spool_depth"] == 0)
+        # A dataset event (the topic's schema) goes to Glue alone, renamed the same way.
+        described = DatasetEvent(
+            eventTime=now(),
+            producer=SPARK_PRODUCER,
+            dataset=StaticDataset(
+                f"kafka://{tls_broker}",
+                "shop.sales.orders",
+                facets={"schema": schema_facet(["order_id", "amount"])},
+            ),
+        )
+        status_code, answer = relay.post(to_json(described).encode())
+        assert (status_code, answer["status"], answer["to"]) == (200, "forwarded", ["glue"])
+        status = relay.status()
         relay.stop()
-    assert status["details"]["forwarded_to_glue"] == 1
+    assert status["details"]["forwarded_to_glue"] == 2
 
     table_arn = f"arn:aws:glue:us-east-1:123456789012:table/lakehouse/{table}"
     (run,) = runs_of(platform, table_arn, "spark.")
@@ -265,6 +285,9 @@ def test_the_relay_forwards_the_same_renamed_event_to_glue_and_retries_glue_from
         f"kafka://{graph_broker}/shop.sales.orders"
     ]
     assert events_per_run(platform)[(event.run.runId, "COMPLETE")] == 1
+    topic_forms = glue_node(platform, f"kafka://{graph_broker}/shop.sales.orders")["FormsOutput"]
+    (schema,) = [json.loads(f["Content"]) for f in topic_forms if f["TypeName"].endswith(".schema")]
+    assert [field["name"] for field in schema["fields"]] == ["order_id", "amount"]
 
 
 def test_the_dagster_asset_says_what_each_destination_took(platform, monkeypatch):
