@@ -178,6 +178,35 @@ AWS_MODELED_SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
     "registry_name": (("glue", "GetRegistry", "RegistryId", "RegistryName"), "cdc-registry"),
     "glue_database": (("glue", "GetDatabase", "Name"), "lakehouse"),
 }
+#: Where lineage can go (:mod:`~dzlineage_dagster.sync.destinations`), in the order posted.
+LINEAGE_DESTINATIONS = ("datazone", "glue")
+DEFAULT_LINEAGE_DESTINATIONS = ("datazone",)
+#: Glue publishes no rate for PostLineageEvent (docs/lineage.md): assumed, the figure the
+#: quota table assumes for it (core/aws/quotas.py: DataZone's PostLineageEvent's).
+DEFAULT_GLUE_LINEAGE_TPS = 20.0
+
+
+def parse_lineage_destinations(value: Any) -> list[str]:
+    """``datazone,glue`` (or a list of names) as the destinations in posting order; ValueError
+    names DZLINEAGE_LINEAGE_DESTINATIONS and the allowed names."""
+    parts = value.split(",") if isinstance(value, str) else value
+    if not isinstance(parts, (list, tuple)):
+        raise ValueError(f"DZLINEAGE_LINEAGE_DESTINATIONS={shown(value)}: not a comma list")
+    names = [str(part).strip().lower() for part in parts if str(part).strip()]
+    unknown = [name for name in names if name not in LINEAGE_DESTINATIONS]
+    if unknown or not names:
+        problem = (
+            f"{', '.join(shown(name) for name in unknown)} is no lineage destination"
+            if unknown
+            else "names no destination"
+        )
+        raise ValueError(
+            f"DZLINEAGE_LINEAGE_DESTINATIONS={shown(value)}: {problem}; say one or more of "
+            f"{', '.join(LINEAGE_DESTINATIONS)}, comma-separated (e.g. datazone,glue)"
+        )
+    return [name for name in LINEAGE_DESTINATIONS if name in names]
+
+
 #: A Glue Data Catalog id is the id of the AWS account that owns it (GetTable's `CatalogId`).
 _GLUE_CATALOG_ID = re.compile(r"\d{12}")
 
@@ -412,12 +441,37 @@ class LineageSettings(ConfigurableResource):
             "(a day by default)."
         ),
     )
+    lineage_destinations: list[str] = Field(
+        default=list(DEFAULT_LINEAGE_DESTINATIONS),
+        description=(
+            "Where the sync (and the relay) post the topics' lineage, comma-separated: "
+            "`datazone` (DataZone's PostLineageEvent, the default), `glue` (the Glue Data "
+            "Catalog's lineage graph, glue:PostLineageEvent), or `datazone,glue` for both. "
+            "See docs/lineage.md, Lineage destinations."
+        ),
+    )
+    glue_lineage_tps: float = Field(
+        default=DEFAULT_GLUE_LINEAGE_TPS,
+        gt=0,
+        description=(
+            "Calls a second to the Glue Data Catalog's PostLineageEvent, process-wide (AWS "
+            "publishes no rate for it: the default is assumed); a ThrottlingException is "
+            "retried with backoff. Used where `glue` is among DZLINEAGE_LINEAGE_DESTINATIONS; "
+            "above the client's own limit for glue.PostLineageEvent (DZLINEAGE_CLIENT_RATE_LIMITS) "
+            "that limit paces too."
+        ),
+    )
 
     @field_validator(*AWS_MODELED_SETTINGS, mode="before")
     @classmethod
     def _as_aws_allows(cls, value: str, info: ValidationInfo) -> str:
         member, example = AWS_MODELED_SETTINGS[info.field_name]
         return _check_aws_string(info.field_name, value, _aws_string(*member), example)
+
+    @field_validator("lineage_destinations", mode="before")
+    @classmethod
+    def _known_lineage_destinations(cls, value: Any) -> list[str]:
+        return parse_lineage_destinations(value)
 
     @field_validator("msk_cluster_arn", mode="before")
     @classmethod

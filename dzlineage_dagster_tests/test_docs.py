@@ -90,6 +90,8 @@ def _documented_default(field: FieldInfo) -> str:
         return "unset"
     if isinstance(default, bool):
         return f"`{str(default).lower()}`"
+    if isinstance(default, list):
+        default = ",".join(default)  # a comma list, as its variable takes it
     if isinstance(default, float) and default.is_integer():
         default = int(default)
     return f"`{default}`"

@@ -71,6 +71,15 @@ def test_definitions_take_a_choice_set_in_the_environment_when_the_code_location
     assert settings.deleted_schema_policy == "delete"
 
 
+def _as_variable(default: object) -> str:
+    """A default as its variable says it: `true`, a comma list, the text."""
+    if isinstance(default, bool):
+        return str(default).lower()
+    if isinstance(default, list):
+        return ",".join(default)
+    return str(default)
+
+
 def test_definitions_load_with_every_setting_set_in_the_environment():
     """Each optional setting set to its default's text: `DZLINEAGE_CONCURRENCY=8` made
     `Definitions` fail to load (Dagster's int EnvVar is a 0 to pydantic's `ge=1`)."""
@@ -78,7 +87,7 @@ def test_definitions_load_with_every_setting_set_in_the_environment():
         env_name(name): "x" for name, f in LineageSettings.model_fields.items() if f.is_required()
     }
     environ |= {
-        env_name(name): str(f.default).lower() if f.annotation is bool else str(f.default)
+        env_name(name): _as_variable(f.default)
         for name, f in LineageSettings.model_fields.items()
         if not f.is_required() and f.default is not None
     }
@@ -153,3 +162,24 @@ def test_the_debezium_version_is_major_dot_minor_and_defaults_to_the_modelled_on
         ValueError, match=r"DZLINEAGE_DEBEZIUM_VERSION=.*give the version as `3\.6`"
     ):
         LineageSettings.from_env({**REQUIRED, "DZLINEAGE_DEBEZIUM_VERSION": "3.6.1.Final"})
+
+
+def test_lineage_destinations_are_a_checked_comma_list():
+    """`datazone,glue` in any order and case is both, in posting order; an unknown or empty
+    list is refused naming the variable and the names it takes; unset is DataZone alone."""
+    required = {
+        env_name(name): value
+        for name, value in {
+            "domain_id": "dzd_abc",
+            "project_id": "p1",
+            "registry_name": "cdc",
+            "msk_cluster_arn": "arn:aws:kafka:eu-west-1:123456789012:cluster/cdc/abc-1",
+        }.items()
+    }
+    assert LineageSettings.from_env(required).lineage_destinations == ["datazone"]
+    both = {**required, "DZLINEAGE_LINEAGE_DESTINATIONS": " Glue,datazone,glue"}
+    assert LineageSettings.from_env(both).lineage_destinations == ["datazone", "glue"]
+    for wrong, problem in (("glue,marquez", "'marquez' is no lineage destination"), (",", "no")):
+        with pytest.raises(InvalidSettings, match="DZLINEAGE_LINEAGE_DESTINATIONS=") as raised:
+            LineageSettings.from_env({**required, "DZLINEAGE_LINEAGE_DESTINATIONS": wrong})
+        assert problem in str(raised.value) and "datazone, glue" in str(raised.value)

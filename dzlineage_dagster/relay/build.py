@@ -32,6 +32,7 @@ from dzlineage_dagster.settings import (
     aws_side_options,
     env_name,
 )
+from dzlineage_dagster.sync.destinations.glue import GlueDestination
 from dzlineage_dagster.sync.lineage.platform_graph import platform_datasets
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -165,4 +166,12 @@ def build_relay(
         hold_streaming_runs=with_spool,
         platform=platform_cache(settings, sides, environ),
         refuse_unmapped_topics=settings.relay_refuse_unmapped_topics,
+        glue=(
+            GlueDestination(
+                GlueDataCatalogResource(**sides["data"]).client(), settings.glue_lineage_tps
+            )
+            if "glue" in settings.lineage_destinations
+            else None
+        ),
+        to_datazone="datazone" in settings.lineage_destinations,
     )

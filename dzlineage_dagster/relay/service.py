@@ -45,6 +45,7 @@ from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache, UnmappedReport
 from dzlineage_dagster.relay.shared_nodes import RunDatasets, SharedNodes
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
+from dzlineage_dagster.sync.destinations.glue import GlueDestination, GlueRefused
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
 
@@ -95,8 +96,13 @@ class Relay:
         hold_streaming_runs: bool = False,
         platform: PlatformCache | None = None,
         refuse_unmapped_topics: bool = False,
+        glue: GlueDestination | None = None,
+        to_datazone: bool = True,
     ) -> None:
         self.datazone = datazone
+        #: DZLINEAGE_LINEAGE_DESTINATIONS: DataZone (``to_datazone``), Glue's lineage (``glue``).
+        self.glue = glue
+        self.to_datazone = to_datazone
         self.domain_id = domain_id
         self.rules = rules
         self.keys = keys
@@ -175,6 +181,8 @@ class Relay:
             self.check_access(event, producer)
         except AccessDenied as error:
             return self.refuse(403, str(error))
+        if event.kind == "dataset" and self.glue is not None:
+            return self._dataset_to_glue(event)
         if event.kind != "run":
             # DataZone's PostLineageEvent takes RunEvents only, and a dataset or job event
             # carries no run to make one of: say so, and count it.
@@ -233,15 +241,18 @@ class Relay:
             raise _BodyTooLarge(f"the decoded body exceeds {self.max_body_bytes} bytes")
         return data
 
-    def prepare(self, event: ReceivedEvent, token: str) -> tuple[str, dict[str, Any]]:
-        """The JSON to forward (renamed, guarded, trimmed) and what was changed, for the answer."""
+    def prepare(self, event: ReceivedEvent, token: str | None = None) -> tuple[str, dict[str, Any]]:
+        """The JSON to forward (renamed, guarded, trimmed) and what was changed, for the answer.
+        A run event (``token``: its client token) is guarded on the platform's nodes; a dataset
+        event (to Glue only) is renamed and fitted."""
         event, rewrites = canonicalize(event, self.rules)
         # Checked before a run's held datasets are added: those were checked with their event.
         unmapped = self.check_mapped(event)
-        guarded = self.shared_nodes.apply(event, token)
-        event = guarded.event
-        for name, amount in guarded.counts.items():
-            self.count(name, amount)
+        guarded = self.shared_nodes.apply(event, token) if token is not None else None
+        if guarded is not None:
+            event = guarded.event
+            for name, amount in guarded.counts.items():
+                self.count(name, amount)
         event, removed = fit_to_size(event)
         if rewrites:
             self.count("renamed_datasets", len(rewrites))
@@ -250,7 +261,8 @@ class Relay:
         notes: dict[str, Any] = {}
         if rewrites:
             notes["renamed"] = rewrites
-        notes.update(guarded.notes)
+        if guarded is not None:
+            notes.update(guarded.notes)
         if unmapped:
             notes["unmapped"] = [found.identity for found in unmapped]
         if removed:
@@ -266,15 +278,19 @@ class Relay:
         if known is None:
             return []
         document = event.document
+        # A dataset event names one dataset and no job or run.
+        job = document.get("job") or {}
+        datasets = [d for key in ("inputs", "outputs") for d in document.get(key) or []]
+        if event.kind == "dataset":
+            datasets.append(document["dataset"])
         found: dict[str, UnmappedDataset] = {}
-        for key in ("inputs", "outputs"):
-            for dataset in document.get(key) or []:
-                unmapped = unmapped_dataset(dataset, document["job"], known)
-                if unmapped is not None:
-                    found.setdefault(unmapped.identity, unmapped)
+        for dataset in datasets:
+            unmapped = unmapped_dataset(dataset, job, known)
+            if unmapped is not None:
+                found.setdefault(unmapped.identity, unmapped)
         example = {
-            "job": f"{document['job']['namespace']}.{document['job']['name']}",
-            "runId": document["run"]["runId"],
+            "job": f"{job['namespace']}.{job['name']}" if job else None,
+            "runId": event.run_id,
             "eventType": document.get("eventType"),
             "eventTime": document.get("eventTime"),
         }
@@ -296,7 +312,7 @@ class Relay:
             # Older events are waiting: queue behind them so DataZone sees arrival order.
             return self._enqueue(token, event_json, answer, "events are queued ahead")
         try:
-            event_id = self.post(token, event_json)
+            event_id = self.forward(token, event_json)
         except DeliveryFailed as error:
             if error.permanent:
                 self.count("refused_by_datazone")
@@ -331,6 +347,41 @@ class Relay:
         if len(reason) > MAX_REASON_CHARS:
             reason = f"{reason[:MAX_REASON_CHARS]}... ({len(reason)} characters)"
         return RelayResponse(status, {"error": reason})
+
+    # --- the destinations ----------------------------------------------------------------------
+
+    def forward(self, token: str, event_json: str) -> str | None:
+        """The renamed event to each destination: DataZone (:meth:`post`, the id it gave), then
+        Glue's lineage. A retry after Glue failed posts to DataZone again under the same token
+        (a replay) and to Glue the same event (the same run: see sync/destinations/glue.py)."""
+        event_id = self.post(token, event_json) if self.to_datazone else None
+        if self.glue is not None:
+            try:
+                self.glue.post_event("the relay", f"event {token[:12]}", event_json)
+            except GlueRefused as error:
+                self._note_error(str(error))
+                permanent = error.code == "InvalidInputException"
+                raise DeliveryFailed(str(error), permanent=permanent) from None
+            self.count("forwarded_to_glue")
+        return event_id
+
+    def _dataset_to_glue(self, event: ReceivedEvent) -> RelayResponse:
+        """A dataset event to Glue alone (DataZone takes none), renamed like a run's datasets;
+        posted at once, a failure the producer's to retry (the spool carries run events)."""
+        try:
+            event_json, notes = self.prepare(event)
+        except EventTooLarge as error:
+            return self.refuse(413, str(error))
+        assert self.glue is not None
+        try:
+            self.glue.post_event("the relay", "a dataset event", event_json)
+        except GlueRefused as error:
+            self._note_error(str(error))
+            if error.code == "InvalidInputException":
+                return RelayResponse(422, {**notes, "error": str(error)})
+            return RelayResponse(503, {**notes, "error": str(error)}, {"Retry-After": "5"})
+        self.count("forwarded_to_glue")
+        return RelayResponse(200, {**notes, "status": "forwarded", "to": ["glue"]})
 
     # --- DataZone ------------------------------------------------------------------------------
 
@@ -455,7 +506,7 @@ class Relay:
     def _drain_one(self, spooled: SpooledEvent) -> bool:
         """Whether the event left the spool (delivered or refused for good)."""
         try:
-            self.post(spooled.client_token, spooled.event_json)
+            self.forward(spooled.client_token, spooled.event_json)
         except DeliveryFailed as error:
             if error.permanent:
                 self.spool.reject(spooled, str(error))

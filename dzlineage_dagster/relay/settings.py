@@ -13,10 +13,13 @@ from pydantic import BaseModel, Field, ValidationError, ValidationInfo, field_va
 from pydantic.fields import FieldInfo
 
 from dzlineage_dagster.settings import (
+    DEFAULT_GLUE_LINEAGE_TPS,
+    DEFAULT_LINEAGE_DESTINATIONS,
     IDENTITY_SETTINGS,
     LineageSettings,
     checked_identity_setting,
     env_name,
+    parse_lineage_destinations,
     setting_problems,
 )
 
@@ -183,6 +186,21 @@ class RelaySettings(BaseModel):
             "a broker address the relay does not know); needs the sync's settings."
         ),
     )
+
+    lineage_destinations: list[str] = Field(
+        default=list(DEFAULT_LINEAGE_DESTINATIONS),
+        description="Where the relay forwards each event, as for the sync (see above).",
+    )
+    glue_lineage_tps: float = Field(
+        default=DEFAULT_GLUE_LINEAGE_TPS,
+        gt=0,
+        description="The pace of Glue's PostLineageEvent, as for the sync (see above).",
+    )
+
+    @field_validator("lineage_destinations", mode="before")
+    @classmethod
+    def _known_lineage_destinations(cls, value: object) -> list[str]:
+        return parse_lineage_destinations(value)
 
     @field_validator("relay_namespace_map", mode="before")
     @classmethod

@@ -178,11 +178,13 @@ def run_headless_sync(
             last = run.mappings.last_sync(registry_arn)
             # Lineage that DataZone failed after accepting it is re-posted by the next run, so a
             # failure found here is a change the registry cursor cannot see; so is a foreign run
-            # on one of the sync's jobs, and a failure of the last sync too many to list.
+            # on one of the sync's jobs, and a failure of the last sync too many to list. Both
+            # are DataZone's to say: not read where lineage goes to Glue alone.
+            datazone_lineage = "datazone" in run.settings.lineage_destinations
             trust_tokens = (
                 not reconcile
-                and not run.lineage_health.failed_runs
-                and not run.foreign_runs
+                and not (datazone_lineage and run.lineage_health.failed_runs)
+                and not (datazone_lineage and run.foreign_runs)
                 and not last.failed.overflowed
             )
             # A reconcile reads every topic anyway; otherwise the sweep catches a version that

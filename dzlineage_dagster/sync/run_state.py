@@ -220,6 +220,9 @@ class SyncRun:
     #: A reconcile looks for foreign runs on the sync's jobs through the whole lookback window,
     #: not only down to the sync's newest run (:func:`find_foreign_runs`).
     reconciling: bool = field(default=False, init=False)
+    #: Topic -> the owners its schema tag and connectors name, read once a run (the asset
+    #: stage and Glue's dataset event both need them: one GetTags).
+    configured_owners: dict[str, tuple] = field(default_factory=dict, init=False, repr=False)
 
     @classmethod
     def over_topics(
@@ -439,7 +442,8 @@ class SyncRun:
         topology's signature (see :attr:`connectors_digest`), the topic asset type's revision
         and this code's version. A change to any of them makes every topic's registry token and
         the registry digest change, so an idle headless sync never skips it."""
-        settings = self.settings.model_dump(exclude={"concurrency"})
+        # How fast it goes is no part of what it makes.
+        settings = self.settings.model_dump(exclude={"concurrency", "glue_lineage_tps"})
         context = json.dumps(
             {
                 "settings": settings,

@@ -390,24 +390,26 @@ def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent,
     rewrites = []
     job = document.get("job")
     job_namespace = job.get("namespace") if isinstance(job, dict) else None
-    for key in ("inputs", "outputs"):
-        for dataset in document.get(key) or []:
-            renamed = rules.rename(dataset, job_namespace)
-            if renamed is None:
-                continue
-            namespace, name, rule = renamed
-            facet = CanonicalNameDatasetFacet(
-                originalNamespace=dataset["namespace"],
-                originalName=dataset["name"],
-                rule=rule,
-                producer=RELAY_PRODUCER,
-            )
-            rewrites.append(f"{dataset['namespace']}/{dataset['name']} -> {namespace}/{name}")
-            dataset["namespace"], dataset["name"] = namespace, name
-            dataset["facets"] = dataset.get("facets") or {}  # absent or null
-            dataset["facets"][CANONICAL_NAME_FACET] = Serde.to_dict(facet)
-            if rule in GLUE_RULES:
-                keep_glue_symlink(dataset["facets"], (namespace, name), RELAY_PRODUCER)
+    datasets = [dataset for key in ("inputs", "outputs") for dataset in document.get(key) or []]
+    if event.kind == "dataset":  # a dataset event's one dataset (Glue takes them)
+        datasets.append(document["dataset"])
+    for dataset in datasets:
+        renamed = rules.rename(dataset, job_namespace)
+        if renamed is None:
+            continue
+        namespace, name, rule = renamed
+        facet = CanonicalNameDatasetFacet(
+            originalNamespace=dataset["namespace"],
+            originalName=dataset["name"],
+            rule=rule,
+            producer=RELAY_PRODUCER,
+        )
+        rewrites.append(f"{dataset['namespace']}/{dataset['name']} -> {namespace}/{name}")
+        dataset["namespace"], dataset["name"] = namespace, name
+        dataset["facets"] = dataset.get("facets") or {}  # absent or null
+        dataset["facets"][CANONICAL_NAME_FACET] = Serde.to_dict(facet)
+        if rule in GLUE_RULES:
+            keep_glue_symlink(dataset["facets"], (namespace, name), RELAY_PRODUCER)
     return ReceivedEvent(event.kind, document), rewrites
 
 

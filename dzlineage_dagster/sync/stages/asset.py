@@ -103,9 +103,11 @@ def topic_forms_input(run: SyncRun, snapshot: SchemaSnapshot) -> list[dict[str, 
 
 def topic_configured_owners(run: SyncRun, topic: str) -> tuple[Owner, ...]:
     """The owners the topic's schema tag and connectors name, written to its asset (one GetTags
-    on the schema). A wrong owner stops the topic's asset stage, naming it, before any write."""
+    on the schema a run). A wrong owner stops the topic's asset stage, naming it, before any write."""
     try:
-        return configured_owners(run, topic)
+        if topic not in run.configured_owners:
+            run.configured_owners[topic] = configured_owners(run, topic)
+        return run.configured_owners[topic]
     except InvalidOwner as error:
         raise SyncError(
             f"{topic}: {error}; its asset is not written until it is fixed (the next "
