@@ -26,6 +26,10 @@ moto's reset empties it too. What is covered, and why:
   none of the model's constraints, so it keeps and finds a 256-character table name that AWS
   refuses with a ``ValidationException`` (``NameString`` is 1 to 255 characters); the input is
   checked against botocore's model first, as AWS does.
+- glue ``PostLineageEvent``, ``GetLineageNode``: not implemented by moto; the Glue Data
+  Catalog's lineage graph of :mod:`dzlineage_dagster.sandbox.emulators.glue_lineage`, its input
+  checked against botocore's model (``InvalidInputException``, the error the model lists).
+  ``CreateTable`` also records the lineage AWS records for every created table.
 - sts ``AssumeRole``: moto ignores the role's trust policy; see :mod:`.trust`.
 - ssm ``DescribeParameters``: moto ignores ``MaxResults`` and reads every parameter for each
   page; ``GetServiceSetting``: not implemented by moto. Both in :mod:`.ssm_account`.
@@ -64,6 +68,12 @@ from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.emulators.glue_lineage.events import INVALID_INPUT
+from dzlineage_dagster.sandbox.emulators.glue_lineage.handlers import (
+    get_lineage_node,
+    post_lineage_event,
+    record_created_table,
+)
 from dzlineage_dagster.sandbox.moto_patches.avro_compatibility import incompatibility
 from dzlineage_dagster.sandbox.moto_patches.ssm_account import (
     answer_service_setting,
@@ -77,7 +87,11 @@ from dzlineage_dagster.sandbox.moto_patches.ssm_rules import (
     put_tier,
 )
 from dzlineage_dagster.sandbox.moto_patches.trust import refuse_untrusted_assume_role
-from dzlineage_dagster.sandbox.protocol.aws import aws_error_response, input_validation_message
+from dzlineage_dagster.sandbox.protocol.aws import (
+    AwsServiceError,
+    aws_error_response,
+    input_validation_message,
+)
 from dzlineage_dagster.sandbox.server.ambiguities import Ambiguities
 
 AWS_JSON = "application/x-amz-json-1.1"
@@ -105,6 +119,8 @@ class Call:
     region: str
     ambiguities: Ambiguities
     ssm_limits: SsmLimits = field(default_factory=SsmLimits)
+    #: How long Glue takes to process a lineage event (``--glue-lineage-processing-seconds``).
+    glue_lineage_seconds: float = 0.0
 
     @classmethod
     def of(
@@ -112,6 +128,7 @@ class Call:
         request: Request,
         ambiguities: Ambiguities | None = None,
         ssm_limits: SsmLimits | None = None,
+        glue_lineage_seconds: float = 0.0,
     ) -> Call:
         # moto's own resolution (env, x-moto-account-id header, access key -> account; URL,
         # User-Agent, credential scope -> region), so every answer reads moto's backend.
@@ -124,6 +141,7 @@ class Call:
             probe.get_region_from_url(request, request.url),
             ambiguities or Ambiguities(),
             ssm_limits or SsmLimits(),
+            glue_lineage_seconds,
         )
 
     @property
@@ -152,15 +170,18 @@ def answer_moto_gap(
     request: Request,
     ambiguities: Ambiguities | None = None,
     ssm_limits: SsmLimits | None = None,
+    glue_lineage_seconds: float = 0.0,
 ) -> Response | None:
     """AWS's answer to a call moto lacks or gets wrong, or None to let moto answer."""
     handler = GAP_HANDLERS.get((service, operation))
     if handler is None:
         return None
     try:
-        return handler(Call.of(request, ambiguities, ssm_limits))
+        return handler(Call.of(request, ambiguities, ssm_limits, glue_lineage_seconds))
     except JsonRESTError as error:  # moto's own validation, reused for the same answers
         return aws_error_response(service, error.error_type, error.message, error.code)
+    except AwsServiceError as error:
+        return aws_error_response(service, error.code, error.message, error.status or 400)
 
 
 # --- Glue Schema Registry -------------------------------------------------------------------
@@ -310,6 +331,62 @@ def _glue_input_checked(operation: str) -> Handler:
         return aws_error_response("glue", "ValidationException", message, 400) if message else None
 
     return check
+
+
+def _caller(call: Call) -> str:
+    # moto's identity for a key it did not issue, as sts GetCallerIdentity and trust.py say it.
+    return f"arn:aws:iam::{call.account_id}:user/moto"
+
+
+def _create_table(call: Call) -> Response:
+    """moto makes the table; then Glue's lineage records it, as AWS does for every table."""
+    refused = _glue_input_checked("CreateTable")(call)
+    if refused is not None:
+        return refused
+    params = call.params
+    table_input = params["TableInput"]
+    call.glue.create_table(
+        params["DatabaseName"],
+        table_input["Name"],
+        table_input,
+        params.get("OpenTableFormatInput"),
+    )
+    record_created_table(
+        call.glue,
+        call.region,
+        call.account_id,
+        params["DatabaseName"],
+        table_input,
+        _caller(call),
+        processing_seconds=call.glue_lineage_seconds,
+    )
+    return _json({})
+
+
+def _lineage_input_refused(call: Call, operation: str) -> Response | None:
+    message = input_validation_message("glue", operation, call.params)
+    return aws_error_response("glue", INVALID_INPUT, message, 400) if message else None
+
+
+def _post_lineage_event(call: Call) -> Response:
+    refused = _lineage_input_refused(call, "PostLineageEvent")
+    if refused is not None:
+        return refused
+    post_lineage_event(
+        call.glue,
+        call.params["Event"],
+        _caller(call),
+        processing_seconds=call.glue_lineage_seconds,
+        repost_adds_event=call.ambiguities.glue_repost_adds_event,
+    )
+    return _json({})
+
+
+def _get_lineage_node(call: Call) -> Response:
+    refused = _lineage_input_refused(call, "GetLineageNode")
+    if refused is not None:
+        return refused
+    return _json(get_lineage_node(call.glue, call.params["Identifier"]))
 
 
 #: The Data Catalog operations on databases and tables that the project or the demo seeder call.
@@ -539,6 +616,9 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
     **{
         ("glue", operation): _glue_input_checked(operation) for operation in GLUE_CATALOG_OPERATIONS
     },
+    ("glue", "CreateTable"): _create_table,
+    ("glue", "PostLineageEvent"): _post_lineage_event,
+    ("glue", "GetLineageNode"): _get_lineage_node,
     ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,
     ("kafka", "DescribeCluster"): _answer_unknown_cluster,
     ("kafka", "DescribeClusterV2"): _answer_unknown_cluster,

@@ -37,6 +37,11 @@ its alternative, so the suite can run the product under both:
   event. ``other``: a conflict that did not store the event (a concurrent post, say): the
   sandbox refuses the first post of each run's event of each type so, storing nothing; a post
   of it again is accepted.
+- ``glue_lineage_repost``: what the Glue Data Catalog's ``PostLineageEvent`` (no client token)
+  does with an event posted again. ``same-run`` (default): a run node is its job's and run
+  id's, and the same event again changes nothing. ``new-event``: every accepted post is an
+  event of its own, so a repost is one more event of the run (its ``amazon.glue.JobRunEvents``
+  form lists it twice; still one run node). The guide says neither.
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ CHOICES = {
     "policy_ancestry": ("cascade", "intersect"),
     "glue_node_naming": ("documented", "colon-join"),
     "lineage_conflict": ("duplicate", "other"),
+    "glue_lineage_repost": ("same-run", "new-event"),
 }
 
 
@@ -63,6 +69,7 @@ class Ambiguities:
     search_omits: tuple[str, ...] = ()
     search_lag_seconds: float = 0.0
     lineage_conflict: str = "duplicate"
+    glue_lineage_repost: str = "same-run"
 
     @property
     def types_conflict(self) -> bool:
@@ -75,6 +82,10 @@ class Ambiguities:
     @property
     def glue_colon_join(self) -> bool:
         return self.glue_node_naming == "colon-join"
+
+    @property
+    def glue_repost_adds_event(self) -> bool:
+        return self.glue_lineage_repost == "new-event"
 
     def changed(self, changes: Mapping[str, Any]) -> Ambiguities:
         """This policy with ``changes`` applied; ValueError names an unknown switch or value."""

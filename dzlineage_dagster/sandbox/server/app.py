@@ -138,8 +138,11 @@ class SandboxApp:
         lineage_processing_seconds: float = 0.0,
         listing_processing_seconds: float = 0.0,
         ownership_transfer_seconds: float = 0.0,
+        glue_lineage_processing_seconds: float = 0.0,
     ) -> None:
         apply_moto_patches()
+        #: How long Glue takes to process a lineage event (AWS: asynchronous).
+        self.glue_lineage_processing_seconds = glue_lineage_processing_seconds
         #: How long the DataZone emulator takes to process a lineage event (AWS: asynchronous).
         self.lineage_processing_seconds = lineage_processing_seconds
         #: How long it takes to publish a listing (AWS: CREATING, then ACTIVE).
@@ -242,7 +245,12 @@ class SandboxApp:
             response = self._emulator(service, region, account).handle(request)
         else:
             response = answer_moto_gap(
-                service, operation or "", fresh_request(), self.ambiguities, self.ssm_limits
+                service,
+                operation or "",
+                fresh_request(),
+                self.ambiguities,
+                self.ssm_limits,
+                self.glue_lineage_processing_seconds,
             )
         if response is None:
             response = self._moto_response(environ, body)
@@ -460,6 +468,7 @@ class Sandbox:
         quotas: Quotas | str | None = None,
         listing_processing_seconds: float = 0.0,
         ownership_transfer_seconds: float = 0.0,
+        glue_lineage_processing_seconds: float = 0.0,
     ) -> None:
         """``latency``: ``"aws"``, milliseconds as text, or a :class:`Latency`; ``quotas``:
         ``"aws"`` or a :class:`Quotas`. Both default to off."""
@@ -469,6 +478,7 @@ class Sandbox:
             lineage_processing_seconds,
             listing_processing_seconds,
             ownership_transfer_seconds,
+            glue_lineage_processing_seconds,
         )
         self._server: BaseWSGIServer = make_server(
             host, port, self.app, threaded=True, request_handler=_QuietRequestHandler

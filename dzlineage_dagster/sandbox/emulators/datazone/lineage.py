@@ -272,7 +272,14 @@ class NodeView:
 
 
 class LineageGraph:
-    """The lineage nodes and events of one domain, built from RunEvents."""
+    """The lineage nodes and events of one domain, built from RunEvents.
+
+    The node types, how a job and a dataset are named and the facets a job or run node keeps
+    are the class's to say, so Glue's own lineage graph
+    (:mod:`dzlineage_dagster.sandbox.emulators.glue_lineage`) is this one with its own names.
+    """
+
+    job_type, run_type, dataset_type = JOB_NODE_TYPE, JOB_RUN_NODE_TYPE, DATASET_NODE_TYPE
 
     def __init__(self) -> None:
         #: The ``glue_node_naming=colon-join`` reading; the emulator sets it before each read.
@@ -368,9 +375,10 @@ class LineageGraph:
         event = record.event
         self.events[record.id] = record
         job = event.job
-        run_source = f"{job.namespace}.{job.name}/{event.run_id}"
-        job_node = self._node(JOB_NODE_TYPE, job.name, f"{job.namespace}.{job.name}", record)
-        run_node = self._node(JOB_RUN_NODE_TYPE, job.name, run_source, record)
+        job_source = f"{job.namespace}.{job.name}"
+        job_node = self._node(self.job_type, self.job_name(event), job_source, record)
+        run_source = f"{job_source}/{event.run_id}"
+        run_node = self._node(self.run_type, self.job_name(event), run_source, record)
         inputs = [self._dataset_node(ref, record) for ref in event.inputs]
         outputs = [self._dataset_node(ref, record) for ref in event.outputs]
         for node in inputs:
@@ -381,10 +389,11 @@ class LineageGraph:
         runs = self._runs_of_job.setdefault(job_node.id, {})
         runs.setdefault(run_node.id, []).append((event.event_time, next(self._processed)))
         touched = {node.id: node for node in (job_node, run_node)}
-        for node in (job_node, run_node):
-            node.versions.append(NodeVersion(event.event_time, record.created_at))
+        job_facets, run_facets = self.job_and_run_facets(event)
+        job_node.versions.append(NodeVersion(event.event_time, record.created_at, job_facets))
+        run_node.versions.append(NodeVersion(event.event_time, record.created_at, run_facets))
         for ref in (*event.inputs, *event.outputs):
-            node = self.by_source(ref.source_identifier(self.colon_joins_glue))
+            node = self.by_source(self.dataset_source_identifier(ref))
             if node.id in touched:
                 continue
             touched[node.id] = node
@@ -402,9 +411,24 @@ class LineageGraph:
         }
         return max(newest, key=newest.__getitem__) == run_node_id
 
+    def job_name(self, event: RunEvent) -> str:
+        """The name of the event's job node and run node: the job's name."""
+        return event.job.name
+
+    def job_and_run_facets(self, event: RunEvent) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What a job and a run node keep of the event as forms: nothing (DataZone's guide
+        names forms on dataset nodes only)."""
+        return {}, {}
+
+    def dataset_source_identifier(self, ref: DatasetRef) -> str:
+        return ref.source_identifier(self.colon_joins_glue)
+
+    def dataset_name(self, ref: DatasetRef) -> str:
+        return ref.name
+
     def _dataset_node(self, ref: DatasetRef, record: LineageEventRecord) -> LineageNode:
-        source_identifier = ref.source_identifier(self.colon_joins_glue)
-        return self._node(DATASET_NODE_TYPE, ref.name, source_identifier, record)
+        source_identifier = self.dataset_source_identifier(ref)
+        return self._node(self.dataset_type, self.dataset_name(ref), source_identifier, record)
 
     def _node(
         self, type_name: str, name: str, source_identifier: str, record: LineageEventRecord
@@ -480,7 +504,7 @@ class LineageGraph:
         (None: now, which is the aggregated view): a dataset's edges only to the latest run of
         each job, a run's to its own datasets, each edge dated by its latest event up to then."""
         upstream, downstream = _edges_at(node.upstream, when), _edges_at(node.downstream, when)
-        if node.type_name == DATASET_NODE_TYPE:
+        if node.type_name == self.dataset_type:
             upstream = tuple(e for e in upstream if self.is_latest_run(e[0], when))
             downstream = tuple(e for e in downstream if self.is_latest_run(e[0], when))
             linked = self._linked(assets).by_source.get(node.source_identifier, ())
