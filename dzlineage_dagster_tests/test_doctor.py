@@ -267,8 +267,9 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
     assert {r["subject"] for r in rows if r["status"] == "FAIL"} == {"data", "governance"}
     # Two checks are not a single read: `authorization` (a denied grant read is a WARN, the sync
     # goes on and DataZone decides) and `lineage-landed` (its reads are `lineage-reads`' and
-    # `ssm-mapping`'s, whose denial leaves it not checked); each has its own test below.
-    own_tests = {"authorization", "lineage-landed"}
+    # `ssm-mapping`'s, whose denial leaves it not checked); each has its own test below. The
+    # Glue lineage rows read only where glue is a destination: test_glue_lineage_read.py.
+    own_tests = {"authorization", "lineage-landed", "glue-lineage", "glue-lineage-landed"}
     assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS} - own_tests
 
 

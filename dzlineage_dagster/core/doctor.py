@@ -125,6 +125,12 @@ DOCTOR_ONLY_ACTIONS = frozenset(
 SAGEMAKER_POLICY = "iam/sagemaker-unified-studio-policy.json"
 SAGEMAKER_ONLY_ACTIONS = frozenset({"datazone:GetDomainUnit", "datazone:ListPolicyGrants"})
 
+#: The policy of iam/ the data side's role needs too where the sync posts lineage to the Glue
+#: Data Catalog (``DZLINEAGE_LINEAGE_DESTINATIONS`` names glue), and its actions (test_doctor.py
+#: holds this to the files).
+GLUE_LINEAGE_POLICY = "iam/glue-lineage-policy.json"
+GLUE_LINEAGE_ACTIONS = frozenset({"glue:PostLineageEvent", "glue:GetLineageNode"})
+
 #: Actions no policy needs to allow (STS API reference, GetCallerIdentity: "No permissions are
 #: required to perform this operation", even an explicit deny does not stop it).
 UNRESTRICTED_ACTIONS = frozenset({"sts:GetCallerIdentity"})
@@ -142,6 +148,8 @@ def granting_policy(side: str, action: str) -> str:
         return DOCTOR_POLICY
     if action in SAGEMAKER_ONLY_ACTIONS:
         return SAGEMAKER_POLICY
+    if action in GLUE_LINEAGE_ACTIONS:
+        return GLUE_LINEAGE_POLICY
     return SIDE_POLICIES[side]
 
 

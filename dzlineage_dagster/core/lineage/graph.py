@@ -95,6 +95,12 @@ def node_kind(node_id: str) -> str:
     return "dataset"
 
 
+#: How a Glue lineage node's form names the OpenLineage facet it keeps (``openlineage.schema``,
+#: ``openlineage.columnLineage``): AWS names no form; this is the sandbox's reading, kept in one
+#: place (docs/glue-lineage.md).
+GLUE_FACET_FORM_PREFIX = "openlineage."
+
+
 @dataclass(frozen=True)
 class LineageNode:
     """A node of a lineage graph as GetLineageNode answered it, DataZone's (camelCase) or
@@ -108,8 +114,8 @@ class LineageNode:
     downstream: tuple[str, ...] = ()
     type_name: str = ""
     name: str = ""
-    #: (form name, JSON content): DataZone's ``formName``, Glue's form ``TypeName`` (its forms
-    #: carry no other name).
+    #: (facet name, JSON content): a DataZone form's ``formName``; a Glue form's ``TypeName``
+    #: (its forms carry no other name) less :data:`GLUE_FACET_FORM_PREFIX`.
     forms: tuple[tuple[str, str], ...] = ()
 
     @classmethod
@@ -123,16 +129,13 @@ class LineageNode:
         def ids(name: str) -> tuple[str, ...]:
             return tuple(r.get("id", r.get("Id")) for r in member(name) or ())
 
-        kept = (
-            tuple(
-                (
-                    f.get("formName") or f.get("TypeName") or f.get("typeName", ""),
-                    f.get("content", f.get("Content")) or "",
-                )
-                for f in member("formsOutput") or ()
+        kept = tuple(
+            (
+                form.get("formName")
+                or form.get("TypeName", "").removeprefix(GLUE_FACET_FORM_PREFIX),
+                form.get("content", form.get("Content")) or "",
             )
-            if forms
-            else ()
+            for form in (member("formsOutput") or () if forms else ())
         )
         return cls(
             id=str(member("id")),

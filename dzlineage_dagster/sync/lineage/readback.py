@@ -201,11 +201,15 @@ def _compare_all(
 
 
 def last_sync_readback(
-    run: SyncRun, topics: Iterable[str] | None = None, graph: str = "datazone"
+    run: SyncRun,
+    topics: Iterable[str] | None = None,
+    graph: str = "datazone",
+    wait_seconds: float = 0,
 ) -> ReadbackReport:
     """The read-back of what the last sync posted, read-only: for each mapped topic (of
     ``topics``, default all) whose planned lineage is the one its record says was posted,
-    its landing compared with ``graph``'s nodes now. Topics whose lineage changed since (the
+    its landing compared with ``graph``'s nodes now (or, with ``wait_seconds``, as soon as
+    they match within that time: :func:`read_back`). Topics whose lineage changed since (the
     next sync posts it) are named in a note, not compared."""
     from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
     from dzlineage_dagster.sync.stages.schema import read_schema
@@ -230,7 +234,7 @@ def last_sync_readback(
             changed.append(record.topic)
             continue
         landings.append(landing_of(run, snapshot, plan, record.asset_id))
-    report = read_back(run, landings, graph)
+    report = read_back(run, landings, graph, wait_seconds)
     if changed:
         note = f"not compared, their lineage changed since the last sync: {', '.join(changed)}"
         report = replace(report, notes=(*report.notes, note))
