@@ -38,7 +38,7 @@ from benchmarks.scenarios import (
     probe_literal_delimiter,
     warm_up,
 )
-from benchmarks.systems import SYSTEM_NAMES
+from benchmarks.systems import SYSTEM_NAMES, environment
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -76,6 +76,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--fault-topics", type=int, default=100, metavar="N")
     parser.add_argument("--fault-rate", type=float, default=0.3)
     parser.add_argument("--no-faults", action="store_true", help="skip the fault scenario")
+    parser.add_argument(
+        "--lineage-destinations",
+        metavar="datazone|glue|datazone,glue",
+        help="DZLINEAGE_LINEAGE_DESTINATIONS of the project's systems (default: the setting's, "
+        "DataZone): with glue, the table counts glue.PostLineageEvent beside DataZone's posts",
+    )
     parser.add_argument("--json", type=Path, metavar="PATH", help="save the raw numbers")
     parser.add_argument("--profile", type=Path, metavar="PATH", help="save a cProfile of the run")
     return parser.parse_args(argv)
@@ -179,7 +185,13 @@ def main(argv: list[str] | None = None) -> int:
     profiler = cProfile.Profile() if args.profile else None
     if profiler:
         profiler.enable()
-    raw = run(args)
+    destinations = (
+        {"DZLINEAGE_LINEAGE_DESTINATIONS": args.lineage_destinations}
+        if args.lineage_destinations
+        else {}
+    )
+    with environment(destinations):
+        raw = run(args)
     if profiler:
         profiler.disable()
         profiler.dump_stats(args.profile)

@@ -84,6 +84,11 @@ class CallMetrics:
     def datazone_writes(self) -> int:
         return self.writes_by_service.get("datazone", 0)
 
+    @property
+    def lineage_posts(self) -> int:
+        """PostLineageEvent calls to every destination (DataZone's and Glue's)."""
+        return sum(n for op, n in self.by_operation.items() if op.endswith(".PostLineageEvent"))
+
 
 @dataclass(frozen=True)
 class CatalogCheck:

@@ -13,7 +13,7 @@ from benchmarks.scenarios import (
     FaultResult,
 )
 
-LABEL_WIDTH = 24
+LABEL_WIDTH = 30  # fits "    glue.PostLineageEvent" and DataZone's
 COLUMN_WIDTH = 24
 
 
@@ -58,6 +58,16 @@ def _scenario_rows(grouped: dict[str, list[Cell]]) -> list[str]:
         for service in written
     ]
     rows.append(_row("  DataZone writes", counts({s: m.datazone_writes for s, m in calls.items()})))
+    # Lineage posts by destination (DZLINEAGE_LINEAGE_DESTINATIONS): DataZone's, Glue's.
+    posts = sorted(
+        {op for m in calls.values() for op in m.by_operation if op.endswith(".PostLineageEvent")}
+    )
+    if posts:
+        rows.append(_row("  lineage posts", counts({s: m.lineage_posts for s, m in calls.items()})))
+        rows += [
+            _row(f"    {op}", counts({s: m.by_operation.get(op, 0) for s, m in calls.items()}))
+            for op in posts
+        ]
     rows.append(
         _row("  wall time (s)", [f"{median_seconds(runs):.2f}" for runs in grouped.values()])
     )

@@ -163,9 +163,9 @@ AWS_MODELED_SETTINGS: dict[str, tuple[tuple[str, ...], str]] = {
 #: Where lineage can go (:mod:`~dzlineage_dagster.sync.destinations`), in the order posted.
 LINEAGE_DESTINATIONS = ("datazone", "glue")
 DEFAULT_LINEAGE_DESTINATIONS = ("datazone",)
-#: Glue publishes no rate for PostLineageEvent (docs/lineage.md): an assumed figure, a
-#: fifth of the 50 TPS assumed for its reads, for a write whose graph is built asynchronously.
-DEFAULT_GLUE_LINEAGE_TPS = 10.0
+#: Glue publishes no rate for PostLineageEvent (docs/lineage.md): assumed, the figure the
+#: quota table assumes for it (core/aws/quotas.py: DataZone's PostLineageEvent's).
+DEFAULT_GLUE_LINEAGE_TPS = 20.0
 
 
 def parse_lineage_destinations(value: Any) -> list[str]:
@@ -383,7 +383,9 @@ class LineageSettings(ConfigurableResource):
         description=(
             "Calls a second to the Glue Data Catalog's PostLineageEvent, process-wide (AWS "
             "publishes no rate for it: the default is assumed); a ThrottlingException is "
-            "retried with backoff. Used where `glue` is among DZLINEAGE_LINEAGE_DESTINATIONS."
+            "retried with backoff. Used where `glue` is among DZLINEAGE_LINEAGE_DESTINATIONS; "
+            "above the client's own limit for glue.PostLineageEvent (DZLINEAGE_CLIENT_RATE_LIMITS) "
+            "that limit paces too."
         ),
     )
     glue_lineage_readback_wait_seconds: float = Field(

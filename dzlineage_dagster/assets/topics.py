@@ -310,6 +310,9 @@ def lineage_metadata(outcome: LineageOutcome) -> dict[str, object]:
         "source_tables": [t.qualified for t in lineage.source_tables],
         "tables": [str(t.ref) for t in lineage.tables],
         "jobs": [hop.job_label for hop in plan.hops],
+        # What each destination (DZLINEAGE_LINEAGE_DESTINATIONS) took: 0, it held it already.
+        "events_posted_to": dict(outcome.destinations)
+        or {destination.name: 0 for destination in plan.destinations},
     }
     if plan.hops:
         rows = "\n".join(

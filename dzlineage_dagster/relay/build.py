@@ -16,8 +16,9 @@ from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
-from dzlineage_dagster.resources import DataZoneResource, MskResource
+from dzlineage_dagster.resources import DataZoneResource, GlueDataCatalogResource, MskResource
 from dzlineage_dagster.settings import InvalidSettings, aws_side_options, env_name
+from dzlineage_dagster.sync.destinations.glue import GlueDestination
 
 #: Attempts per PostLineageEvent (DZLINEAGE_MAX_ATTEMPTS wins). With a spool, one: a failed
 #: event goes to the spool at once, whose worker is the retry loop, so a producer never waits
@@ -87,4 +88,12 @@ def build_relay(
         max_body_bytes=settings.relay_max_body_bytes,
         spool=spool,
         max_backoff_seconds=settings.relay_max_backoff_seconds,
+        glue=(
+            GlueDestination(
+                GlueDataCatalogResource(**sides["data"]).client(), settings.glue_lineage_tps
+            )
+            if "glue" in settings.lineage_destinations
+            else None
+        ),
+        to_datazone="datazone" in settings.lineage_destinations,
     )

@@ -41,6 +41,7 @@ from dzlineage_dagster.core.lineage.relay_events import (
 )
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
+from dzlineage_dagster.sync.destinations.glue import GlueDestination, GlueRefused
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.health import CLIENT_TOKEN_WINDOW, CLOCK_SKEW_MARGIN
 
@@ -88,8 +89,13 @@ class Relay:
         spool: Spool | None = None,
         max_backoff_seconds: float = 30.0,
         first_backoff_seconds: float = 0.05,
+        glue: GlueDestination | None = None,
+        to_datazone: bool = True,
     ) -> None:
         self.datazone = datazone
+        #: DZLINEAGE_LINEAGE_DESTINATIONS: DataZone (``to_datazone``), Glue's lineage (``glue``).
+        self.glue = glue
+        self.to_datazone = to_datazone
         self.domain_id = domain_id
         self.rules = rules
         self.keys = keys
@@ -233,7 +239,7 @@ class Relay:
             # Older events are waiting: queue behind them so DataZone sees arrival order.
             return self._enqueue(token, event_json, answer, "events are queued ahead")
         try:
-            event_id = self.post(token, event_json)
+            event_id = self.forward(token, event_json)
         except DeliveryFailed as error:
             if error.permanent:
                 self.count("refused_by_datazone")
@@ -268,6 +274,23 @@ class Relay:
         if len(reason) > MAX_REASON_CHARS:
             reason = f"{reason[:MAX_REASON_CHARS]}... ({len(reason)} characters)"
         return RelayResponse(status, {"error": reason})
+
+    # --- the destinations ----------------------------------------------------------------------
+
+    def forward(self, token: str, event_json: str) -> str | None:
+        """The renamed event to each destination: DataZone (:meth:`post`, the id it gave), then
+        Glue's lineage. A retry after Glue failed posts to DataZone again under the same token
+        (a replay) and to Glue the same event (the same run: see sync/destinations/glue.py)."""
+        event_id = self.post(token, event_json) if self.to_datazone else None
+        if self.glue is not None:
+            try:
+                self.glue.post_event("the relay", f"event {token[:12]}", event_json)
+            except GlueRefused as error:
+                self._note_error(str(error))
+                permanent = error.code == "InvalidInputException"
+                raise DeliveryFailed(str(error), permanent=permanent) from None
+            self.count("forwarded_to_glue")
+        return event_id
 
     # --- DataZone ------------------------------------------------------------------------------
 
@@ -392,7 +415,7 @@ class Relay:
     def _drain_one(self, spooled: SpooledEvent) -> bool:
         """Whether the event left the spool (delivered or refused for good)."""
         try:
-            self.post(spooled.client_token, spooled.event_json)
+            self.forward(spooled.client_token, spooled.event_json)
         except DeliveryFailed as error:
             if error.permanent:
                 self.spool.reject(spooled, str(error))

@@ -12,7 +12,14 @@ from typing import Literal
 from pydantic import BaseModel, Field, ValidationError, field_validator
 from pydantic.fields import FieldInfo
 
-from dzlineage_dagster.settings import LineageSettings, env_name, setting_problems
+from dzlineage_dagster.settings import (
+    DEFAULT_GLUE_LINEAGE_TPS,
+    DEFAULT_LINEAGE_DESTINATIONS,
+    LineageSettings,
+    env_name,
+    parse_lineage_destinations,
+    setting_problems,
+)
 
 _ACCOUNT = re.compile(r"\d{12}")
 
@@ -126,6 +133,21 @@ class RelaySettings(BaseModel):
             '"postgres://shop-db.example.com:5432"}`; applied before the Kafka mapping.'
         ),
     )
+
+    lineage_destinations: list[str] = Field(
+        default=list(DEFAULT_LINEAGE_DESTINATIONS),
+        description="Where the relay forwards each event, as for the sync (see above).",
+    )
+    glue_lineage_tps: float = Field(
+        default=DEFAULT_GLUE_LINEAGE_TPS,
+        gt=0,
+        description="The pace of Glue's PostLineageEvent, as for the sync (see above).",
+    )
+
+    @field_validator("lineage_destinations", mode="before")
+    @classmethod
+    def _known_lineage_destinations(cls, value: object) -> list[str]:
+        return parse_lineage_destinations(value)
 
     @field_validator("relay_namespace_map", mode="before")
     @classmethod

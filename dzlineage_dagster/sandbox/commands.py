@@ -100,6 +100,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "PostLineageEvent is asynchronous (default 0: nodes appear at once)",
     )
     parser.add_argument(
+        "--glue-lineage-processing-seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="how long the Glue Data Catalog takes to process a lineage event (PostLineageEvent, "
+        "and the lineage of a CreateTable), as on AWS where it is asynchronous (default 0)",
+    )
+    parser.add_argument(
         "--listing-processing-seconds",
         type=float,
         default=0.0,
@@ -170,6 +178,14 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         help="which lineage node a dataset named with OpenLineage's Glue naming lands on: "
         "'documented' (default) <namespace>/<name> as DataZone's guide reads, 'colon-join' "
         "the table's ARN (no AWS document says so)",
+    )
+    parser.add_argument(
+        "--glue-lineage-repost",
+        choices=CHOICES["glue_lineage_repost"],
+        default="same-run",
+        help="what Glue's PostLineageEvent (no client token) does with an event posted again: "
+        "'same-run' (default) nothing, the run is its job's and run id's; 'new-event' it is one "
+        "more event of the run (AWS documents neither)",
     )
     seeding = parser.add_mutually_exclusive_group()
     seeding.add_argument(
@@ -287,6 +303,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
             args.lineage_processing_seconds,
             listing_processing_seconds=args.listing_processing_seconds,
             ownership_transfer_seconds=args.ownership_transfer_seconds,
+            glue_lineage_processing_seconds=args.glue_lineage_processing_seconds,
         ).start()
     except OSError as error:
         raise SystemExit(f"dzlineage: cannot listen on {args.host}:{args.port}: {error}") from None
@@ -298,6 +315,7 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
         glue_node_naming=args.glue_node_naming,
         search_lag_seconds=args.search_lag_seconds,
         lineage_conflict=args.lineage_conflict,
+        glue_lineage_repost=args.glue_lineage_repost,
     )
     if not args.empty:
         # The bundled demo also shows nested, enum, $ref and Protobuf columns (docs/columns.md).

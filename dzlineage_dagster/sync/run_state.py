@@ -428,7 +428,8 @@ class SyncRun:
         topology's signature (see :attr:`connectors_digest`), the topic asset type's revision
         and this code's version. A change to any of them makes every topic's registry token and
         the registry digest change, so an idle headless sync never skips it."""
-        settings = self.settings.model_dump(exclude={"concurrency"})
+        # How fast it goes is no part of what it makes.
+        settings = self.settings.model_dump(exclude={"concurrency", "glue_lineage_tps"})
         context = json.dumps(
             {
                 "settings": settings,

@@ -11,6 +11,7 @@ from dzlineage_dagster.core.lineage.openlineage import HOP_JOB_SEPARATOR, hop_jo
 from dzlineage_dagster.core.lineage.state import (
     HopJob,
     PostedLineage,
+    after_posting,
     closing_datasets,
     jobs_to_close,
     next_base,
@@ -93,3 +94,43 @@ def test_jobs_whose_hop_is_gone_are_closed_on_their_side():
     topic = ("kafka://b-1:9098", "shop.archive.orders")
     assert closing_datasets("sink", topic) == ((topic,), ())
     assert closing_datasets("source", topic) == ((), (topic,))
+
+
+destinations = st.lists(st.sampled_from(["datazone", "glue"]), min_size=1, unique=True)
+
+
+@given(st.text(), st.text(), st.lists(jobs, max_size=4).map(tuple), destinations, destinations)
+def test_a_state_with_destinations_reads_back_as_written(content, base, now, names, failed):
+    posted = PostedLineage(content, base, now)
+    state = after_posting(posted, None, names, set(failed))
+    if state is None:
+        assert set(names) <= set(failed)  # reached none: the record keeps what it had
+        return
+    assert PostedLineage.decode(state.encode()) == state
+    assert state.holders == tuple(n for n in names if n not in failed)
+    for name in names:
+        # A destination that failed has the new jobs to close if they go, and posts it all again.
+        assert set(state.open_jobs(name)) == set(now)
+        assert state.holds(name, content) == (name not in failed)
+
+
+def test_datazone_alone_writes_the_record_as_before_destinations():
+    posted = PostedLineage("c", "b", (HopJob("sink", "kafka-connect", "s"),))
+    state = after_posting(posted, None, ["datazone"], ())
+    assert state is not None and state.encode() == posted.encode()
+    assert '"to"' not in state.encode() and '"lag"' not in state.encode()
+
+
+def test_a_destination_that_failed_closes_what_it_had_and_the_others_post_nothing():
+    old, new = HopJob("sink", "kafka-connect", "old"), HopJob("sink", "kafka-connect", "new")
+    first = after_posting(PostedLineage("c1", "b1", (old,)), None, ["datazone", "glue"], ())
+    assert first is not None and first.holders == ("datazone", "glue")
+    # The sink moved; DataZone took it, Glue refused it.
+    second = after_posting(PostedLineage("c2", "b2", (new,)), first, ["datazone", "glue"], {"glue"})
+    assert second is not None and second.holders == ("datazone",)
+    assert second.holds("datazone", "c2") and not second.holds("glue", "c2")
+    assert jobs_to_close(second, [new], "datazone") == ()
+    assert jobs_to_close(second, [new], "glue") == (old,)
+    # A destination never posted to (added to the setting later) has nothing open.
+    assert jobs_to_close(second, [new], "elsewhere") == ()
+    assert after_posting(PostedLineage("c3", "b3", ()), second, ["glue"], {"glue"}) is None

@@ -5,12 +5,18 @@ over HTTP."""
 from __future__ import annotations
 
 import json
+import time
 import uuid
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+
+from dzlineage_dagster.sandbox.server.app import Sandbox
+from dzlineage_dagster.sandbox.server.control import sandbox_environment
+from dzlineage_dagster.sandbox.server.faults import FaultRule
+from dzlineage_dagster_tests.clients import sandbox_client
 
 REGION, ACCOUNT = "us-east-1", "123456789012"
 GLUE_CATALOG = f"arn:aws:glue:{REGION}:{ACCOUNT}"
@@ -60,8 +66,46 @@ def glue(sandbox):
     return sandbox.client("glue")
 
 
+@pytest.fixture
+def faults(sandbox):
+    yield sandbox.control
+    sandbox.control.clear_faults()
+
+
+@pytest.fixture
+def switches(sandbox):
+    yield sandbox.control
+    sandbox.control.set_ambiguities(glue_lineage_repost="same-run")
+
+
 def node(glue, identifier: str) -> dict[str, Any]:
     return glue.get_lineage_node(Identifier=identifier)
+
+
+def forms(lineage_node: dict[str, Any]) -> dict[str, Any]:
+    return {f["TypeName"]: json.loads(f["Content"]) for f in lineage_node["FormsOutput"]}
+
+
+def dataset_event(namespace: str, name: str, **facets: Any) -> str:
+    return json.dumps(
+        {
+            "eventTime": datetime.now(timezone.utc).isoformat(),
+            "producer": PRODUCER,
+            "schemaURL": DATASET_EVENT_URL,
+            "dataset": {"namespace": namespace, "name": name, "facets": facets},
+        }
+    )
+
+
+def error_of(call, **params) -> tuple[str, str, int]:
+    with pytest.raises(ClientError) as raised:
+        call(**params)
+    response = raised.value.response
+    return (
+        response["Error"]["Code"],
+        response["Error"]["Message"],
+        response["ResponseMetadata"]["HTTPStatusCode"],
+    )
 
 
 def test_a_run_event_builds_job_run_and_dataset_nodes_found_by_id_or_source(glue):
@@ -142,3 +186,202 @@ def test_create_table_records_location_to_glue_manual_job_to_table(glue):
     job = node(glue, f"glue_manual.{database}.{table}")
     assert job["Description"] == f"Created by arn:aws:iam::{ACCOUNT}:user/moto"
     assert glue.get_table(DatabaseName=database, Name=table)["Table"]["Name"] == table
+
+
+def test_a_dataset_event_updates_the_dataset_node_s_forms_and_draws_no_edge(glue):
+    topic = ("kafka://b-1.demo:9098", unique("shop.customers"))
+    schema = {"fields": [{"name": "id", "type": "long"}]}
+    owners = {"owners": [{"name": "team:shop-platform", "type": "TEAM"}]}
+    glue.post_lineage_event(Event=dataset_event(*topic, schema=schema, ownership=owners))
+
+    only_facets = node(glue, "/".join(topic))
+    assert only_facets["Name"] == topic[1]
+    assert forms(only_facets) == {"openlineage.schema": schema, "openlineage.ownership": owners}
+    assert only_facets["UpstreamNodes"] == only_facets["DownstreamNodes"] == []
+
+    job = unique("sink")
+    glue.post_lineage_event(
+        Event=run_event(("kafka-connect", job), [{"namespace": topic[0], "name": topic[1]}], [])
+    )
+    wider = {"fields": [*schema["fields"], {"name": "email", "type": "string"}]}
+    glue.post_lineage_event(Event=dataset_event(*topic, schema=wider))
+    after = node(glue, "/".join(topic))
+    assert after["Id"] == only_facets["Id"]
+    assert forms(after) == {"openlineage.schema": wider, "openlineage.ownership": owners}
+    assert len(after["DownstreamNodes"]) == 1
+
+
+def test_job_and_run_facets_are_forms_and_a_run_lists_its_events(glue):
+    job, run_id = unique("daily"), str(uuid.uuid4())
+    sql = {"query": "INSERT INTO t SELECT 1"}
+    job_type = {"processingType": "BATCH", "integration": "SPARK", "jobType": "SQL_JOB"}
+    for event_type in ("START", "COMPLETE"):
+        event = json.loads(
+            run_event(("spark", job), [], [glue_table(unique("db"), "t")], run_id, event_type)
+        )
+        event["run"]["facets"] = {"nominalTime": {"nominalStartTime": "x"}}
+        event["job"]["facets"] = {"sql": sql, "jobType": job_type}
+        glue.post_lineage_event(Event=json.dumps(event))
+
+    assert forms(node(glue, f"spark.{job}")) == {
+        "openlineage.sql": sql,
+        "openlineage.jobType": job_type,
+    }
+    run = forms(node(glue, f"spark.{job}/{run_id}"))
+    assert run["openlineage.nominalTime"] == {"nominalStartTime": "x"}
+    events = run["amazon.glue.JobRunEvents"]
+    assert events["runId"] == run_id
+    assert [e["eventType"] for e in events["events"]] == ["START", "COMPLETE"]
+
+
+#: Over the model's 300,000 characters; under them, but over the guide's 300,000 bytes.
+OVERSIZED = json.dumps({"padding": "x" * 300_000})
+OVER_300_000_BYTES = json.dumps(
+    {**json.loads(run_event(("spark", "j"), [], [])), "note": "é" * 150_000}, ensure_ascii=False
+)
+
+
+@pytest.mark.parametrize(
+    ("event", "named"),
+    [
+        ("{not json", "not valid JSON"),
+        ("[]", "JSON object"),
+        (json.dumps({"eventTime": "2026-12-07T00:00:00Z", "schemaURL": "u"}), "producer"),
+        (
+            run_event(("spark", "j"), [], [], event_type="FINISHED"),
+            "eventType",
+        ),
+        (
+            json.dumps(
+                {
+                    "eventTime": "2026-12-07T00:00:00Z",
+                    "producer": PRODUCER,
+                    "schemaURL": RUN_EVENT_URL,
+                    "job": {"namespace": "spark", "name": "j"},
+                }
+            ),
+            "Job events are not supported",
+        ),
+        (
+            json.dumps(
+                {
+                    "eventTime": "2026-12-07T00:00:00Z",
+                    "producer": PRODUCER,
+                    "schemaURL": DATASET_EVENT_URL,
+                    "dataset": {"namespace": "kafka://b:9092"},
+                }
+            ),
+            "namespace and a name",
+        ),
+        (run_event(("spark", "j"), [{"namespace": "s3://b"}], []), "inputs[] needs"),
+        (OVERSIZED, "less than or equal to 300000"),
+        (OVER_300_000_BYTES, "at most 300,000"),
+    ],
+)
+def test_an_event_glue_refuses_is_invalid_input_naming_what_is_wrong(glue, event, named):
+    code, message, status = error_of(glue.post_lineage_event, Event=event)
+    assert (code, status) == ("InvalidInputException", 400)
+    assert named in message
+
+
+def test_requests_are_held_to_botocore_s_model(glue):
+    code, message, _ = error_of(glue.get_lineage_node, Identifier="x" * 2151)
+    assert code == "InvalidInputException"
+    assert "2150" in message
+
+
+def test_deleting_a_table_keeps_its_lineage(glue):
+    database = unique("gone")
+    glue.create_database(DatabaseInput={"Name": database})
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={"Name": "t", "StorageDescriptor": {"Location": "s3://lake/gone/t"}},
+    )
+    glue.delete_table(DatabaseName=database, Name="t")
+
+    assert node(glue, arn(database, "t"))["UpstreamNodes"]
+
+
+def test_update_table_records_lineage_again_only_when_location_or_columns_change(glue):
+    database = unique("moving")
+    glue.create_database(DatabaseInput={"Name": database})
+    storage = {"Location": "s3://lake/a/t", "Columns": [{"Name": "id", "Type": "bigint"}]}
+    glue.create_table(DatabaseName=database, TableInput={"Name": "t", "StorageDescriptor": storage})
+
+    def feeding_run() -> str:
+        (run,) = node(glue, arn(database, "t"))["UpstreamNodes"]
+        return node(glue, run["Id"])["SourceIdentifier"]
+
+    first = feeding_run()
+    glue.update_table(
+        DatabaseName=database,
+        TableInput={"Name": "t", "StorageDescriptor": storage, "Parameters": {"k": "v"}},
+    )
+    assert feeding_run() == first
+    wider = {**storage, "Columns": [*storage["Columns"], {"Name": "note", "Type": "string"}]}
+    glue.update_table(DatabaseName=database, TableInput={"Name": "t", "StorageDescriptor": wider})
+    assert feeding_run() != first
+    assert feeding_run().startswith(f"glue_manual.{database}.t/")
+    schema = forms(node(glue, arn(database, "t")))["openlineage.schema"]
+    assert [f["name"] for f in schema["fields"]] == ["id", "note"]
+
+
+def test_a_node_shows_at_most_250_neighbours_each_way(glue):
+    job, bucket = unique("wide"), f"s3://{unique('wide').replace('_', '-')}"
+    inputs = [{"namespace": bucket, "name": f"/in/{n}"} for n in range(260)]
+    glue.post_lineage_event(Event=run_event(("spark", job), inputs, []))
+
+    (run,) = node(glue, f"{bucket}/in/0")["DownstreamNodes"]
+    assert len(node(glue, run["Id"])["UpstreamNodes"]) == 250
+
+
+@pytest.mark.parametrize(("reading", "events"), [("same-run", 1), ("new-event", 2)])
+def test_the_same_event_posted_twice_under_each_reading(glue, switches, reading, events):
+    switches.set_ambiguities(glue_lineage_repost=reading)
+    database, job, run_id = unique("repost"), unique("sink"), str(uuid.uuid4())
+    event = run_event(("kafka-connect", job), [], [glue_table(database, "t")], run_id)
+
+    glue.post_lineage_event(Event=event)
+    glue.post_lineage_event(Event=event)
+
+    assert len(node(glue, arn(database, "t"))["UpstreamNodes"]) == 1
+    run = forms(node(glue, f"kafka-connect.{job}/{run_id}"))["amazon.glue.JobRunEvents"]
+    assert [e["eventType"] for e in run["events"]] == ["COMPLETE"] * events
+
+
+def test_access_denied_names_the_iam_action(glue, faults):
+    faults.set_faults(FaultRule("glue", "PostLineageEvent", "access-denied"))
+
+    code, message, status = error_of(
+        glue.post_lineage_event, Event=run_event(("spark", "j"), [], [])
+    )
+
+    assert (code, status) == ("AccessDeniedException", 400)
+    assert "not authorized to perform: glue:PostLineageEvent" in message
+
+
+def test_posts_over_the_quota_are_throttled_as_glue_answers():
+    with Sandbox(quotas="glue.PostLineageEvent=1") as server:
+        glue = sandbox_client(sandbox_environment(server.endpoint_url), "glue")
+        event = run_event(("spark", unique("fast")), [], [])
+        glue.post_lineage_event(Event=event)
+
+        code, _, status = error_of(glue.post_lineage_event, Event=event)
+
+    assert (code, status) == ("ThrottlingException", 400)
+
+
+def test_processing_is_asynchronous_and_reads_advance_it():
+    processing = 0.3
+    with Sandbox(glue_lineage_processing_seconds=processing) as slow:
+        glue = sandbox_client(sandbox_environment(slow.endpoint_url), "glue")
+        database = unique("slow")
+        accepted = time.monotonic()
+        glue.post_lineage_event(Event=run_event(("spark", "j"), [], [glue_table(database, "t")]))
+
+        with pytest.raises(ClientError, match="EntityNotFoundException"):
+            node(glue, arn(database, "t"))
+        while time.monotonic() - accepted < processing:
+            time.sleep(processing / 5)
+
+        assert node(glue, arn(database, "t"))["SourceIdentifier"] == arn(database, "t")

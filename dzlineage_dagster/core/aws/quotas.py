@@ -17,7 +17,9 @@ ListProjects, PostLineageEvent, CreateListingChangeSet (publishing) and UpdateAs
 an asset to another project; the quotas page lists no figure for them) at 20 TPS, like the
 published DataZone operations; SSM PutParameter and DeleteParameter at 20 TPS (the published
 default covers reads only); Glue Schema Registry and Data Catalog reads at 50 TPS (Glue
-publishes no per-operation rates); MSK and MSK Connect describes at 10 TPS (called once a run).
+publishes no per-operation rates); the Glue Data Catalog's lineage operations (PostLineageEvent,
+GetLineageNode) at 20 TPS, like DataZone's (the guide says only "The request rate exceeds the
+quota"); MSK and MSK Connect describes at 10 TPS (called once a run).
 Raise or lower any of them with ``DZLINEAGE_CLIENT_RATE_LIMITS`` when an account's quotas differ.
 """
 
@@ -92,6 +94,7 @@ def _quotas() -> dict[str, Quota]:
         50,
         source=ASSUMED_SOURCE,
     )
+    add("glue.PostLineageEvent glue.GetLineageNode", 20, source=ASSUMED_SOURCE)
     add(
         "kafka.DescribeCluster kafka.DescribeClusterV2 kafka.GetBootstrapBrokers "
         "kafkaconnect.ListConnectors kafkaconnect.DescribeConnector",

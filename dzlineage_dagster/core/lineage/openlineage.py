@@ -27,16 +27,19 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from openlineage.client.event_v2 import (
+    DatasetEvent,
     InputDataset,
     Job,
     OutputDataset,
     Run,
     RunEvent,
     RunState,
+    StaticDataset,
 )
 from openlineage.client.facet_v2 import (
     DatasetFacet,
     column_lineage_dataset,
+    ownership_dataset,
     schema_dataset,
     symlinks_dataset,
 )
@@ -349,6 +352,31 @@ def build_run_events(
     ]
 
 
+def build_dataset_event(
+    dataset: DatasetSpec,
+    owners: Sequence[tuple[str, str | None]],
+    *,
+    event_time: datetime,
+    producer: str,
+) -> DatasetEvent:
+    """A dataset event: ``dataset``'s facets (its schema, from ``columns``) and its owners
+    (``(name, type)``, OpenLineage's ``ownership`` facet), outside any run, for a consumer that
+    takes static lineage (the Glue Data Catalog)."""
+    if event_time.tzinfo is None:
+        raise ValueError("event_time must be timezone-aware; OpenLineage times carry an offset")
+    facets = _facets(dataset, producer)
+    if owners:
+        facets["ownership"] = ownership_dataset.OwnershipDatasetFacet(
+            owners=[ownership_dataset.Owner(name=name, type=kind) for name, kind in owners],
+            producer=producer,
+        )
+    return DatasetEvent(
+        eventTime=event_time.isoformat(),
+        producer=producer,
+        dataset=StaticDataset(dataset.namespace, dataset.name, facets=facets),
+    )
+
+
 def _facets(dataset: DatasetSpec, producer: str) -> dict[str, DatasetFacet]:
     facets: dict[str, DatasetFacet] = {}
     if dataset.symlinks:
@@ -420,7 +448,7 @@ def deterministic_run_id(*parts: str) -> str:
     return str(uuid.uuid5(RUN_ID_NAMESPACE, json.dumps(list(parts))))
 
 
-def event_json(event: RunEvent) -> str:
+def event_json(event: RunEvent | DatasetEvent) -> str:
     """The event as compact JSON for PostLineageEvent (keys sorted, nulls left out)."""
     return Serde.to_json(event, separators=(",", ":"))
 

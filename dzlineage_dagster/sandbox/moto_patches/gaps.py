@@ -71,8 +71,9 @@ from werkzeug.wrappers import Request, Response
 from dzlineage_dagster.sandbox.emulators.glue_lineage.events import INVALID_INPUT
 from dzlineage_dagster.sandbox.emulators.glue_lineage.handlers import (
     get_lineage_node,
+    lineage_changed,
     post_lineage_event,
-    record_created_table,
+    record_table_lineage,
 )
 from dzlineage_dagster.sandbox.moto_patches.avro_compatibility import incompatibility
 from dzlineage_dagster.sandbox.moto_patches.ssm_account import (
@@ -351,16 +352,35 @@ def _create_table(call: Call) -> Response:
         table_input,
         params.get("OpenTableFormatInput"),
     )
-    record_created_table(
+    _record_table_lineage(call, table_input)
+    return _json({})
+
+
+def _update_table(call: Call) -> Response:
+    """moto updates the table; Glue's lineage records it again if its location or columns
+    changed."""
+    refused = _glue_input_checked("UpdateTable")(call)
+    if refused is not None:
+        return refused
+    params = call.params
+    table_input = params["TableInput"]
+    before = call.glue.get_table(params["DatabaseName"], table_input["Name"]).as_dict()
+    call.glue.update_table(params["DatabaseName"], table_input["Name"], table_input)
+    if lineage_changed(before, table_input):
+        _record_table_lineage(call, table_input)
+    return _json({})
+
+
+def _record_table_lineage(call: Call, table_input: dict[str, Any]) -> None:
+    record_table_lineage(
         call.glue,
         call.region,
         call.account_id,
-        params["DatabaseName"],
+        call.params["DatabaseName"],
         table_input,
         _caller(call),
         processing_seconds=call.glue_lineage_seconds,
     )
-    return _json({})
 
 
 def _lineage_input_refused(call: Call, operation: str) -> Response | None:
@@ -617,6 +637,7 @@ GAP_HANDLERS: dict[tuple[str, str], Handler] = {
         ("glue", operation): _glue_input_checked(operation) for operation in GLUE_CATALOG_OPERATIONS
     },
     ("glue", "CreateTable"): _create_table,
+    ("glue", "UpdateTable"): _update_table,
     ("glue", "PostLineageEvent"): _post_lineage_event,
     ("glue", "GetLineageNode"): _get_lineage_node,
     ("kafka", "GetBootstrapBrokers"): _get_bootstrap_brokers,

@@ -76,6 +76,9 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
+#: Glue's API reference gives AccessDeniedException HTTP 400 (a JSON 1.1 API).
+_GLUE_ACCESS_DENIED_STATUS = 400
+
 _ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
 #: botocore's name of a service whose SigV4 signing name differs.
@@ -118,6 +121,16 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     except ValueError:
         return None
     return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
+
+
+def _iam_denial(account: str, operation: str | None) -> str:
+    """IAM's message for a Glue action no policy allows (Glue's lineage actions have no
+    resource-level permissions, so it names no resource)."""
+    action = f"glue:{operation}"
+    return (
+        f"User: arn:aws:iam::{account}:user/moto is not authorized to perform: {action} "
+        f"because no identity-based policy allows the {action} action"
+    )
 
 
 def caller_account(authorization: str | None) -> str:
@@ -235,6 +248,8 @@ class SandboxApp:
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
+            if (service, rule.kind) == ("glue", "access-denied"):
+                status, message = _GLUE_ACCESS_DENIED_STATUS, _iam_denial(account, operation)
             response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)

@@ -101,7 +101,8 @@ class SandboxControl:
         (``"moves"`` or ``"frozen"``), ``policy_ancestry`` (``"cascade"`` or ``"intersect"``),
         ``glue_node_naming`` (``"documented"`` or ``"colon-join"``), ``search_omits`` (asset
         ids Search leaves out), ``search_lag_seconds``, ``lineage_conflict`` (``"duplicate"`` or
-        ``"other"``); see :mod:`.ambiguities`. No switches: the current ones."""
+        ``"other"``), ``glue_lineage_repost`` (``"same-run"`` or ``"new-event"``); see
+        :mod:`.ambiguities`. No switches: the current ones."""
         return self._call("PUT", "ambiguities", switches)
 
     def set_ssm_limits(self, **caps: int) -> dict[str, Any]:

@@ -6,8 +6,9 @@ materialization_run_id`), one COMPLETE event, as the sync posts its hops (the re
 sync names them, so DataZone joins them to the nodes the sync made (topic -> Iceberg table ->
 the team's asset). The event's time is the materialization's, so a re-post of the same run is
 the same event under the same client token: DataZone replays it instead of storing it twice,
-and a 409 is resolved as the sync resolves it (:func:`~dzlineage_dagster.sync.stages.lineage.
-post_run_events`). The DataZone client paces every post with the account's rate limits.
+and a 409 is resolved as the sync resolves it (:class:`~dzlineage_dagster.sync.destinations.
+datazone.DataZoneDestination`). The DataZone client paces every post with the account's rate
+limits.
 """
 
 from __future__ import annotations
@@ -30,13 +31,10 @@ from dzlineage_dagster.core.lineage.openlineage import (
     build_fitted_run_events,
     glue_table_spec,
 )
+from dzlineage_dagster.sync.destinations.datazone import DataZoneDestination
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
-from dzlineage_dagster.sync.stages.lineage import (
-    EVENT_TYPES,
-    PRODUCER,
-    post_run_events,
-)
+from dzlineage_dagster.sync.stages.lineage import EVENT_TYPES, PRODUCER
 
 #: A dataset of a team's lineage: the platform's (by its graph key), or one of the team's
 #: opted-in Dagster assets (by its key) that is no Glue table.
@@ -117,8 +115,7 @@ def post_asset_runs(
             )
         except ValueError as error:
             raise SyncError(f"{asset_run.label}: lineage not posted: {error}") from None
-        delivered = post_run_events(
-            run,
+        delivered = DataZoneDestination(run).post_run(
             asset_run.label,
             f"{job_namespace}.{job_name}",
             fitted.events,

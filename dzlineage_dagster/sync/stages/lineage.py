@@ -35,8 +35,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 
-from botocore.exceptions import ClientError
-from openlineage.client.event_v2 import RunEvent, RunState
+from openlineage.client.event_v2 import DatasetEvent, RunState
 
 from dzlineage_dagster.core.connectors.table_mapping import TopicTableMapping
 from dzlineage_dagster.core.connectors.topology import _ORIGIN_STRENGTH, EdgeOrigin, TopicLineage
@@ -44,13 +43,12 @@ from dzlineage_dagster.core.lineage.openlineage import (
     CONNECTOR_JOB_NAMESPACE,
     MAX_EVENT_BYTES,
     DatasetSpec,
+    build_dataset_event,
     build_fitted_run_events,
     deterministic_run_id,
-    event_json,
     glue_source_identifier,
     glue_table_spec,
     hop_job,
-    lineage_client_token,
     sink_hop_column_lineage,
     source_hop_column_lineage,
     source_table_dataset,
@@ -59,6 +57,7 @@ from dzlineage_dagster.core.lineage.state import (
     HopJob,
     PostedLineage,
     Side,
+    after_posting,
     closing_datasets,
     hop_run_id,
     jobs_to_close,
@@ -73,11 +72,13 @@ from dzlineage_dagster.core.topic_states import (
     edges_state,
     no_edge_state,
 )
-from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
+from dzlineage_dagster.sync.destinations import CompositeDestination, LineageDestination
+from dzlineage_dagster.sync.destinations.datazone import DataZoneDestination
+from dzlineage_dagster.sync.destinations.glue import GlueDestination
+from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.lineage.foreign import ForeignRun
-from dzlineage_dagster.sync.lineage.health import events_held_before
 from dzlineage_dagster.sync.run_state import SyncRun
+from dzlineage_dagster.sync.stages.asset import topic_configured_owners
 from dzlineage_dagster.sync.stages.schema import SchemaSnapshot
 
 PRODUCER = "https://github.com/dzlineage/dzlineage-dagster"
@@ -147,6 +148,17 @@ class ClosingHop:
 
 
 @dataclass(frozen=True)
+class DestinationPlan:
+    """What one lineage destination gets of a topic's plan."""
+
+    name: str
+    #: It holds the hops' content already (and, DataZone, nothing failed or foreign): no post.
+    holds: bool
+    #: Jobs open at this destination whose hop is gone: each gets a closing run there.
+    closing: tuple[ClosingHop, ...] = ()
+
+
+@dataclass(frozen=True)
 class LineagePlan:
     """The hops a topic should have and the ones to close; ``fingerprint`` is what their runs
     derive from (None: nothing to post, ever)."""
@@ -167,6 +179,24 @@ class LineagePlan:
     #: Runs someone else posted under these hops' jobs, now their latest in DataZone: the
     #: hops are posted again, under new run ids dated after them.
     foreign_runs: tuple[ForeignRun, ...] = ()
+    #: Each configured destination's part (``DZLINEAGE_LINEAGE_DESTINATIONS``), in order.
+    destinations: tuple[DestinationPlan, ...] = ()
+    #: The state posting records (what ``posted_state`` encodes) and the one it replaces.
+    state: PostedLineage | None = None
+    previous_state: PostedLineage | None = None
+
+    def posts_by_destination(self) -> tuple[tuple[Hop | ClosingHop, tuple[str, ...]], ...]:
+        """Every run this plan posts, each with the destinations it goes to: a hop to those
+        that do not hold the content, a closing to those where its job is open."""
+        posts: list[tuple[Hop | ClosingHop, tuple[str, ...]]] = []
+        takers = tuple(d.name for d in self.destinations if not d.holds)
+        if takers:
+            posts.extend((hop, takers) for hop in self.hops)
+        for closing in self.closing:
+            names = tuple(d.name for d in self.destinations if closing in d.closing)
+            if names:
+                posts.append((closing, names))
+        return tuple(posts)
 
     @property
     def run_id(self) -> str | None:
@@ -235,6 +265,9 @@ class LineageOutcome:
     oversized_hops: tuple[str, ...] = ()
     #: The ids PostLineageEvent gave the events it accepted (what the read-back waits for).
     event_ids: tuple[str, ...] = ()
+    #: (destination, events it took from this post, a dataset event included), each
+    #: configured destination in order: 0 for one that held the content already.
+    destinations: tuple[tuple[str, int], ...] = ()
 
     @property
     def mapping(self) -> TopicTableMapping:
@@ -306,15 +339,13 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
             f"{snapshot.topic}: {error} (its SSM mapping was edited?); "
             "`dzlineage sync --reconcile` re-posts the topic's lineage"
         ) from None
-    closing = tuple(
-        ClosingHop.of(run, snapshot.topic, job.side, job.job(snapshot.topic))
-        for job in jobs_to_close(previous, (hop.posted_job for hop in hops))
-    )
-    if previous is not None and previous.legacy_runs:
-        closing += tuple(
-            ClosingHop.of(run, snapshot.topic, hop.side, _legacy_job(run, hop, snapshot.topic))
-            for hop in hops
-        )
+    names = run.settings.lineage_destinations
+    closings = {
+        name: _closings(run, snapshot.topic, previous, hops, name, legacy=name == "datazone")
+        for name in names
+    }
+    # Each job closed once in the plan, whichever destinations it is closed at.
+    closing = tuple({c.job: c for name in names for c in closings[name]}.values())
     if not hops and not closing:
         return LineagePlan(lineage, mapping)
     content = deterministic_run_id(
@@ -325,14 +356,18 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
     # A run of this very content under the run ids it gets is the sync's own, posted by a run
     # whose record write then failed: the post below replays it, nothing foreign is in it.
     own = {hop_run_id(base, hop.side, hop.job) for hop in hops}
-    foreign = tuple(f for f in run.foreign_runs if f.job in jobs and f.run_id not in own)
+    # Failed and foreign runs are DataZone's to say (and read only where it is a destination).
+    datazone = "datazone" in names
+    foreign = tuple(
+        f for f in (run.foreign_runs if datazone else ()) if f.job in jobs and f.run_id not in own
+    )
     if foreign:
         # New run ids (and so client tokens): the sync's runs of this content are older than
         # the foreign ones, and a replay of them would change nothing.
         base = deterministic_run_id("over foreign runs", base, *(f.run_id for f in foreign))
     failed_events = tuple(
         event
-        for hop in (*hops, *closing)
+        for hop in ((*hops, *closing) if datazone else ())
         for event in run.lineage_health.failed_runs.get(hop_run_id(base, hop.side, hop.job), ())
     )
     first_table = lineage.tables[0] if lineage.tables else None
@@ -346,24 +381,58 @@ def plan_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineagePlan:
         if first_table
         else None
     )
-    posted = PostedLineage(content, base, tuple(hop.posted_job for hop in hops))
+    destinations = tuple(
+        DestinationPlan(
+            name,
+            holds=(
+                previous is not None
+                and previous.holds(name, content)
+                and (name != "datazone" or not (failed_events or foreign))
+            ),
+            closing=closings[name],
+        )
+        for name in names
+    )
+    state = after_posting(
+        PostedLineage(content, base, tuple(hop.posted_job for hop in hops)), previous, names, ()
+    )
     return LineagePlan(
         lineage,
         mapping,
         hops,
         base,
-        posted.encode(),
+        state.encode() if state else "",
         identifier,
-        already_posted=(
-            previous is not None
-            and previous.content == content
-            and not failed_events
-            and not foreign
-        ),
+        already_posted=all(destination.holds for destination in destinations),
         failed_events=failed_events,
         closing=closing,
         foreign_runs=foreign,
+        destinations=destinations,
+        state=state,
+        previous_state=previous,
     )
+
+
+def _closings(
+    run: SyncRun,
+    topic: str,
+    previous: PostedLineage | None,
+    hops: Sequence[Hop],
+    destination: str,
+    *,
+    legacy: bool,
+) -> tuple[ClosingHop, ...]:
+    """The closing runs ``destination`` needs: its open jobs the hops no longer have and, for
+    DataZone (``legacy``), the jobs an earlier layout of the record posted under."""
+    closing = tuple(
+        ClosingHop.of(run, topic, job.side, job.job(topic))
+        for job in jobs_to_close(previous, (hop.posted_job for hop in hops), destination)
+    )
+    if legacy and previous is not None and previous.legacy_runs:
+        closing += tuple(
+            ClosingHop.of(run, topic, hop.side, _legacy_job(run, hop, topic)) for hop in hops
+        )
+    return closing
 
 
 def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome:
@@ -385,11 +454,27 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
             "under the product's job namespaces is for the sync alone; the relay refuses it)"
         )
     after = max((f.event_time for f in plan.foreign_runs), default=None)
-    posted = _post_runs(run, snapshot.topic, plan.fingerprint, plan.posts, delivery, after)
+    composite = CompositeDestination(run_destinations(run))
+    posts = plan.posts_by_destination()
+    posted = _post_runs(run, composite, snapshot.topic, plan.fingerprint, posts, delivery, after)
+    # Where the hops went as new content, the topic's schema and owners go too, as a dataset
+    # event (Glue takes them; DataZone's topic asset carries them already).
+    described = composite.post_dataset(
+        snapshot.topic,
+        lambda: _topic_dataset_event(run, snapshot),
+        only=[d.name for d in plan.destinations if not d.holds],
+    )
+    # What reached a destination is recorded even when another failed: the next sync posts
+    # only to the one that failed (core/lineage/state.py).
+    assert plan.state is not None
+    state = after_posting(
+        plan.state, plan.previous_state, composite.names, frozenset(composite.failures)
+    )
     # The asset stage of this run may have staged the record: it gets the state on top.
     current = run.mappings.get(snapshot.schema_arn)
-    if current is not None:
-        run.mappings.stage(replace(current, lineage_fingerprint=plan.posted_state))
+    if current is not None and state is not None:
+        run.mappings.stage(replace(current, lineage_fingerprint=state.encode()))
+    composite.raise_failures(snapshot.topic)
     return LineageOutcome(
         plan,
         posted=True,
@@ -401,21 +486,42 @@ def post_topic_lineage(run: SyncRun, snapshot: SchemaSnapshot) -> LineageOutcome
         replayed=posted.refused == posted.events,
         oversized_hops=posted.oversized_hops,
         event_ids=posted.event_ids,
+        destinations=tuple(
+            (name, posted.by_destination.get(name, 0) + (name in described))
+            for name in composite.names
+        ),
     )
 
 
 def close_topic_lineage(run: SyncRun, record: MappingRecord) -> None:
-    """A retired topic: a closing run for every job its record says is open."""
+    """A retired topic: a closing run for every job its record says is open, at each
+    destination where it is open."""
     try:
         previous = PostedLineage.decode(record.lineage_fingerprint)
     except ValueError as error:
         raise SyncError(f"{record.topic}: {error}") from None
-    closing = tuple(
-        ClosingHop.of(run, record.topic, job.side, job.job(record.topic))
-        for job in jobs_to_close(previous, current=())
-    )
-    if closing:
-        _post_runs(run, record.topic, next_base("retired", previous), closing, delivery="")
+    by_job: dict[tuple[str, str], tuple[ClosingHop, list[str]]] = {}
+    for name in run.settings.lineage_destinations:
+        for job in jobs_to_close(previous, (), name):
+            closing = ClosingHop.of(run, record.topic, job.side, job.job(record.topic))
+            by_job.setdefault(closing.job, (closing, []))[1].append(name)
+    if by_job:
+        composite = CompositeDestination(run_destinations(run))
+        posts = tuple((closing, tuple(names)) for closing, names in by_job.values())
+        _post_runs(run, composite, record.topic, next_base("retired", previous), posts, "")
+        composite.raise_failures(record.topic)
+
+
+def run_destinations(run: SyncRun) -> list[LineageDestination]:
+    """The destinations ``DZLINEAGE_LINEAGE_DESTINATIONS`` names, in order: DataZone through
+    the governance side, Glue's lineage through the data side (the side of its tables)."""
+    made = {
+        "datazone": lambda: DataZoneDestination(run),
+        "glue": lambda: GlueDestination(
+            run.resource.data_catalog.client(), run.settings.glue_lineage_tps
+        ),
+    }
+    return [made[name]() for name in run.settings.lineage_destinations]
 
 
 @dataclass(frozen=True)
@@ -426,26 +532,32 @@ class _Posted:
     trimmed: bool
     oversized_hops: tuple[str, ...]
     event_ids: tuple[str, ...]
+    #: Destination -> the events it took (a destination that failed is not here).
+    by_destination: dict[str, int]
 
 
 def _post_runs(
     run: SyncRun,
+    composite: CompositeDestination,
     topic: str,
     base: str,
-    posts: Sequence[Hop | ClosingHop],
+    posts: Sequence[tuple[Hop | ClosingHop, Sequence[str]]],
     delivery: str,
     after: datetime | None = None,
 ) -> _Posted:
-    """One run per hop under ``base``: PostLineageEvent for each of its events, dated now or,
-    when that is not later, just ``after`` (DataZone's latest run of a job is the one with the
-    latest eventTime, and a foreign run may be dated ahead)."""
+    """One run per hop under ``base``, to the destinations named beside it: PostLineageEvent
+    for each of its events, dated now or, when that is not later, just ``after`` (DataZone's
+    latest run of a job is the one with the latest eventTime, and a foreign run may be dated
+    ahead). A destination that fails gets nothing more (``composite.failures``)."""
     events, refused, split, trimmed = 0, 0, False, False
     oversized_hops: list[str] = []
     event_ids: list[str] = []
+    by_destination: dict[str, int] = {}
     now = datetime.now(timezone.utc)
     if after is not None and after >= now:
         now = after + EVENT_TIME_STEP
-    for hop in posts:
+    limit_of = "DataZone" if "datazone" in composite.names else "Glue"
+    for hop, names in posts:
         run_id = hop_run_id(base, hop.side, hop.job)
         try:
             fitted = build_fitted_run_events(
@@ -467,115 +579,33 @@ def _post_runs(
                 else f"columns split over {fitted.parts} events of its run"
             )
             oversized_hops.append(
-                f"{hop.side} hop [{hop.job_label}] over DataZone's {MAX_EVENT_BYTES} bytes: {done}"
+                f"{hop.side} hop [{hop.job_label}] over {limit_of}'s {MAX_EVENT_BYTES} bytes: {done}"
             )
             run.log.warning(f"{topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
-        delivered = post_run_events(
-            run,
+        delivered = composite.post_run(
             topic,
             hop.job_label,
             fitted.events,
             split=fitted.split,
             delivery=delivery,
-            retry_of=run.lineage_health.retry_of(run_id),
+            retry_of=run.lineage_health.retry_of(run_id) if "datazone" in names else None,
+            only=names,
         )
-        event_ids.extend(delivered.event_ids)
-        refused += delivered.refused
+        for name, taken in delivered.items():
+            event_ids.extend(taken.event_ids)
+            refused += taken.refused
+            by_destination[name] = by_destination.get(name, 0) + len(fitted.events) - taken.refused
         events += len(fitted.events)
-    return _Posted(events, refused, split, trimmed, tuple(oversized_hops), tuple(event_ids))
-
-
-@dataclass(frozen=True)
-class DeliveredEvents:
-    """What PostLineageEvent made of one run's events."""
-
-    #: The ids DataZone gave the events it accepted.
-    event_ids: tuple[str, ...]
-    #: Events DataZone held already (their client token was used for them): nothing new.
-    refused: int
-
-
-def post_run_events(
-    run: SyncRun,
-    subject: str,
-    job_label: str,
-    events: Sequence[RunEvent],
-    *,
-    split: bool = False,
-    delivery: str = "",
-    retry_of: str | None = None,
-) -> DeliveredEvents:
-    """PostLineageEvent for each event of one run, each with a client token derived from the
-    run id and event type (``split``: the events are the parts of one run, each its own token;
-    ``delivery``/``retry_of``: a new delivery of the same run gets new tokens), a 409 resolved
-    by :func:`resolve_post_conflict`. ``subject`` (a topic, a Dagster asset) names what failed."""
-    datazone = run.resource.datazone.client()
-    event_ids: list[str] = []
-    refused = 0
-    for part, event in enumerate(events, start=1):
-        # The parts of a split run share its id (and maybe its state): each its own token.
-        label = f" part {part} of {len(events)}" if split else ""
-        request = {
-            "domainIdentifier": run.settings.domain_id,
-            "event": event_json(event).encode(),
-            "clientToken": lineage_client_token(
-                str(event.run.runId), f"{event.eventType.value}{label}{delivery}", retry_of
-            ),
-        }
-        try:
-            event_ids.append(datazone.post_lineage_event(**request)["id"])
-        except ClientError as error:
-            if not is_conflict(error):
-                raise
-            # The how-many-th event of its type in the run: a split run's parts share both.
-            nth = [e.eventType for e in events[:part]].count(event.eventType)
-            reposted = resolve_post_conflict(run, subject, job_label, event, nth, request)
-            if reposted is None:
-                refused += 1
-            else:
-                event_ids.append(reposted)
-    return DeliveredEvents(tuple(event_ids), refused)
+    return _Posted(
+        events, refused, split, trimmed, tuple(oversized_hops), tuple(event_ids), by_destination
+    )
 
 
 def topic_hops(run: SyncRun, snapshot: SchemaSnapshot, lineage: TopicLineage) -> tuple[Hop, ...]:
     """The topic's source hops, then its sink hops, with their column lineage: what the sync
     posts, and what the platform graph component draws."""
     return (*_source_hops(run, snapshot, lineage), *_sink_hops(run, snapshot, lineage))
-
-
-def resolve_post_conflict(
-    run: SyncRun, subject: str, job_label: str, event: RunEvent, nth: int, request: dict
-) -> str | None:
-    """After a 409 from PostLineageEvent: None when DataZone holds the event already, the
-    accepted event's id when a post of it, made again, was accepted; SyncError when neither
-    (:func:`~dzlineage_dagster.sync.lineage.conflict.post_after_conflict` decides, as for the
-    relay).
-
-    Whether DataZone holds it is read from its lineage events: the listing made once per run at
-    the first 409, then a new one when a re-post is refused too. The event is held when
-    DataZone has at least ``nth`` events of its run and type (a split run's parts share both).
-    """
-    key = (str(event.run.runId), event.eventType.value)
-    datazone = run.resource.datazone.client()
-
-    def held(fresh: bool) -> bool:
-        return (events_held_before(run) if fresh else run.lineage_events_held)[key] >= nth
-
-    def post(token: str) -> str:
-        return datazone.post_lineage_event(**{**request, "clientToken": token})["id"]
-
-    try:
-        return post_after_conflict(post, request["clientToken"], held)
-    except ClientError as error:
-        if not is_conflict(error):
-            raise
-        refusal = describe_error(error)
-    raise SyncError(
-        f"{subject}: lineage not posted: PostLineageEvent for [{job_label}] answered 409 "
-        f"ConflictException to every post and DataZone holds no such event of run "
-        f"{event.run.runId} ({refusal}); the next sync posts it again"
-    )
 
 
 def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
@@ -585,6 +615,18 @@ def _field_prefix(run: SyncRun, topic: str, snapshot: SchemaSnapshot) -> str:
     if (source is not None and source.chain.reshapes_value) or not snapshot.debezium_envelope:
         return ""
     return ENVELOPE_PREFIX
+
+
+def _topic_dataset_event(run: SyncRun, snapshot: SchemaSnapshot) -> DatasetEvent:
+    """The topic as a dataset event: its schema and the owners its schema tag and connectors
+    name (one GetTags, as the asset stage reads them)."""
+    owners = topic_configured_owners(run, snapshot.topic)
+    return build_dataset_event(
+        _topic_spec(run, snapshot),
+        [(owner.name, owner.source) for owner in owners],
+        event_time=datetime.now(timezone.utc),
+        producer=PRODUCER,
+    )
 
 
 def _topic_spec(run: SyncRun, snapshot: SchemaSnapshot, column_lineage=None) -> DatasetSpec:

@@ -11,8 +11,10 @@ behaves synchronously.
 ``CreateTable`` is answered here too: moto makes the table, then the graph records what the
 guide's "Lineage for AWS Glue Data Catalog tables and crawlers" says AWS records for every
 created table, its storage location -> job ``glue_manual.<database>.<table>`` -> the table
-(with its schema), the job's Description naming who made it. ``DeleteTable`` leaves the graph
-alone ("Considerations": deleting a table keeps its lineage).
+(with its schema), the job's Description naming who made it; ``UpdateTable`` records it again
+(a new run of that job) when the update changes the table's location or columns, and only
+then. ``DeleteTable`` leaves the graph alone ("Considerations": deleting a table keeps its
+lineage).
 """
 
 from __future__ import annotations
@@ -86,7 +88,7 @@ def get_lineage_node(backend: GlueBackend, identifier: str) -> dict[str, Any]:
     return answer
 
 
-def record_created_table(
+def record_table_lineage(
     backend: GlueBackend,
     region: str,
     account_id: str,
@@ -96,7 +98,8 @@ def record_created_table(
     *,
     processing_seconds: float,
 ) -> None:
-    """What AWS records for a table made with CreateTable: location -> glue_manual job -> table."""
+    """What AWS records for a table made with CreateTable (and again when UpdateTable changes
+    its location or columns): location -> job glue_manual.<db>.<table> -> table."""
     name = table_input["Name"]
     storage = table_input.get("StorageDescriptor") or {}
     columns = [
@@ -124,6 +127,18 @@ def record_created_table(
     with _LOCK:
         graph.accept(record, timedelta(seconds=processing_seconds))
         graph.descriptions[f"{MANUAL_JOB_NAMESPACE}.{database}.{name}"] = f"Created by {caller}"
+
+
+def lineage_changed(before: Mapping[str, Any], after: Mapping[str, Any]) -> bool:
+    """Whether an update of a table's input changes what its lineage says: "It records lineage
+    again only when an update changes the table's location or columns"."""
+
+    def shape(table_input: Mapping[str, Any]) -> tuple[Any, ...]:
+        storage = table_input.get("StorageDescriptor") or {}
+        columns = [(c.get("Name"), c.get("Type")) for c in storage.get("Columns") or []]
+        return storage.get("Location"), columns
+
+    return shape(before) != shape(after)
 
 
 def _location(location: Any) -> DatasetRef | None:
