@@ -199,7 +199,10 @@ def test_a_fail_after_accept_fault_fails_the_event_after_posting_succeeded(dz, f
 @pytest.mark.parametrize(
     ("rule", "problem"),
     [
-        ({"service": "ssm", "kind": "fail-after-accept"}, "applies to service 'datazone'"),
+        (
+            {"service": "ssm", "kind": "fail-after-accept"},
+            "applies to datazone PostLineageEvent, UpdateAssetOwner; glue PostLineageEvent only",
+        ),
         ({"service": "datazone", "operation": "*", "kind": "fail-after-accept"}, "only"),
     ],
 )

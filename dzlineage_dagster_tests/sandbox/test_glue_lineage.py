@@ -7,12 +7,19 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Iterator
 from datetime import datetime, timezone
 from typing import Any
 
 import pytest
 from botocore.exceptions import ClientError
+from hypothesis import given
+from hypothesis import strategies as st
 
+from dzlineage_dagster.core.lineage.openlineage import glue_dataset
+from dzlineage_dagster.sandbox.emulators.datazone.lineage import DatasetRef
+from dzlineage_dagster.sandbox.emulators.glue_lineage.events import resolved
+from dzlineage_dagster.sandbox.server.ambiguities import CHOICES, Ambiguities
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.control import sandbox_environment
 from dzlineage_dagster.sandbox.server.faults import FaultRule
@@ -66,16 +73,12 @@ def glue(sandbox):
     return sandbox.client("glue")
 
 
-@pytest.fixture
-def faults(sandbox):
-    yield sandbox.control
-    sandbox.control.clear_faults()
-
-
-@pytest.fixture
-def switches(sandbox):
-    yield sandbox.control
-    sandbox.control.set_ambiguities(glue_lineage_repost="same-run")
+@pytest.fixture(params=CHOICES["glue_lineage_repost"])
+def repost_reading(request, sandbox) -> Iterator[str]:
+    """The sandbox under each reading of a repost, back to the default after the test."""
+    sandbox.control.set_ambiguities(glue_lineage_repost=request.param)
+    yield request.param
+    sandbox.control.set_ambiguities(glue_lineage_repost=Ambiguities().glue_lineage_repost)
 
 
 def node(glue, identifier: str) -> dict[str, Any]:
@@ -152,6 +155,41 @@ def test_s3_locations_are_one_node_whichever_way_the_path_starts(glue):
     assert location["Name"] == "raw/orders"
     # Two runs of one job: the dataset shows only the job's latest run, as DataZone's view does.
     assert len(location["DownstreamNodes"]) == 1
+
+
+NAME_PART = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_characters="/", exclude_categories=["Cs"]),
+    min_size=1,
+    max_size=20,
+)
+
+
+@given(database=NAME_PART, table=NAME_PART)
+def test_every_naming_of_a_glue_table_resolves_to_its_arn(database, table):
+    arn_of_table = arn(database, table)
+    project = DatasetRef(*glue_dataset(REGION, ACCOUNT, database, table))
+    openlineage = DatasetRef(GLUE_CATALOG, f"table/{database}/{table}")
+    link = {"namespace": GLUE_CATALOG, "name": f"table/{database}/{table}", "type": "TABLE"}
+    location = DatasetRef("s3://lake", f"warehouse/{database}.db/{table}")
+
+    for ref, facets in (
+        (project, {}),
+        (openlineage, {}),
+        (location, {"symlinks": {"identifiers": [link]}}),
+    ):
+        assert resolved(ref, facets).source_identifier() == arn_of_table
+
+
+@given(
+    bucket=st.from_regex(r"[a-z0-9][a-z0-9.-]{1,20}[a-z0-9]", fullmatch=True),
+    path=st.lists(NAME_PART, min_size=1, max_size=4).map("/".join),
+)
+def test_an_s3_location_is_one_identity_whichever_way_its_path_starts(bucket, path):
+    identities = {
+        resolved(DatasetRef(f"s3://{bucket}", name), {}).source_identifier()
+        for name in (path, f"/{path}")
+    }
+    assert identities == {f"s3://{bucket}/{path}"}
 
 
 def test_an_unknown_node_is_entity_not_found(glue):
@@ -302,6 +340,51 @@ def test_deleting_a_table_keeps_its_lineage(glue):
     assert node(glue, arn(database, "t"))["UpstreamNodes"]
 
 
+def test_a_resource_link_gets_no_lineage(glue):
+    database = unique("links")
+    glue.create_database(DatabaseInput={"Name": database})
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={
+            "Name": "t",
+            "TargetTable": {"CatalogId": "111122223333", "DatabaseName": "sales", "Name": "t"},
+        },
+    )
+
+    assert error_of(glue.get_lineage_node, Identifier=arn(database, "t"))[0] == (
+        "EntityNotFoundException"
+    )
+
+
+def test_the_project_s_table_naming_lands_on_the_node_create_table_made(glue):
+    """The product posts a Glue table as ``arn:aws:glue:<r>:<a>:table`` + ``<db>/<t>``; that,
+    OpenLineage's Glue naming and a symlinked S3 location are all the table's one node."""
+    database = unique("sinks")
+    glue.create_database(DatabaseInput={"Name": database})
+    glue.create_table(
+        DatabaseName=database,
+        TableInput={"Name": "t", "StorageDescriptor": {"Location": f"s3://lake/{database}/t"}},
+    )
+    made = node(glue, arn(database, "t"))["Id"]
+    namespace, name = glue_dataset(REGION, ACCOUNT, database, "t")
+    symlinked = {
+        "namespace": "s3://lake",
+        "name": f"{database}/t",
+        "facets": {"symlinks": {"identifiers": [glue_table(database, "t") | {"type": "TABLE"}]}},
+    }
+    for output in (
+        {"namespace": namespace, "name": name},
+        glue_table(database, "t"),
+        symlinked,
+    ):
+        glue.post_lineage_event(Event=run_event(("kafka-connect", unique("sink")), [], [output]))
+
+    table = node(glue, arn(database, "t"))
+    assert table["Id"] == made
+    # AWS's own glue_manual run and the three sinks' runs, each job's latest.
+    assert len(table["UpstreamNodes"]) == 4
+
+
 def test_update_table_records_lineage_again_only_when_location_or_columns_change(glue):
     database = unique("moving")
     glue.create_database(DatabaseInput={"Name": database})
@@ -335,9 +418,8 @@ def test_a_node_shows_at_most_250_neighbours_each_way(glue):
     assert len(node(glue, run["Id"])["UpstreamNodes"]) == 250
 
 
-@pytest.mark.parametrize(("reading", "events"), [("same-run", 1), ("new-event", 2)])
-def test_the_same_event_posted_twice_under_each_reading(glue, switches, reading, events):
-    switches.set_ambiguities(glue_lineage_repost=reading)
+def test_the_same_event_posted_twice_under_each_reading(glue, repost_reading):
+    events = {"same-run": 1, "new-event": 2}[repost_reading]
     database, job, run_id = unique("repost"), unique("sink"), str(uuid.uuid4())
     event = run_event(("kafka-connect", job), [], [glue_table(database, "t")], run_id)
 
@@ -349,15 +431,47 @@ def test_the_same_event_posted_twice_under_each_reading(glue, switches, reading,
     assert [e["eventType"] for e in run["events"]] == ["COMPLETE"] * events
 
 
-def test_access_denied_names_the_iam_action(glue, faults):
-    faults.set_faults(FaultRule("glue", "PostLineageEvent", "access-denied"))
-
-    code, message, status = error_of(
-        glue.post_lineage_event, Event=run_event(("spark", "j"), [], [])
-    )
+def test_access_denied_names_the_iam_action(glue, sandbox):
+    sandbox.control.set_faults(FaultRule("glue", "PostLineageEvent", "access-denied"))
+    try:
+        code, message, status = error_of(
+            glue.post_lineage_event, Event=run_event(("spark", "j"), [], [])
+        )
+    finally:
+        sandbox.control.clear_faults()
 
     assert (code, status) == ("AccessDeniedException", 400)
     assert "not authorized to perform: glue:PostLineageEvent" in message
+
+
+@pytest.mark.parametrize(
+    ("kind", "answer"),
+    [
+        ("throttle", ("ThrottlingException", 400)),
+        ("server-error", ("InternalServiceException", 500)),
+    ],
+)
+def test_injected_faults_answer_with_glue_s_codes(glue, sandbox, kind, answer):
+    sandbox.control.set_faults(FaultRule("glue", "GetLineageNode", kind))
+    try:
+        code, _, status = error_of(glue.get_lineage_node, Identifier="anything")
+    finally:
+        sandbox.control.clear_faults()
+
+    assert (code, status) == answer
+
+
+def test_an_event_whose_processing_fails_after_acceptance_builds_nothing(glue, sandbox):
+    database = unique("lost")
+    sandbox.control.set_faults(FaultRule("glue", "PostLineageEvent", "fail-after-accept"))
+    try:
+        glue.post_lineage_event(Event=run_event(("spark", "j"), [], [glue_table(database, "t")]))
+    finally:
+        sandbox.control.clear_faults()
+
+    assert error_of(glue.get_lineage_node, Identifier=arn(database, "t"))[0] == (
+        "EntityNotFoundException"
+    )
 
 
 def test_posts_over_the_quota_are_throttled_as_glue_answers():
@@ -376,12 +490,102 @@ def test_processing_is_asynchronous_and_reads_advance_it():
     with Sandbox(glue_lineage_processing_seconds=processing) as slow:
         glue = sandbox_client(sandbox_environment(slow.endpoint_url), "glue")
         database = unique("slow")
-        accepted = time.monotonic()
+        glue.create_database(DatabaseInput={"Name": database})
         glue.post_lineage_event(Event=run_event(("spark", "j"), [], [glue_table(database, "t")]))
+        glue.create_table(DatabaseName=database, TableInput={"Name": "made"})
+        accepted = time.monotonic()  # both were accepted by now
 
-        with pytest.raises(ClientError, match="EntityNotFoundException"):
-            node(glue, arn(database, "t"))
+        for table in ("t", "made"):
+            with pytest.raises(ClientError, match="EntityNotFoundException"):
+                node(glue, arn(database, table))
         while time.monotonic() - accepted < processing:
             time.sleep(processing / 5)
 
-        assert node(glue, arn(database, "t"))["SourceIdentifier"] == arn(database, "t")
+        for table in ("t", "made"):
+            assert node(glue, arn(database, table))["SourceIdentifier"] == arn(database, table)
+
+
+def test_the_demo_s_spark_job_lands_downstream_of_its_cdc_table_in_glue_s_graph(platform):
+    """The seeded Iceberg tables carry AWS's own CreateTable lineage, and a materialization of
+    the demo's daily_revenue posts what EMR posts: Glue's graph then runs from the S3 location
+    through glue_manual.lakehouse.sales_orders to the table, and on through the Spark run to
+    lakehouse.daily_revenue, with its column lineage."""
+    from dzlineage_dagster.sandbox.demo import downstream
+
+    glue = platform.client("glue")
+    region = platform.environment["AWS_REGION"]
+    account = platform.client("sts").get_caller_identity()["Account"]
+    sales_orders = f"arn:aws:glue:{region}:{account}:table/lakehouse/sales_orders"
+    daily_revenue = f"arn:aws:glue:{region}:{account}:table/lakehouse/daily_revenue"
+
+    downstream.daily_revenue()
+
+    sales = node(glue, sales_orders)
+    feeding = [node(glue, ref["Id"]) for ref in sales["UpstreamNodes"]]
+    assert [run["Name"] for run in feeding] == ["glue_manual.lakehouse.sales_orders"]
+    (location,) = feeding[0]["UpstreamNodes"]
+    assert node(glue, location["Id"])["SourceIdentifier"] == (
+        f"s3://shop-lakehouse-{account}/warehouse/lakehouse.db/sales_orders"
+    )
+    (spark_ref,) = sales["DownstreamNodes"]
+    spark = node(glue, spark_ref["Id"])
+    assert spark["Name"] == "default.daily_revenue.append_data_exec_v1.lakehouse_daily_revenue"
+    assert [node(glue, ref["Id"])["SourceIdentifier"] for ref in spark["DownstreamNodes"]] == [
+        daily_revenue
+    ]
+    revenue = node(glue, daily_revenue)
+    assert spark["Id"] in {ref["Id"] for ref in revenue["UpstreamNodes"]}
+    column_lineage = forms(revenue)["openlineage.columnLineage"]
+    assert column_lineage["fields"]["revenue"]["inputFields"][0]["field"] == "total"
+    assert column_lineage["dataset"][0]["transformations"][0]["subtype"] == "GROUP_BY"
+
+
+def test_the_demo_s_spark_events_are_valid_openlineage(glue):
+    from dzlineage_dagster.sandbox.demo.spark_lineage import CatalogTable, spark_run_events
+    from dzlineage_dagster_tests.openlineage_spec import validate_openlineage_event
+
+    location = "s3://lake/warehouse/lakehouse.db"
+    source = CatalogTable(
+        "lakehouse", "sales_orders", f"{location}/sales_orders", (("id", "bigint"),)
+    )
+    target = CatalogTable("lakehouse", "daily_revenue", f"{location}/daily_revenue", ())
+    events = spark_run_events(
+        source, target, GLUE_CATALOG, str(uuid.uuid4()), datetime.now(timezone.utc)
+    )
+
+    assert [json.loads(event)["eventType"] for event in events] == ["START", "COMPLETE"]
+    for event in events:
+        validate_openlineage_event(event)
+
+
+def test_aws_s_own_job_node_names_the_role_that_made_the_table(sandbox, glue):
+    role = sandbox.client("iam").create_role(
+        RoleName=unique("sink-connector"),
+        AssumeRolePolicyDocument=json.dumps(
+            {
+                "Version": "2012-10-17",
+                "Statement": [
+                    {
+                        "Effect": "Allow",
+                        "Principal": {"AWS": f"arn:aws:iam::{ACCOUNT}:root"},
+                        "Action": "sts:AssumeRole",
+                    }
+                ],
+            }
+        ),
+    )["Role"]["Arn"]
+    keys = sandbox.client("sts").assume_role(RoleArn=role, RoleSessionName="sink")["Credentials"]
+    as_role = sandbox_client(
+        {
+            **sandbox.environment(),
+            "AWS_ACCESS_KEY_ID": keys["AccessKeyId"],
+            "AWS_SECRET_ACCESS_KEY": keys["SecretAccessKey"],
+            "AWS_SESSION_TOKEN": keys["SessionToken"],
+        },
+        "glue",
+    )
+    database = unique("by_role")
+    as_role.create_database(DatabaseInput={"Name": database})
+    as_role.create_table(DatabaseName=database, TableInput={"Name": "t"})
+
+    assert node(glue, f"glue_manual.{database}.t")["Description"] == f"Created by {role}"

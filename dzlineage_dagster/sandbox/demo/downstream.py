@@ -7,7 +7,10 @@ group is opted in to the downstream lineage sensor, so each materialization is p
 DataZone too: topic -> ``lakehouse.sales_orders`` -> ``lakehouse.daily_revenue``. The demo
 materializes it once, as soon as the location loads and while it was never materialized (an
 automation sensor, running by default), so the whole chain is in DataZone without a click
-(``dzlineage orphans`` then names no unfed table).
+(``dzlineage orphans`` then names no unfed table). Each materialization also posts to the Glue
+Data Catalog's lineage what Amazon EMR posts for the Spark job that writes the table
+(:mod:`~dzlineage_dagster.sandbox.demo.spark_lineage`), so Glue's graph, too, runs on from
+``lakehouse.sales_orders`` to ``lakehouse.daily_revenue``.
 """
 
 from dagster import (
@@ -25,6 +28,7 @@ from dzlineage_dagster.core.lineage.platform_graph import iceberg_table_key
 from dzlineage_dagster.definitions import build_resources
 from dzlineage_dagster.downstream_lineage import downstream_lineage_sensor
 from dzlineage_dagster.sandbox.commands import DOWNSTREAM_LOCATION
+from dzlineage_dagster.sandbox.demo.spark_lineage import post_spark_lineage_from_environment
 
 SALES_ORDERS = AssetKey(list(iceberg_table_key("lakehouse", "sales_orders")))
 
@@ -45,7 +49,9 @@ def daily_revenue() -> MaterializeResult:
     from the CDC table lakehouse.sales_orders into the Iceberg table lakehouse.daily_revenue.
 
     The demo's platform carries no rows, so the demo runs no Spark: materializing records the
-    run, which is what its lineage in DataZone is posted from."""
+    run, which is what its lineage in DataZone is posted from, and posts to Glue's lineage
+    what EMR's OpenLineage listener would for the job's write."""
+    post_spark_lineage_from_environment()
     return MaterializeResult(metadata={"source_table": "lakehouse.sales_orders"})
 
 

@@ -68,6 +68,8 @@ from moto.kafka.models import FakeKafkaCluster, KafkaBackend, kafka_backends
 from moto.ssm.models import SimpleSystemManagerBackend, ssm_backends
 from werkzeug.wrappers import Request, Response
 
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import caller_principal
+from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.glue_lineage.events import INVALID_INPUT
 from dzlineage_dagster.sandbox.emulators.glue_lineage.handlers import (
     get_lineage_node,
@@ -335,8 +337,8 @@ def _glue_input_checked(operation: str) -> Handler:
 
 
 def _caller(call: Call) -> str:
-    # moto's identity for a key it did not issue, as sts GetCallerIdentity and trust.py say it.
-    return f"arn:aws:iam::{call.account_id}:user/moto"
+    """The IAM user or role that signed the call (what Glue's own job nodes name)."""
+    return caller_principal(call.request.headers.get("Authorization"), call.account_id)
 
 
 def _create_table(call: Call) -> Response:
@@ -352,7 +354,8 @@ def _create_table(call: Call) -> Response:
         table_input,
         params.get("OpenTableFormatInput"),
     )
-    _record_table_lineage(call, table_input)
+    if "TargetTable" not in table_input:  # a resource link: "Considerations", no lineage
+        _record_table_lineage(call, table_input)
     return _json({})
 
 
@@ -366,7 +369,7 @@ def _update_table(call: Call) -> Response:
     table_input = params["TableInput"]
     before = call.glue.get_table(params["DatabaseName"], table_input["Name"]).as_dict()
     call.glue.update_table(params["DatabaseName"], table_input["Name"], table_input)
-    if lineage_changed(before, table_input):
+    if lineage_changed(before, table_input) and "TargetTable" not in table_input:
         _record_table_lineage(call, table_input)
     return _json({})
 
@@ -398,6 +401,7 @@ def _post_lineage_event(call: Call) -> Response:
         _caller(call),
         processing_seconds=call.glue_lineage_seconds,
         repost_adds_event=call.ambiguities.glue_repost_adds_event,
+        fails=call.request.environ.get(DEFERRED_FAULT_ENVIRON_KEY) == "fail-after-accept",
     )
     return _json({})
 

@@ -42,6 +42,7 @@ from werkzeug.serving import BaseWSGIServer, WSGIRequestHandler, make_server
 from werkzeug.wrappers import Request, Response
 
 from dzlineage_dagster.sandbox.emulators.datazone import DataZoneEmulator
+from dzlineage_dagster.sandbox.emulators.datazone.access.authorization import caller_principal
 from dzlineage_dagster.sandbox.emulators.datazone.emulator import DEFERRED_FAULT_ENVIRON_KEY
 from dzlineage_dagster.sandbox.emulators.kafkaconnect import KafkaConnectEmulator
 from dzlineage_dagster.sandbox.moto_patches import (
@@ -76,8 +77,16 @@ SANDBOX_ACCOUNT_ID = "123456789012"
 #: How AWS answers a call over its rate, by protocol: the REST APIs with 429, JSON 1.1 with 400.
 _THROTTLE_STATUS = {"datazone": 429, "kafkaconnect": 429, "kafka": 429}
 
-#: Glue's API reference gives AccessDeniedException HTTP 400 (a JSON 1.1 API).
-_GLUE_ACCESS_DENIED_STATUS = 400
+#: A fault as Glue answers it, where its API reference names another code or status than
+#: :data:`FAULT_KINDS` (a JSON 1.1 API: client errors are 400; its server error is
+#: InternalServiceException).
+_GLUE_FAULTS = {
+    "throttle": ("ThrottlingException", 400),
+    "server-error": ("InternalServiceException", 500),
+    "access-denied": ("AccessDeniedException", 400),
+    "invalid": ("InvalidInputException", 400),
+    "conflict": ("ConflictException", 400),
+}
 
 _ACCOUNT_ID = re.compile(r"\d{12}")
 _CREDENTIAL_SCOPE = re.compile(r"Credential=([^/]+)/\d{8}/([^/]+)/([^/]+)/aws4_request")
@@ -123,13 +132,13 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
-def _iam_denial(account: str, operation: str | None) -> str:
-    """IAM's message for a Glue action no policy allows (Glue's lineage actions have no
-    resource-level permissions, so it names no resource)."""
+def _iam_denial(authorization: str | None, account: str, operation: str | None) -> str:
+    """IAM's message for a Glue action no policy allows the caller (Glue's lineage actions have
+    no resource-level permissions, so it names no resource)."""
     action = f"glue:{operation}"
     return (
-        f"User: arn:aws:iam::{account}:user/moto is not authorized to perform: {action} "
-        f"because no identity-based policy allows the {action} action"
+        f"User: {caller_principal(authorization, account)} is not authorized to perform: "
+        f"{action} because no identity-based policy allows the {action} action"
     )
 
 
@@ -245,24 +254,26 @@ class SandboxApp:
             # Status 0: no HTTP answer at all, the connection was dropped.
             self.calls.record(service, operation, 0, True, account=account)
             return _reset_connection(environ)
+        served = fresh_request()
+        if rule is not None and rule.deferred:
+            served.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
         if rule is not None and rule.kind in FAULT_KINDS:
             code, status = rule.error
             message = f"Injected fault ({rule.kind}) for {service}.{operation}"
-            if (service, rule.kind) == ("glue", "access-denied"):
-                status, message = _GLUE_ACCESS_DENIED_STATUS, _iam_denial(account, operation)
+            if service == "glue" and rule.kind in _GLUE_FAULTS:
+                code, status = _GLUE_FAULTS[rule.kind]
+                if rule.kind == "access-denied":
+                    message = _iam_denial(request.headers.get("Authorization"), account, operation)
             response = aws_error_response(model_name, code, message, status)
         elif service == "servicequotas":
             response = answer_service_quotas(fresh_request(), self.quotas, region, account)
         elif service in EMULATOR_FACTORIES:
-            request = fresh_request()
-            if rule is not None and rule.deferred:
-                request.environ[DEFERRED_FAULT_ENVIRON_KEY] = rule.kind
-            response = self._emulator(service, region, account).handle(request)
+            response = self._emulator(service, region, account).handle(served)
         else:
             response = answer_moto_gap(
                 service,
                 operation or "",
-                fresh_request(),
+                served,
                 self.ambiguities,
                 self.ssm_limits,
                 self.glue_lineage_processing_seconds,

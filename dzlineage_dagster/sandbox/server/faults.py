@@ -35,9 +35,14 @@ CONNECTION_KINDS = ("reset", "hold", "hold-after")
 #: Faults whose call succeeds and whose failure comes later, by name: the calls they apply to.
 #: ``fail-after-accept``: PostLineageEvent answers with the event's id as usual, and DataZone's
 #: asynchronous processing then ends FAILED (no nodes; ListLineageEvents shows it FAILED);
-#: UpdateAssetOwner starts the transfer as usual, and it ends FAILED (the source keeps the asset).
-DEFERRED_FAULT_KINDS: dict[str, tuple[str, tuple[str, ...]]] = {
-    "fail-after-accept": ("datazone", ("PostLineageEvent", "UpdateAssetOwner")),
+#: UpdateAssetOwner starts the transfer as usual, and it ends FAILED (the source keeps the asset);
+#: Glue's PostLineageEvent answers as usual and its processing fails (no nodes: Glue has no
+#: API that reports an event's status).
+DEFERRED_FAULT_KINDS: dict[str, dict[str, tuple[str, ...]]] = {
+    "fail-after-accept": {
+        "datazone": ("PostLineageEvent", "UpdateAssetOwner"),
+        "glue": ("PostLineageEvent",),
+    },
 }
 
 
@@ -68,11 +73,15 @@ class FaultRule:
         if self.kind not in known:
             raise ValueError(f"unknown fault kind {self.kind!r}; choose one of {sorted(known)}")
         if self.deferred:
-            service, operations = DEFERRED_FAULT_KINDS[self.kind]
-            if self.service != service or self.operation not in operations:
+            applies_to = DEFERRED_FAULT_KINDS[self.kind]
+            if self.operation not in applies_to.get(self.service, ()):
+                calls = "; ".join(
+                    f"{service} {', '.join(operations)}"
+                    for service, operations in applies_to.items()
+                )
                 raise ValueError(
-                    f"fault kind {self.kind!r} applies to service {service!r} operations "
-                    f"{', '.join(operations)} only, not {self.service!r} {self.operation!r}"
+                    f"fault kind {self.kind!r} applies to {calls} only, not "
+                    f"{self.service!r} {self.operation!r}"
                 )
         if not 0.0 <= self.rate <= 1.0:
             raise ValueError(f"fault rate must be within [0, 1], got {self.rate}")

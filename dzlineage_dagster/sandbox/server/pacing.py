@@ -34,6 +34,7 @@ AWS_SERVICE_TIMES: Mapping[str, float] = {
     "datazone.CreateFormType": 0.150,
     "datazone.CreateAssetType": 0.150,
     "datazone.PostLineageEvent": 0.080,
+    "glue.PostLineageEvent": 0.080,
     "datazone.Search": 0.080,
     "ssm.PutParameter": 0.040,
     "ssm.DeleteParameter": 0.040,

@@ -63,8 +63,10 @@ class GlueDatasetEvent:
     """A dataset event: a dataset's facets (its schema, owners ...) outside any run."""
 
     event_time: datetime
+    #: Resolved to Glue's identity, as a run event's datasets are.
     dataset: DatasetRef
     facets: dict[str, Any]
+    #: What tells a repost of the same event (see :class:`GlueRunEvent`).
     digest: str
 
 
@@ -190,7 +192,3 @@ def _symlinks(facets: dict[str, Any]) -> list[dict[str, str]]:
         and isinstance(link.get("namespace"), str)
         and isinstance(link.get("name"), str)
     ]
-
-
-def table_arn(region: str, account_id: str, database: str, table: str) -> str:
-    return f"arn:aws:glue:{region}:{account_id}:table/{database}/{table}"

@@ -13,8 +13,9 @@ guide's "Lineage for AWS Glue Data Catalog tables and crawlers" says AWS records
 created table, its storage location -> job ``glue_manual.<database>.<table>`` -> the table
 (with its schema), the job's Description naming who made it; ``UpdateTable`` records it again
 (a new run of that job) when the update changes the table's location or columns, and only
-then. ``DeleteTable`` leaves the graph alone ("Considerations": deleting a table keeps its
-lineage).
+then. A resource link (a ``TableInput`` with a ``TargetTable``) gets none, and
+``DeleteTable`` leaves the graph alone (the guide's "Considerations": "Federated tables and
+resource links don't get lineage", "Deleting a table doesn't remove its lineage").
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from dzlineage_dagster.sandbox.emulators.glue_lineage.events import (
     GlueRunEvent,
     parse_event,
     resolved,
-    table_arn,
 )
 from dzlineage_dagster.sandbox.emulators.glue_lineage.graph import GlueLineageGraph
 from dzlineage_dagster.sandbox.protocol.aws import AwsServiceError
@@ -66,14 +66,16 @@ def post_lineage_event(
     *,
     processing_seconds: float,
     repost_adds_event: bool,
+    fails: bool = False,
 ) -> None:
-    """Accept the event (InvalidInputException names what is wrong) for processing later."""
+    """Accept the event (InvalidInputException names what is wrong) for processing later;
+    ``fails``: its processing fails (the sandbox's ``fail-after-accept`` fault)."""
     event = parse_event(event_text)
     graph = lineage_graph(backend)
     record = LineageEventRecord(new_id(), event_text.encode(), event, now(), caller)  # type: ignore[arg-type]
     with _LOCK:
         graph.repost_adds_event = repost_adds_event
-        graph.accept(record, timedelta(seconds=processing_seconds))
+        graph.accept(record, timedelta(seconds=processing_seconds), fails)
 
 
 def get_lineage_node(backend: GlueBackend, identifier: str) -> dict[str, Any]:
@@ -106,7 +108,9 @@ def record_table_lineage(
         {"name": column["Name"], "type": column.get("Type", "")}
         for column in storage.get("Columns") or []
     ]
-    table = resolved(DatasetRef(*table_arn(region, account_id, database, name).split("/", 1)), {})
+    table = resolved(
+        DatasetRef(f"arn:aws:glue:{region}:{account_id}", f"table/{database}/{name}"), {}
+    )
     facets = {
         "schema": {"_producer": _AWS_PRODUCER, "_schemaURL": _SCHEMA_FACET_URL, "fields": columns}
     }
