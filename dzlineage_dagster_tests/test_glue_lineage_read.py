@@ -13,14 +13,13 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
-from datetime import datetime, timezone
 
 import pytest
 
 from dzlineage_dagster.checks import lineage_landed_on_glue_nodes
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sandbox.demo.spark_lineage import post_spark_lineage
 from dzlineage_dagster.sandbox.server.app import Sandbox
 from dzlineage_dagster.sandbox.server.faults import FaultRule
 from dzlineage_dagster.settings import LineageSettings
@@ -32,7 +31,7 @@ from dzlineage_dagster_tests.test_doctor import assert_advice_is_real, doctor, r
 from dzlineage_dagster_tests.test_impact_cli import register_breaking_version
 
 BOTH = "datazone,glue"
-SPARK_JOB = ("default", "daily_revenue_job.append_data")
+SPARK_JOB = "default.daily_revenue.append_data_exec_v1.lakehouse_daily_revenue"
 
 
 def run_cli(capsys, *args: str) -> tuple[int, str, str]:
@@ -42,74 +41,22 @@ def run_cli(capsys, *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def copy_lineage_to_glue(platform) -> int:
-    """Every event the sync posted to DataZone, posted to Glue's PostLineageEvent as it is: the
-    two hops per topic, with the same dataset identities (Glue takes no client token)."""
-    datazone, glue = platform.client("datazone"), platform.client("glue")
-    domain_id = platform.settings.domain_id
-    pages = datazone.get_paginator("list_lineage_events").paginate(domainIdentifier=domain_id)
-    events = [item["id"] for page in pages for item in page["items"]]
-    for event_id in events:
-        body = datazone.get_lineage_event(domainIdentifier=domain_id, identifier=event_id)["event"]
-        glue.post_lineage_event(Event=body.read().decode())
-    return len(events)
-
-
 def table_arn(platform, table: str) -> str:
     region, account = platform.settings.msk_cluster_arn.split(":")[3:5]
     return f"arn:aws:glue:{region}:{account}:table/lakehouse/{table}"
 
 
 def post_spark_run(platform) -> None:
-    """What EMR's OpenLineage listener (transport ``amazon_glue_api``) posts for a Spark job
-    that reads ``lakehouse.sales_orders`` and appends to ``lakehouse.daily_revenue``: the
-    tables by OpenLineage's Glue naming, which Glue resolves to their ARNs, with column
-    lineage."""
+    """What EMR's OpenLineage listener posts for the demo's nightly Spark job
+    (``lakehouse.sales_orders`` -> ``lakehouse.daily_revenue``), as the demo posts it."""
     region, account = platform.settings.msk_cluster_arn.split(":")[3:5]
-    namespace = f"arn:aws:glue:{region}:{account}"
-    facet = {
-        "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.40.0/integration/spark"
-    }
-    revenue = {
-        "namespace": namespace,
-        "name": "table/lakehouse/daily_revenue",
-        "facets": {
-            "schema": {**facet, "fields": [{"name": "day"}, {"name": "revenue"}]},
-            "columnLineage": {
-                **facet,
-                "fields": {
-                    "revenue": {
-                        "inputFields": [
-                            {
-                                "namespace": namespace,
-                                "name": "table/lakehouse/sales_orders",
-                                "field": "total",
-                            }
-                        ]
-                    }
-                },
-            },
-        },
-    }
-    event = {
-        "eventType": "COMPLETE",
-        "eventTime": datetime.now(timezone.utc).isoformat(),
-        "producer": facet["_producer"],
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent",
-        "run": {"runId": str(uuid.uuid4())},
-        "job": {"namespace": SPARK_JOB[0], "name": SPARK_JOB[1]},
-        "inputs": [{"namespace": namespace, "name": "table/lakehouse/sales_orders"}],
-        "outputs": [revenue],
-    }
-    platform.client("glue").post_lineage_event(Event=json.dumps(event))
+    post_spark_lineage(platform.client("glue"), region, account)
 
 
 def post_to_both(platform, monkeypatch) -> None:
     """Both destinations, for the commands (the environment) and the checks (the settings)."""
     monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", BOTH)
     platform.environment["DZLINEAGE_LINEAGE_DESTINATIONS"] = BOTH
-    # TEMPORARY until the sync posts to Glue itself (i34-post): its read-back would find nothing.
-    monkeypatch.setenv("DZLINEAGE_GLUE_LINEAGE_READBACK_WAIT_SECONDS", "0")
 
 
 @pytest.fixture
@@ -117,9 +64,9 @@ def glue_graph(platform, monkeypatch, capsys):
     """The demo synced with both destinations, its lineage in Glue's graph beside AWS's own
     and the Spark job's."""
     post_to_both(platform, monkeypatch)
-    code, _, err = run_cli(capsys, "sync")
+    code, out, err = run_cli(capsys, "sync")
     assert code == 0, err
-    assert copy_lineage_to_glue(platform) > 0
+    assert "lineage read-back in glue: all landed" in out
     post_spark_run(platform)
     return platform
 
@@ -139,7 +86,7 @@ def test_trace_glue_from_daily_revenue_upstream_reaches_the_postgres_source_tabl
     [source] = [n["id"] for n in graph["nodes"] if n["kind"] == "source_table"]
     assert source.startswith("postgres://") and source.endswith("/shop.sales.orders")
     jobs = {(e["upstream"], e["downstream"]): e["job"] for e in graph["edges"]}
-    assert jobs[(sales_orders, table_arn(glue_graph, "daily_revenue"))] == ".".join(SPARK_JOB)
+    assert jobs[(sales_orders, table_arn(glue_graph, "daily_revenue"))] == SPARK_JOB
     # AWS's own job beside the product's: the table's S3 location -> glue_manual -> table.
     manual = [(up, job) for (up, down), job in jobs.items() if down == sales_orders]
     assert any(job == "glue_manual.lakehouse.sales_orders" for _, job in manual), manual
@@ -235,16 +182,21 @@ def slow_glue(monkeypatch):
         yield platform
 
 
-def test_the_read_back_waits_out_glues_processing_and_the_check_does_not(slow_glue, capsys):
-    code, _, err = run_cli(capsys, "sync")
+def test_the_read_back_waits_out_glues_processing_and_the_check_does_not(
+    slow_glue, capsys, monkeypatch
+):
+    # A sync that does not read back (so that Glue is still processing its events after it).
+    monkeypatch.setenv("DZLINEAGE_GLUE_LINEAGE_READBACK_WAIT_SECONDS", "0")
+    code, out, err = run_cli(capsys, "sync")
     assert code == 0, err
-    copy_lineage_to_glue(slow_glue)
+    assert "lineage read-back in glue" not in out
     # Right after the posts Glue has built nothing: the check, which does not wait, fails,
     # naming the node it expected.
     result = check(slow_glue)
     assert not result.passed
     assert "expected the topic's lineage node" in result.description
-    # The sync's read-back reads again until the landings match (here: once processed).
+    # The sync's read-back (the same reads) reads again until the landings match: once
+    # processed.
     run = start_run(LineageSettings.from_env(), logging.getLogger("test"))
     report = last_sync_readback(run, graph="glue", wait_seconds=60)
     assert report.ok, report.mismatches

@@ -194,17 +194,14 @@ def test_the_glue_lineage_policy_grants_exactly_what_glue_as_a_destination_adds(
     glue` and doctor call, beyond what the side policies (and doctor's) grant, exactly what
     iam/glue-lineage-policy.json grants, on ``*`` (docs/glue-lineage.md#permissions)."""
     monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", "datazone,glue")
-    # TEMPORARY until the sync posts to Glue itself (i34-post): its read-back would find nothing.
-    monkeypatch.setenv("DZLINEAGE_GLUE_LINEAGE_READBACK_WAIT_SECONDS", "0")
     used = UsedActions(platform.control)
     out = io.StringIO()
     assert run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out) == 0, out
     topic = "shop.sales.orders"
     with redirect_stdout(io.StringIO()):
-        # TEMPORARY (0, 2) and (0, 1) until the sync posts to Glue itself (i34-post): 0 then.
-        assert dzlineage(["trace", topic, "--graph", "glue"]) in (0, 2)
+        assert dzlineage(["trace", topic, "--graph", "glue"]) == 0
         assert dzlineage(["orphans", "--graph", "glue"]) == 0
-        assert dzlineage(["doctor"]) in (0, 1)
+        assert dzlineage(["doctor"]) == 0
     used.collect()
     document = json.loads((IAM_DIRECTORY / "glue-lineage-policy.json").read_text())
     [statement] = document["Statement"]

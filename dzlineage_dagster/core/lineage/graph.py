@@ -299,13 +299,18 @@ def source_identifier(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
 
 
-def column_pairs(column_lineage: Mapping, upstream_id: str) -> tuple[tuple[str, str], ...]:
+def column_pairs(
+    column_lineage: Mapping, upstream_id: str, aliases: Iterable[str] = ()
+) -> tuple[tuple[str, str], ...]:
     """(upstream field, downstream field) pairs of a ``columnLineage`` facet (as an output
-    dataset carries it) whose input fields come from the dataset ``upstream_id``."""
+    dataset carries it) whose input fields come from the dataset ``upstream_id`` (or one of
+    its ``aliases``: a Glue table's storage location, by which Spark names the fields it reads
+    through the Data Catalog)."""
+    names = {upstream_id, *aliases}
     pairs = []
     for output_field, lineage in (column_lineage.get("fields") or {}).items():
         for source in lineage.get("inputFields") or []:
-            if source_identifier(source["namespace"], source["name"]) == upstream_id:
+            if source_identifier(source["namespace"], source["name"]) in names:
                 pairs.append((source["field"], output_field))
     return tuple(pairs)
 

@@ -29,6 +29,7 @@ from dzlineage_dagster.core.lineage.graph import (
     LineageNode,
     NodeRevision,
     column_pairs,
+    records_table_creation,
 )
 from dzlineage_dagster.settings import env_name
 from dzlineage_dagster.sync.errors import error_code
@@ -137,18 +138,28 @@ class LineageReader:
                 graph.add_node(far_id, far.schema_columns)
                 upstream, downstream = (far, node) if direction == "upstream" else (node, far)
                 lineage = downstream.facet("columnLineage") or {}
-                graph.add_edge(
-                    GraphEdge(
-                        upstream.source_identifier,
-                        downstream.source_identifier,
-                        job,
-                        column_pairs(lineage, upstream.source_identifier),
+                pairs = column_pairs(lineage, upstream.source_identifier)
+                if not pairs and lineage.get("fields"):
+                    pairs = column_pairs(
+                        lineage, upstream.source_identifier, self.locations(upstream)
                     )
+                graph.add_edge(
+                    GraphEdge(upstream.source_identifier, downstream.source_identifier, job, pairs)
                 )
                 if far_id not in seen and far_id != near_id:
                     seen.add(far_id)
                     frontier.append((far, hops + 1))
         return graph
+
+    def locations(self, table: LineageNode) -> list[str]:
+        """The storage locations the graph shows a table made from: the datasets one
+        ``glue_manual`` job upstream of it (what the Glue Data Catalog records at CreateTable),
+        the name Spark gives a table it reads through the catalog in its column lineage."""
+        return [
+            dataset.source_identifier
+            for dataset, job in self.datasets_beyond(table, "upstream")
+            if records_table_creation(job)
+        ]
 
 
 @dataclass

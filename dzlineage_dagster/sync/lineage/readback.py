@@ -97,7 +97,11 @@ def read_back_sync(run: SyncRun, outcomes: Iterable[TopicOutcome]) -> list[Readb
 
 
 def _read_back_glue(run: SyncRun, outcomes: list[TopicOutcome]) -> ReadbackReport | None:
-    posted = [o for o in outcomes if o.ok and o.lineage is not None and o.lineage.posted]
+    posted = [
+        o
+        for o in outcomes
+        if o.ok and o.lineage is not None and dict(o.lineage.destinations).get("glue")
+    ]
     wait_seconds = run.settings.glue_lineage_readback_wait_seconds
     if not posted or wait_seconds <= 0:
         return None
