@@ -172,10 +172,11 @@ def test_the_glue_check_reads_back_each_table(glue_graph):
 
 @pytest.fixture
 def slow_glue(monkeypatch):
-    """A sandbox of its own whose Glue processes each lineage event 8 seconds after taking it."""
+    """A sandbox of its own whose Glue processes each lineage event 30 seconds after taking
+    it: long after a demo sync has posted its last event."""
     from dzlineage_dagster_tests.platform import fresh_platform
 
-    with Sandbox(glue_lineage_processing_seconds=8) as server:
+    with Sandbox(glue_lineage_processing_seconds=30) as server:
         running = RunningSandbox(server.endpoint_url, SandboxControl(server.endpoint_url))
         platform = fresh_platform(running, monkeypatch)
         post_to_both(platform, monkeypatch)

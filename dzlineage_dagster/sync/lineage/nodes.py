@@ -31,7 +31,7 @@ from dzlineage_dagster.core.lineage.graph import (
     column_pairs,
     records_table_creation,
 )
-from dzlineage_dagster.settings import env_name
+from dzlineage_dagster.settings import LINEAGE_DESTINATIONS, env_name
 from dzlineage_dagster.sync.errors import error_code
 
 if TYPE_CHECKING:
@@ -244,8 +244,9 @@ class GlueLineage(LineageReader):
         return LineageNode.from_response(found, forms=self.forms)
 
 
-#: The graphs `trace`, `orphans` and `impact` read (``--graph``), the first the default.
-GRAPHS = ("datazone", "glue")
+#: The graphs `trace`, `orphans` and `impact` read (``--graph``): each lineage destination's,
+#: DataZone's (the first) the default.
+GRAPHS = LINEAGE_DESTINATIONS
 
 
 def require_graph(settings: LineageSettings, graph: str) -> None:
