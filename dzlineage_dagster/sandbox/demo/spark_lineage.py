@@ -164,6 +164,6 @@ def post_spark_lineage_from_environment() -> list[str]:
 
     session = new_session()
     if os.environ.get(side_role_variables("data")["role_arn"]):
-        session = side_session(session, "data", os.environ.get("AWS_ENDPOINT_URL"))  # type: ignore[arg-type]
+        session = side_session(session, "data", os.environ.get("AWS_ENDPOINT_URL"))
     account_id = session.client("sts").get_caller_identity()["Account"]
     return post_spark_lineage(session.client("glue"), session.region_name, account_id)

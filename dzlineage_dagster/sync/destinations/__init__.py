@@ -43,6 +43,20 @@ class DeliveredEvents:
     refused: int = 0
 
 
+@dataclass(frozen=True)
+class RunPost:
+    """The events of one run, to post in order. ``subject`` (a topic, an asset) names what
+    failed; ``split``: the events are the parts of one run; ``delivery`` / ``retry_of``: a new
+    delivery of a run posted before (DataZone needs new client tokens for it)."""
+
+    subject: str
+    job_label: str
+    events: Sequence[RunEvent]
+    split: bool = False
+    delivery: str = ""
+    retry_of: str | None = None
+
+
 class LineageDestination(Protocol):
     """A place the product posts OpenLineage events to."""
 
@@ -55,19 +69,8 @@ class LineageDestination(Protocol):
     #: The operations it calls, ``service.Operation``, as benchmarks and quotas count them.
     operations: tuple[str, ...]
 
-    def post_run(
-        self,
-        subject: str,
-        job_label: str,
-        events: Sequence[RunEvent],
-        *,
-        split: bool = False,
-        delivery: str = "",
-        retry_of: str | None = None,
-    ) -> DeliveredEvents:
-        """Post every event of one run, in order. ``subject`` (a topic, an asset) names what
-        failed; ``split``: the events are the parts of one run; ``delivery`` / ``retry_of``:
-        a new delivery of a run posted before (DataZone needs new tokens for it)."""
+    def post_run(self, post: RunPost) -> DeliveredEvents:
+        """Post every event of one run, in order."""
         ...
 
     def post_dataset(self, subject: str, event: DatasetEvent) -> None:
@@ -96,15 +99,7 @@ class CompositeDestination:
         return tuple(destination.name for destination in self.destinations)
 
     def post_run(
-        self,
-        subject: str,
-        job_label: str,
-        events: Sequence[RunEvent],
-        *,
-        split: bool = False,
-        delivery: str = "",
-        retry_of: str | None = None,
-        only: Collection[str] | None = None,
+        self, post: RunPost, only: Collection[str] | None = None
     ) -> dict[str, DeliveredEvents]:
         """Each destination (of ``only``, when given) that has not failed yet posts the run;
         what each made of it, by destination name."""
@@ -115,9 +110,7 @@ class CompositeDestination:
             ):
                 continue
             try:
-                delivered[destination.name] = destination.post_run(
-                    subject, job_label, events, split=split, delivery=delivery, retry_of=retry_of
-                )
+                delivered[destination.name] = destination.post_run(post)
             except DESTINATION_ERRORS as error:
                 self.failures[destination.name] = error
         return delivered

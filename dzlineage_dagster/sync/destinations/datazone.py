@@ -10,13 +10,11 @@ rerun of the same logical run replays instead of posting twice; a 409 is resolve
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from botocore.exceptions import ClientError
 from openlineage.client.event_v2 import RunEvent
 
 from dzlineage_dagster.core.lineage.openlineage import event_json, lineage_client_token
-from dzlineage_dagster.sync.destinations import DeliveredEvents
+from dzlineage_dagster.sync.destinations import DeliveredEvents, RunPost
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.lineage.conflict import is_conflict, post_after_conflict
 from dzlineage_dagster.sync.lineage.health import events_held_before
@@ -35,21 +33,11 @@ class DataZoneDestination:
     def __init__(self, run: SyncRun) -> None:
         self.run = run
 
-    def post_run(
-        self,
-        subject: str,
-        job_label: str,
-        events: Sequence[RunEvent],
-        *,
-        split: bool = False,
-        delivery: str = "",
-        retry_of: str | None = None,
-    ) -> DeliveredEvents:
+    def post_run(self, post: RunPost) -> DeliveredEvents:
         """PostLineageEvent for each event of one run, each with a client token derived from
-        the run id and event type (``split``: the events are the parts of one run, each its own
-        token; ``delivery``/``retry_of``: a new delivery of the same run gets new tokens), a 409
-        resolved by :func:`resolve_post_conflict`."""
-        run = self.run
+        the run id and event type (the parts of a split run each their own token; a new
+        delivery of the same run, new tokens), a 409 resolved by :func:`resolve_post_conflict`."""
+        run, events, split = self.run, post.events, post.split
         datazone = run.resource.datazone.client()
         event_ids: list[str] = []
         refused = 0
@@ -60,7 +48,9 @@ class DataZoneDestination:
                 "domainIdentifier": run.settings.domain_id,
                 "event": event_json(event).encode(),
                 "clientToken": lineage_client_token(
-                    str(event.run.runId), f"{event.eventType.value}{label}{delivery}", retry_of
+                    str(event.run.runId),
+                    f"{event.eventType.value}{label}{post.delivery}",
+                    post.retry_of,
                 ),
             }
             try:
@@ -70,7 +60,9 @@ class DataZoneDestination:
                     raise
                 # The how-many-th event of its type in the run: a split run's parts share both.
                 nth = [e.eventType for e in events[:part]].count(event.eventType)
-                reposted = resolve_post_conflict(run, subject, job_label, event, nth, request)
+                reposted = resolve_post_conflict(
+                    run, post.subject, post.job_label, event, nth, request
+                )
                 if reposted is None:
                     refused += 1
                 else:

@@ -21,16 +21,16 @@ programmatically"): one OpenLineage run or dataset event a call, as a string of 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 from botocore.exceptions import ClientError
-from openlineage.client.event_v2 import DatasetEvent, RunEvent
+from openlineage.client.event_v2 import DatasetEvent
 
 from dzlineage_dagster.core.aws.quotas import ASSUMED_SOURCE, Quota
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES, event_json
 from dzlineage_dagster.resources.base import client_bucket
-from dzlineage_dagster.sync.destinations import DeliveredEvents
+from dzlineage_dagster.sync.destinations import DeliveredEvents, RunPost
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 
 POST_ACTION = "glue:PostLineageEvent"
@@ -80,20 +80,12 @@ class GlueDestination:
         self.tps = tps
         self.sleep = sleep
 
-    def post_run(
-        self,
-        subject: str,
-        job_label: str,
-        events: Sequence[RunEvent],
-        *,
-        split: bool = False,
-        delivery: str = "",
-        retry_of: str | None = None,
-    ) -> DeliveredEvents:
-        """PostLineageEvent for each event of the run (``delivery`` and ``retry_of`` are
-        DataZone's tokens' business: Glue has none, see the module doc)."""
-        for event in events:
-            self.post_event(subject, f"[{job_label}] run {event.run.runId}", event_json(event))
+    def post_run(self, post: RunPost) -> DeliveredEvents:
+        """PostLineageEvent for each event of the run (a new delivery is DataZone's tokens'
+        business: Glue has none, see the module doc)."""
+        for event in post.events:
+            what = f"[{post.job_label}] run {event.run.runId}"
+            self.post_event(post.subject, what, event_json(event))
         return DeliveredEvents()
 
     def post_dataset(self, subject: str, event: DatasetEvent) -> None:

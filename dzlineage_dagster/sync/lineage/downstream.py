@@ -31,6 +31,7 @@ from dzlineage_dagster.core.lineage.openlineage import (
     build_fitted_run_events,
     glue_table_spec,
 )
+from dzlineage_dagster.sync.destinations import RunPost
 from dzlineage_dagster.sync.destinations.datazone import DataZoneDestination
 from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -116,13 +117,15 @@ def post_asset_runs(
         except ValueError as error:
             raise SyncError(f"{asset_run.label}: lineage not posted: {error}") from None
         delivered = DataZoneDestination(run).post_run(
-            asset_run.label,
-            f"{job_namespace}.{job_name}",
-            fitted.events,
-            split=fitted.split,
-            # A run DataZone failed after accepting it: new tokens (the old ones would replay
-            # the failed acceptance).
-            retry_of=run.lineage_health.retry_of(asset_run.run_id),
+            RunPost(
+                asset_run.label,
+                f"{job_namespace}.{job_name}",
+                fitted.events,
+                split=fitted.split,
+                # A run DataZone failed after accepting it: new tokens (the old ones would
+                # replay the failed acceptance).
+                retry_of=run.lineage_health.retry_of(asset_run.run_id),
+            )
         )
         posted.append(
             PostedAssetRun(

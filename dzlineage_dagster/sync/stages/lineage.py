@@ -72,7 +72,7 @@ from dzlineage_dagster.core.topic_states import (
     edges_state,
     no_edge_state,
 )
-from dzlineage_dagster.sync.destinations import CompositeDestination, LineageDestination
+from dzlineage_dagster.sync.destinations import CompositeDestination, LineageDestination, RunPost
 from dzlineage_dagster.sync.destinations.datazone import DataZoneDestination
 from dzlineage_dagster.sync.destinations.glue import GlueDestination
 from dzlineage_dagster.sync.errors import SyncError
@@ -222,7 +222,18 @@ class LineagePlan:
             return self.told(REPOST.planned, [f"not the sync's: {runs}"])
         if self.failed_events:
             return self.told(REPOST.planned, ["its events failed after acceptance"])
-        return self.told(UNCHANGED.planned if self.already_posted else POST.planned)
+        if self.already_posted:
+            return self.told(UNCHANGED.planned)
+        return self.told(POST.planned, self.destinations_behind)
+
+    @property
+    def destinations_behind(self) -> list[str]:
+        """A note when only some destinations take the post (the others hold it already)."""
+        holding = [d.name for d in self.destinations if d.holds]
+        if not holding:
+            return []
+        taking = [d.name for d in self.destinations if not d.holds]
+        return [f"to {', '.join(taking)} only: {', '.join(holding)} has it"]
 
 
 def told_lineage(
@@ -307,7 +318,7 @@ class LineageOutcome:
             state = (
                 ALREADY_POSTED if self.replayed else POST.done if self.posted else UNCHANGED.done
             )
-            notes = []
+            notes = self.plan.destinations_behind if self.posted else []
         # The edges are whole either way; whether every column's lineage is there is not.
         return self.plan.told(state, [*notes, *self.oversized_hops])
 
@@ -583,15 +594,9 @@ def _post_runs(
             )
             run.log.warning(f"{topic}: {oversized_hops[-1]}")
         split, trimmed = split or fitted.split, trimmed or fitted.trimmed
-        delivered = composite.post_run(
-            topic,
-            hop.job_label,
-            fitted.events,
-            split=fitted.split,
-            delivery=delivery,
-            retry_of=run.lineage_health.retry_of(run_id) if "datazone" in names else None,
-            only=names,
-        )
+        retry_of = run.lineage_health.retry_of(run_id) if "datazone" in names else None
+        post = RunPost(topic, hop.job_label, fitted.events, fitted.split, delivery, retry_of)
+        delivered = composite.post_run(post, only=names)
         for name, taken in delivered.items():
             event_ids.extend(taken.event_ids)
             refused += taken.refused

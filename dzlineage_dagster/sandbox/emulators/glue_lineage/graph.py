@@ -71,10 +71,10 @@ class GlueLineageGraph(LineageGraph):
         self._digests: set[str] = set()
         self._run_events: dict[str, list[dict[str, str]]] = {}
 
-    def job_name(self, event: GlueRunEvent) -> str:  # type: ignore[override]
+    def job_name(self, event: GlueRunEvent) -> str:
         return f"{event.job.namespace}.{event.job.name}"
 
-    def job_and_run_facets(self, event: GlueRunEvent) -> tuple[dict[str, Any], dict[str, Any]]:  # type: ignore[override]
+    def job_and_run_facets(self, event: GlueRunEvent) -> tuple[dict[str, Any], dict[str, Any]]:
         return event.job_facets, event.run_facets
 
     def dataset_name(self, ref: DatasetRef) -> str:
@@ -83,8 +83,7 @@ class GlueLineageGraph(LineageGraph):
         return ref.name
 
     def record(self, record: LineageEventRecord) -> None:
-        event: GlueRunEvent | GlueDatasetEvent = record.event  # type: ignore[assignment]
-        self.events[record.id] = record
+        event: GlueRunEvent | GlueDatasetEvent = record.event
         if event.digest in self._digests and not self.repost_adds_event:
             return
         self._digests.add(event.digest)

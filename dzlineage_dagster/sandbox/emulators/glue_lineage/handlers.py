@@ -72,7 +72,7 @@ def post_lineage_event(
     ``fails``: its processing fails (the sandbox's ``fail-after-accept`` fault)."""
     event = parse_event(event_text)
     graph = lineage_graph(backend)
-    record = LineageEventRecord(new_id(), event_text.encode(), event, now(), caller)  # type: ignore[arg-type]
+    record = LineageEventRecord(new_id(), event_text.encode(), event, now(), caller)
     with _LOCK:
         graph.repost_adds_event = repost_adds_event
         graph.accept(record, timedelta(seconds=processing_seconds), fails)
