@@ -26,6 +26,7 @@ from dzlineage_dagster.assets.topics import (
 from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.core.connectors import report as topology_report
 from dzlineage_dagster.core.connectors.topics import TopicKind
+from dzlineage_dagster.core.lineage.readback import ReadbackReport
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
 from dzlineage_dagster.sync.lineage.impact import topic_impact
@@ -206,14 +207,55 @@ UNLANDED_LINEAGE = Advice(
     ),
 )
 def lineage_landed_on_datazone_nodes(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    report = last_sync_readback(SyncRun(lineage_sync))
+    return _readback_result(last_sync_readback(SyncRun(lineage_sync)), UNLANDED_LINEAGE)
+
+
+UNLANDED_GLUE_LINEAGE = Advice(
+    why=(
+        "The Glue Data Catalog's lineage graph does not show the lineage the last sync posted "
+        "there: GetLineageNode by the Glue table's ARN lacks its topic upstream (or the "
+        "read-back could not run, and says why). Glue processes events asynchronously and "
+        "reports no status: an event it could not use is dropped silently."
+    ),
+    what_to_do=(
+        "Run the `catalog_reconcile` job (or `dzlineage sync --reconcile`), which posts the "
+        "lineage again; if the table's node still lacks its topic, see docs/glue-lineage.md "
+        "for how Glue names the nodes."
+    ),
+)
+
+
+@asset_check(
+    asset=TOPIC_LINEAGE,
+    description=(
+        "Where DZLINEAGE_LINEAGE_DESTINATIONS names glue: the lineage the last sync posted "
+        "landed in the Glue Data Catalog's lineage graph, GetLineageNode by each Glue table's "
+        "ARN having its topic upstream (docs/glue-lineage.md). Passes, saying so, where glue "
+        "is not a destination."
+    ),
+)
+def lineage_landed_on_glue_nodes(lineage_sync: LineageSyncResource) -> AssetCheckResult:
+    destinations = lineage_sync.settings.lineage_destinations
+    if "glue" not in destinations:
+        return AssetCheckResult(
+            passed=True,
+            description=(
+                f"nothing to read back: the sync posts lineage to {', '.join(destinations)}, "
+                "not to the Glue Data Catalog (DZLINEAGE_LINEAGE_DESTINATIONS)"
+            ),
+        )
+    report = last_sync_readback(SyncRun(lineage_sync), graph="glue")
+    return _readback_result(report, UNLANDED_GLUE_LINEAGE)
+
+
+def _readback_result(report: ReadbackReport, advice: Advice) -> AssetCheckResult:
     # A read-back that could not run proves nothing: it fails, saying why.
     problems = [str(m) for m in report.mismatches] + ([] if report.checked else [*report.notes])
     return _problems_result(
         problems,
         report.tables + report.assets,
         "lineage landings",
-        UNLANDED_LINEAGE,
+        advice,
         metadata={
             "read-back": MetadataValue.text(report.summary),
             "GetLineageNode calls": report.calls,
@@ -384,6 +426,7 @@ ALL_CHECKS = [
     no_two_assets_share_a_schema,
     lineage_tables_exist_in_glue,
     lineage_landed_on_datazone_nodes,
+    lineage_landed_on_glue_nodes,
     connector_mapping_matches_convention,
     every_table_topic_has_a_sink,
     every_iceberg_table_is_fed_by_a_topic,

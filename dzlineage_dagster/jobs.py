@@ -51,7 +51,7 @@ CATALOG_CHECKS_JOB = define_asset_job(
     # staleness check too, which is not among ALL_CHECKS.
     selection=AssetSelection.all_asset_checks()
     - AssetSelection.checks(schema_change_is_compatible),
-    # One process for all ten: each reads AWS for a second or two, while a process of its own
+    # One process for all eleven: each reads AWS for a second or two, while a process of its own
     # (the default executor) costs seconds of start-up on a small machine.
     executor_def=in_process_executor,
     description=(

@@ -461,6 +461,17 @@ class LineageSettings(ConfigurableResource):
             "that limit paces too."
         ),
     )
+    glue_lineage_readback_wait_seconds: float = Field(
+        default=60.0,
+        ge=0,
+        description=(
+            "After a sync that posted lineage to the Glue Data Catalog, how long at most to "
+            "read back GetLineageNode by each table's ARN (and the topic's identity) until each "
+            "has its topic upstream: Glue processes events asynchronously and has no status to "
+            "wait on, so the read-back reads again every 2 seconds (docs/glue-lineage.md). 0 "
+            "turns the Glue read-back off."
+        ),
+    )
 
     @field_validator(*AWS_MODELED_SETTINGS, mode="before")
     @classmethod

@@ -158,6 +158,7 @@ def test_the_checks_job_passes_after_a_sync(platform):
         "no_two_assets_share_a_schema",
         "lineage_tables_exist_in_glue",
         "lineage_landed_on_datazone_nodes",
+        "lineage_landed_on_glue_nodes",
         "every_table_topic_has_a_sink",
         "no_ambiguous_edges",
         "every_connector_is_understood",

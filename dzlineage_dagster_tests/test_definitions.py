@@ -48,7 +48,7 @@ def test_every_asset_has_an_owner_kinds_and_a_description():
 def test_every_check_targets_an_existing_asset_and_runs_in_the_checks_job():
     asset_keys = set(defs.resolve_all_asset_keys())
     check_keys = set(defs.get_repository_def().asset_checks_defs_by_key)
-    assert len(check_keys) == 10  # + the five connector topology checks, the read-back
+    assert len(check_keys) == 11  # + the five connector topology checks, the two read-backs
     assert {key.asset_key for key in check_keys} <= asset_keys
     # The schema-change check is per topic partition: the sync's runs report it, the
     # unpartitioned checks job cannot.

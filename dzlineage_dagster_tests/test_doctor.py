@@ -314,7 +314,15 @@ def test_each_denied_read_fails_its_row_naming_the_action_to_allow(platform, cap
     # `ssm-mapping`'s, whose denial leaves it not checked); each has its own test below.
     # `kafka-names` makes no call of its own (tests/relay/test_relay_kafka_identity.py).
     # `change-queue` calls nothing unless a queue is set: test_change_queue.py denies its call.
-    own_tests = {"authorization", "lineage-landed", "kafka-names", "change-queue"}
+    # The Glue lineage rows read only where glue is a destination: test_glue_lineage_read.py.
+    own_tests = {
+        "authorization",
+        "lineage-landed",
+        "kafka-names",
+        "change-queue",
+        "glue-lineage",
+        "glue-lineage-landed",
+    }
     assert {check for _, _, check, _ in DENIALS} == {check.name for check in CHECKS} - own_tests
 
 

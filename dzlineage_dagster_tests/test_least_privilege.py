@@ -185,3 +185,31 @@ def test_each_sides_trust_policy_lets_the_deployment_assume_it_with_an_external_
         assert set(statement["Principal"]) == {"AWS"}, "only the deployment's role, no service"
         external_id = statement["Condition"]["StringEquals"]["sts:ExternalId"]
         assert external_id == f"{side.upper()}_EXTERNAL_ID", name
+
+
+def test_the_glue_lineage_policy_grants_exactly_what_glue_as_a_destination_adds(
+    platform, monkeypatch
+):
+    """With glue among the destinations, the sync, its read-back, `trace`/`orphans --graph
+    glue` and doctor call, beyond what the side policies (and doctor's) grant, exactly what
+    iam/glue-lineage-policy.json grants, on ``*`` (docs/glue-lineage.md#permissions)."""
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_DESTINATIONS", "datazone,glue")
+    used = UsedActions(platform.control)
+    out = io.StringIO()
+    assert run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out) == 0, out
+    topic = "shop.sales.orders"
+    with redirect_stdout(io.StringIO()):
+        assert dzlineage(["trace", topic, "--graph", "glue"]) == 0
+        assert dzlineage(["orphans", "--graph", "glue"]) == 0
+        assert dzlineage(["doctor"]) == 0
+    used.collect()
+    document = json.loads((IAM_DIRECTORY / "glue-lineage-policy.json").read_text())
+    [statement] = document["Statement"]
+    assert statement["Resource"] == "*"
+    others = set().union(*granted_actions().values(), doctor_actions())
+    assert used.actions - others == set(statement["Action"])
+
+
+def doctor_actions() -> set[str]:
+    document = json.loads((IAM_DIRECTORY / "doctor-policy.json").read_text())
+    return {action for statement in document["Statement"] for action in statement["Action"]}

@@ -6,7 +6,8 @@ Iceberg columns written from it: the sink writes a table column from the topic c
 name (the sync's sink-hop column lineage), among the columns the table has in the Glue Data
 Catalog. Given a table (``lakehouse.orders``) or one of its columns, the topics feeding it are
 compared and only what reaches it is shown. The report (sync/lineage/impact.py) also names the
-assets downstream of the tables (Dagster keys, DataZone lineage nodes) and the owners to tell.
+assets downstream of the tables (Dagster keys, and the nodes of DataZone's lineage graph, or with
+``--graph glue`` the Glue Data Catalog's) and the owners to tell.
 ``--format json`` prints one object per topic for CI, the text the same, section by section.
 The exit code gates CI: 3 when a report is breaking (``--fail-on additive``: any column change;
 ``--fail-on never``: never), 2 when the lookup fails, else 0.
@@ -20,6 +21,7 @@ import logging
 import sys
 
 from dzlineage_dagster.cli.common import SETUP_ERRORS
+from dzlineage_dagster.cli.lineage import add_graph_option
 from dzlineage_dagster.core.schemas.impact import ImpactReport
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
@@ -27,6 +29,7 @@ from dzlineage_dagster.sync.checks.preflight import check_registry
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.headless import start_run
 from dzlineage_dagster.sync.lineage.impact import topic_impact
+from dzlineage_dagster.sync.lineage.nodes import LineageQueryError, require_graph
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The exit status of a report whose verdict ``--fail-on`` gates on (2 is a lookup that failed).
@@ -35,11 +38,13 @@ CHANGE_FOUND = 3
 FAIL_ON = {"breaking": {"breaking"}, "additive": {"breaking", "additive"}, "never": set()}
 
 
-def impacts(run: SyncRun, subject: str) -> list[ImpactReport]:
-    """``subject`` a topic, or ``<database>.<table>[.<column>]``: one report per topic."""
+def impacts(run: SyncRun, subject: str, graph: str = "datazone") -> list[ImpactReport]:
+    """``subject`` a topic, or ``<database>.<table>[.<column>]``: one report per topic, its
+    downstream assets read from ``graph``'s lineage."""
+    require_graph(run.settings, graph)
     owners = datazone_owners(run)
     if subject in run.registry_topics:
-        return [topic_impact(run, subject, owners)]
+        return [topic_impact(run, subject, owners, graph=graph)]
     database, _, rest = subject.partition(".")
     table, _, column = rest.partition(".")
     feeding = [
@@ -54,7 +59,9 @@ def impacts(run: SyncRun, subject: str) -> list[ImpactReport]:
             "Iceberg table a topic feeds (<database>.<table>[.<column>])"
         )
     return [
-        topic_impact(run, topic, owners).narrowed_to(f"{database}.{table}", column or None)
+        topic_impact(run, topic, owners, graph=graph).narrowed_to(
+            f"{database}.{table}", column or None
+        )
         for topic in feeding
     ]
 
@@ -63,8 +70,8 @@ def cmd_impact(args: argparse.Namespace) -> int:
     try:
         run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.impact"))
         check_registry(run)
-        reports = impacts(run, args.subject)
-    except SETUP_ERRORS as error:
+        reports = impacts(run, args.subject, args.graph)
+    except (LineageQueryError, *SETUP_ERRORS) as error:
         print(f"dzlineage impact: {describe_error(error)}", file=sys.stderr)
         return 2
     if args.format == "json":
@@ -100,4 +107,5 @@ def add_impact_command(commands: argparse._SubParsersAction) -> None:
         help=f"exit {CHANGE_FOUND} when a report is breaking (default), breaking or additive "
         "('additive': any column change), or never; 2 when the lookup fails, else 0",
     )
+    add_graph_option(impact)
     impact.set_defaults(handler=cmd_impact)

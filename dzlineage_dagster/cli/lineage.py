@@ -1,10 +1,11 @@
-"""`dzlineage trace` and `dzlineage orphans`: ask DataZone's lineage graph the questions people
-ask ("what feeds this table?", "what breaks if I drop this topic?", "can I delete this?").
+"""`dzlineage trace` and `dzlineage orphans`: ask a lineage graph the questions people ask
+("what feeds this table?", "what breaks if I drop this topic?", "can I delete this?").
 
 Both read the graph the sync (and any other producer) posted, through GetLineageNode by
-sourceIdentifier at the moment the command started (the timestamp view: the latest run of each
-job, so what a job's newer run no longer says is gone), and answer the same against AWS and
-the sandbox. A name a user types is
+sourceIdentifier: DataZone's by default, at the moment the command started (the timestamp
+view: the latest run of each job, so what a job's newer run no longer says is gone), or with
+``--graph glue`` the Glue Data Catalog's (where AWS's own Spark and CreateTable lineage lands
+beside the sync's; docs/glue-lineage.md). They answer the same against AWS and the sandbox. A name a user types is
 resolved against the datasets the settings name: the registry's topics (named as the sync
 names them), the Glue tables of the configured database, and the source tables found upstream
 of those topics; :mod:`dzlineage_dagster.core.lineage.graph` resolves, walks and renders.
@@ -25,9 +26,11 @@ from dzlineage_dagster.core.connectors.topics import TopicKind, classify_topic
 from dzlineage_dagster.core.lineage.graph import (
     GraphNode,
     LineageGraph,
+    LineageNode,
     choose_dataset,
     near_matches,
     node_kind,
+    records_table_creation,
     render,
     render_history,
 )
@@ -40,7 +43,13 @@ from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.checks.preflight import check_cluster, check_registry
 from dzlineage_dagster.sync.errors import describe_error
-from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage, LineageQueryError
+from dzlineage_dagster.sync.lineage.nodes import (
+    GRAPHS,
+    DataZoneLineage,
+    LineageQueryError,
+    LineageReader,
+    lineage_reader,
+)
 from dzlineage_dagster.sync.lineage.platform_graph import platform_datasets
 
 #: Topics that carry table data; the others (heartbeats, schema changes, ...) feed no table.
@@ -50,13 +59,14 @@ KINDS = ("glue_table", "topic", "source_table")
 
 @dataclass
 class LineageCatalog:
-    """What the settings name: the registry's topics, the database's Glue tables, and DataZone."""
+    """What the settings name: the registry's topics, the database's Glue tables, and the
+    lineage graph read (DataZone's or the Glue Data Catalog's)."""
 
     run: Any  # a SyncRun: the settings, the resource and the run's lookups (topic namespace)
-    lineage: DataZoneLineage
+    lineage: LineageReader
 
     @classmethod
-    def from_environment(cls) -> LineageCatalog:
+    def from_environment(cls, graph: str = "datazone") -> LineageCatalog:
         import logging
 
         from dzlineage_dagster.sync.headless import start_run
@@ -65,7 +75,7 @@ class LineageCatalog:
         # Every query reads the registry and the cluster: a wrong setting is named up front.
         check_registry(run)
         check_cluster(run)
-        return cls(run, DataZoneLineage(run.resource.datazone.client(), run.settings.domain_id))
+        return cls(run, lineage_reader(run, graph))
 
     @property
     def settings(self) -> LineageSettings:
@@ -111,7 +121,7 @@ class LineageCatalog:
             known += sources
         candidates = [self._existing_topic_id(c, topics) for c in candidates]
         if len(candidates) > 1:
-            # Several of one kind: the ones DataZone has a node for are the ones meant.
+            # Several of one kind: the ones the graph has a node for are the ones meant.
             candidates = [c for c in candidates if self.lineage.node(c)] or candidates
         if len(candidates) == 1:
             return candidates[0]
@@ -135,22 +145,22 @@ class LineageCatalog:
             node = self._topic_node(topic)
             if node is not None:
                 found += [
-                    d["sourceIdentifier"] for d, _ in self.lineage.datasets_beyond(node, "upstream")
+                    d.source_identifier for d, _ in self.lineage.datasets_beyond(node, "upstream")
                 ]
         return found
 
-    def _topic_node(self, topic: str) -> dict | None:
+    def _topic_node(self, topic: str) -> LineageNode | None:
         return next(
             (n for n in map(self.lineage.node, self.topic_ids(topic)) if n is not None), None
         )
 
     def _existing_topic_id(self, candidate: str, topics: set[str]) -> str:
-        """A topic's id as DataZone has it, when the lineage names it in another namespace."""
+        """A topic's id as the graph has it, when the lineage names it in another namespace."""
         if node_kind(candidate) != "topic":
             return candidate
         topic = candidate.split("/", 3)[-1]
         node = self._topic_node(topic) if topic in topics else None
-        return node["sourceIdentifier"] if node else candidate
+        return node.source_identifier if node else candidate
 
     def owners_of(self, graph: LineageGraph) -> tuple[dict[str, list[str]], list[str]]:
         """Whom to call about the graph's topics of this registry (their configured owners,
@@ -181,7 +191,7 @@ class LineageCatalog:
         for topic in self.data_topics():
             node = self._topic_node(topic)
             feeds = node is not None and any(
-                node_kind(d["sourceIdentifier"]) == "glue_table"
+                node_kind(d.source_identifier) == "glue_table"
                 for d, _ in self.lineage.datasets_beyond(node, "downstream")
             )
             if not feeds:
@@ -189,7 +199,11 @@ class LineageCatalog:
         unfed_tables = []
         for table_id in self.table_ids():
             node = self.lineage.node(table_id)
-            if node is None or not self.lineage.datasets_beyond(node, "upstream"):
+            fed = node is not None and any(
+                not records_table_creation(job)
+                for _, job in self.lineage.datasets_beyond(node, "upstream")
+            )
+            if not fed:
                 unfed_tables.append(table_id)
         return {
             "topics_without_downstream_table": lonely_topics,
@@ -206,7 +220,7 @@ def _may_name(text: str, topic: str) -> bool:
 def cmd_trace(args: argparse.Namespace) -> int:
     direction = "downstream" if args.downstream else "upstream"
     try:
-        catalog = LineageCatalog.from_environment()
+        catalog = LineageCatalog.from_environment(args.graph)
         root = catalog.resolve(args.dataset, args.kind)
         if args.history:
             return _print_history(catalog, root, direction, args)
@@ -228,6 +242,13 @@ def _print_history(
     if args.format not in ("text", "json"):
         print(f"dzlineage trace: --history prints text or json, not {args.format}", file=sys.stderr)
         return 2
+    if not isinstance(catalog.lineage, DataZoneLineage):
+        print(
+            "dzlineage trace: --history reads DataZone's node history (ListLineageNodeHistory); "
+            f"{catalog.lineage.where} keeps none (GetLineageNode shows the latest only)",
+            file=sys.stderr,
+        )
+        return 2
     revisions, truncated = catalog.lineage.history(root, direction)
     print(
         render_history(
@@ -244,9 +265,9 @@ def _print_history(
 
 def cmd_orphans(args: argparse.Namespace) -> int:
     try:
-        catalog = LineageCatalog.from_environment()
+        catalog = LineageCatalog.from_environment(args.graph)
         found = catalog.orphans()
-    except SETUP_ERRORS as error:
+    except (LineageQueryError, *SETUP_ERRORS) as error:
         print(f"dzlineage orphans: {describe_error(error)}", file=sys.stderr)
         return 2
     if args.format == "json":
@@ -269,8 +290,9 @@ def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
     """Register `trace` and `orphans` on the `dzlineage` command."""
     trace = commands.add_parser(
         "trace",
-        help="what feeds a dataset, or what depends on it, from DataZone's lineage graph",
-        description="Walk DataZone's lineage graph from DATASET: a Glue table "
+        help="what feeds a dataset, or what depends on it, from a lineage graph",
+        description="Walk DataZone's lineage graph (or the Glue Data Catalog's, --graph glue) "
+        "from DATASET: a Glue table "
         "(`lakehouse.sales_orders`), a topic (`shop.sales.orders`), a source table "
         "(`inventory.customers`) or a full sourceIdentifier. Upstream by default (what feeds "
         "it); --downstream for what depends on it (what breaks if it goes).",
@@ -303,13 +325,28 @@ def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
         help="leave out each topic's owners (its schema's owner tag, its connectors' "
         "dzlineage.owners, the DataZone project's owners; docs/impact.md)",
     )
+    add_graph_option(trace)
     trace.set_defaults(handler=cmd_trace)
 
     orphans = commands.add_parser(
         "orphans",
         help="topics that feed no table and tables nothing feeds (can I delete this?)",
         description="List the registry's data topics with no downstream Glue table and the "
-        "configured Glue database's tables with no upstream, per DataZone's lineage graph.",
+        "configured Glue database's tables with no upstream, per DataZone's lineage graph "
+        "(or the Glue Data Catalog's, --graph glue).",
     )
+    add_graph_option(orphans)
     orphans.add_argument("--format", choices=("text", "json"), default="text", help="output format")
     orphans.set_defaults(handler=cmd_orphans)
+
+
+def add_graph_option(command: argparse.ArgumentParser) -> None:
+    """``--graph``: which lineage graph a command reads."""
+    command.add_argument(
+        "--graph",
+        choices=GRAPHS,
+        default=GRAPHS[0],
+        help="the lineage graph to read: DataZone's (default), or the Glue Data Catalog's, "
+        "where the sync posts when DZLINEAGE_LINEAGE_DESTINATIONS names glue "
+        "(docs/glue-lineage.md)",
+    )

@@ -135,6 +135,12 @@ CHANGE_QUEUE_ACTIONS = frozenset(
     {"sqs:ReceiveMessage", "sqs:DeleteMessage", "sqs:GetQueueAttributes"}
 )
 
+#: The policy of iam/ the data side's role needs too where the sync posts lineage to the Glue
+#: Data Catalog (``DZLINEAGE_LINEAGE_DESTINATIONS`` names glue), and its actions (test_doctor.py
+#: holds this to the files).
+GLUE_LINEAGE_POLICY = "iam/glue-lineage-policy.json"
+GLUE_LINEAGE_ACTIONS = frozenset({"glue:PostLineageEvent", "glue:GetLineageNode"})
+
 #: Actions no policy needs to allow (STS API reference, GetCallerIdentity: "No permissions are
 #: required to perform this operation", even an explicit deny does not stop it).
 UNRESTRICTED_ACTIONS = frozenset({"sts:GetCallerIdentity"})
@@ -154,6 +160,8 @@ def granting_policy(side: str, action: str) -> str:
         return SAGEMAKER_POLICY
     if action in CHANGE_QUEUE_ACTIONS:
         return CHANGE_QUEUE_POLICY
+    if action in GLUE_LINEAGE_ACTIONS:
+        return GLUE_LINEAGE_POLICY
     return SIDE_POLICIES[side]
 
 

@@ -303,7 +303,7 @@ def run_headless_sync(
             stop.signal_name = stop.signal_name or "SIGINT"
         # After the loop: DataZone processes the events while the other topics sync. Before the
         # summary: what it logs comes before the table on a terminal, not in the middle of it.
-        readback = None if stop else read_back_sync(run, outcomes)
+        readbacks = [] if stop else read_back_sync(run, outcomes)
         if rows:
             print(_table(rows, ("topic", "asset", "catalog", "lineage")), file=out)
         if reposted:
@@ -319,7 +319,7 @@ def run_headless_sync(
                 file=out,
             )
         _print_scope_notes(run, out, report, retiring=retiring)
-        if readback is not None:
+        for readback in readbacks:
             print(f"\n{readback.summary}", file=out)
             for mismatch in readback.mismatches:
                 print(f"ERROR {mismatch}", file=out)
@@ -337,7 +337,7 @@ def run_headless_sync(
         out.flush()
         if stop:
             return _stopped_status(stop.signal_name)
-        return 1 if failed or (readback is not None and readback.mismatches) else 0
+        return 1 if failed or any(readback.mismatches for readback in readbacks) else 0
 
 
 def _asset_column(outcome: TopicOutcome) -> str:

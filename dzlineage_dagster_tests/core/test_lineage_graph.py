@@ -7,12 +7,15 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from dzlineage_dagster.core.lineage.graph import (
+    GLUE_FACET_FORM_PREFIX,
     GraphEdge,
     LineageGraph,
+    LineageNode,
     choose_dataset,
     column_pairs,
     near_matches,
     node_kind,
+    records_table_creation,
     render,
     resolve_short_name,
     source_identifier,
@@ -159,6 +162,76 @@ def test_source_identifiers_and_column_pairs_follow_datazone_naming() -> None:
     }
     assert column_pairs(facet, TOPIC) == (("after.id", "id"),)
     assert column_pairs({}, TOPIC) == ()
+    # A field named by another name of the upstream dataset (a Glue table's S3 location, as
+    # Spark names what it reads through the catalog) pairs only when that name is given.
+    assert column_pairs(facet, TABLE) == ()
+    assert column_pairs(facet, TABLE, ["kafka://other:1/x"]) == (("n", "note"),)
+
+
+node_ids = st.text("abcdef0123456789-", min_size=1, max_size=36)
+facet_names = st.sampled_from(["schema", "columnLineage", "ownership", "symlinks"])
+
+
+@given(
+    node_id=node_ids,
+    source=st.text(min_size=1, max_size=40),
+    upstream=st.lists(node_ids, max_size=5),
+    downstream=st.lists(node_ids, max_size=5),
+    kind=st.sampled_from(["Dataset", "JobRun", "Job"]),
+    facets=st.dictionaries(facet_names, st.dictionaries(st.text(max_size=5), st.integers())),
+)
+def test_datazones_and_glues_answers_of_one_node_normalise_alike(
+    node_id, source, upstream, downstream, kind, facets
+) -> None:
+    """GetLineageNode's answer in DataZone's camelCase and Glue's PascalCase (its forms named by
+    ``openlineage.<facet>`` type names) are the same node: one model for both readers."""
+    datazone = {
+        "id": node_id,
+        "sourceIdentifier": source,
+        "typeName": f"amazon.datazone.{kind}LineageNodeType",
+        "name": "n",
+        "upstreamNodes": [{"id": i, "eventTimestamp": 0} for i in upstream],
+        "downstreamNodes": [{"id": i} for i in downstream],
+        "formsOutput": [
+            {"formName": name, "typeName": "x", "content": json.dumps(facet)}
+            for name, facet in facets.items()
+        ],
+    }
+    glue = {
+        "Id": node_id,
+        "SourceIdentifier": source,
+        "TypeName": f"amazon.glue.{kind}LineageNodeType",
+        "Name": "n",
+        "UpstreamNodes": [{"Id": i} for i in upstream],
+        "DownstreamNodes": [{"Id": i} for i in downstream],
+        "FormsOutput": [
+            {"TypeName": f"{GLUE_FACET_FORM_PREFIX}{name}", "Content": json.dumps(facet)}
+            for name, facet in facets.items()
+        ],
+    }
+    ours, theirs = LineageNode.from_response(datazone), LineageNode.from_response(glue)
+    assert (ours.id, ours.upstream, ours.downstream) == (
+        theirs.id,
+        theirs.upstream,
+        theirs.downstream,
+    )
+    assert ours.is_dataset == theirs.is_dataset == (kind == "Dataset")
+    assert ours.job == theirs.job
+    for name, facet in facets.items():
+        assert ours.facet(name) == theirs.facet(name) == facet
+    assert LineageNode.from_response(glue, forms=False).forms == ()
+
+
+def test_a_run_and_a_job_name_their_job_and_only_glues_own_creation_job_is_no_feed() -> None:
+    run = LineageNode(
+        "r", "default.daily_revenue.append/run-1", type_name="x.JobRunLineageNodeType"
+    )
+    job = LineageNode("j", "glue_manual.lakehouse.t", type_name="x.JobLineageNodeType")
+    assert (run.job, job.job) == ("default.daily_revenue.append", "glue_manual.lakehouse.t")
+    assert records_table_creation(job.job)
+    assert not records_table_creation(run.job)
+    assert not records_table_creation("default.not_glue_manual_x")
+    assert not records_table_creation(None)
 
 
 def test_owners_are_shown_beside_their_nodes_in_text_and_json() -> None:

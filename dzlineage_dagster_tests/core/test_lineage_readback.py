@@ -1,9 +1,9 @@
 from __future__ import annotations
 
+from dzlineage_dagster.core.lineage.graph import LineageNode
 from dzlineage_dagster.core.lineage.readback import (
     Landing,
     Mismatch,
-    NodeRead,
     ProcessingWait,
     compare,
 )
@@ -14,24 +14,24 @@ BESIDE = "arn:aws:glue:us-east-1:123456789012/table/lakehouse/sales_orders"
 LANDING = Landing("shop.sales.orders", TOPIC, (ARN,), "asset1")
 
 
-def reader(*nodes: NodeRead):
+def reader(*nodes: LineageNode):
     """A node reader over ``nodes`` (by id or sourceIdentifier) that records what it read."""
     known = {key: n for n in nodes for key in (n.id, n.source_identifier)}
     reads: list[str] = []
 
-    def read(identifier: str) -> NodeRead | None:
+    def read(identifier: str) -> LineageNode | None:
         reads.append(identifier)
         return known.get(identifier)
 
     return read, reads
 
 
-def landed() -> tuple[NodeRead, ...]:
+def landed() -> tuple[LineageNode, ...]:
     return (
-        NodeRead("t", TOPIC, downstream=("run",)),
-        NodeRead("run", "kafka-connect.sink/shop.sales.orders/r", ("t",), ("g",)),
-        NodeRead("g", ARN, upstream=("run",)),
-        NodeRead("a", "amazon.datazone.asset/asset1", upstream=("t",)),
+        LineageNode("t", TOPIC, downstream=("run",)),
+        LineageNode("run", "kafka-connect.sink/shop.sales.orders/r", ("t",), ("g",)),
+        LineageNode("g", ARN, upstream=("run",)),
+        LineageNode("a", "amazon.datazone.asset/asset1", upstream=("t",)),
     )
 
 
@@ -43,7 +43,7 @@ def test_a_landed_topic_has_no_mismatch_and_costs_three_reads():
 
 def test_a_table_filed_beside_its_arn_names_the_arn_and_the_node_found():
     topic, run, _, asset = landed()
-    read, _ = reader(topic, run, NodeRead("g", BESIDE, ("run",)), asset)
+    read, _ = reader(topic, run, LineageNode("g", BESIDE, ("run",)), asset)
     (mismatch,) = compare(LANDING, read)
     assert mismatch == Mismatch(
         "shop.sales.orders",
@@ -54,8 +54,8 @@ def test_a_table_filed_beside_its_arn_names_the_arn_and_the_node_found():
 
 def test_a_table_node_not_fed_by_the_topic_and_an_unlinked_asset_are_mismatches():
     topic, run, _, _ = landed()
-    stale = NodeRead("g", ARN, upstream=("old-run",))
-    unlinked = NodeRead("a", "amazon.datazone.asset/asset1", upstream=())
+    stale = LineageNode("g", ARN, upstream=("old-run",))
+    unlinked = LineageNode("a", "amazon.datazone.asset/asset1", upstream=())
     read, _ = reader(topic, run, stale, unlinked)
     table, asset = compare(LANDING, read)
     assert table.found.startswith("node g not fed by the topic")

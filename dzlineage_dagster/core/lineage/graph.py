@@ -22,9 +22,13 @@ from datetime import datetime
 from typing import Literal
 
 Direction = Literal["upstream", "downstream"]
-#: DataZone's lineage node types (GetLineageNode's ``typeName``) of a dataset and of a job run.
-DATASET_NODE_TYPE = "amazon.datazone.DatasetLineageNodeType"
-JOB_RUN_NODE_TYPE = "amazon.datazone.JobRunLineageNodeType"
+#: How a lineage node type name ends (GetLineageNode's ``typeName``, DataZone's
+#: ``amazon.datazone.DatasetLineageNodeType``) for a dataset, a job run and a job. Glue's
+#: GetLineageNode names its types without saying them (the botocore model's ``TypeName`` is
+#: any string): a node is read by the end of its type's name, whoever's prefix it has.
+DATASET_TYPE_SUFFIX = "DatasetLineageNodeType"
+JOB_RUN_TYPE_SUFFIX = "JobRunLineageNodeType"
+JOB_TYPE_SUFFIX = "JobLineageNodeType"
 _GLUE_TABLE = re.compile(r"arn:aws:glue:[^:]*:[^:]*:table/(?P<db>[^/]+)/(?P<table>.+)")
 _GLUE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}")
 _DATASET = re.compile(r"(?P<namespace>[a-z][a-z0-9+.\-]*://[^/]+)/(?P<name>.+)")
@@ -97,6 +101,96 @@ def node_kind(node_id: str) -> str:
     if re.match(r"(postgres|mysql|sqlserver|mssql|oracle)://", node_id):
         return "source_table"
     return "dataset"
+
+
+#: How a Glue lineage node's form names the OpenLineage facet it keeps (``openlineage.schema``,
+#: ``openlineage.columnLineage``): AWS names no form; this is the sandbox's reading, kept in one
+#: place (docs/glue-lineage.md).
+GLUE_FACET_FORM_PREFIX = "openlineage."
+
+
+@dataclass(frozen=True)
+class LineageNode:
+    """A node of a lineage graph as GetLineageNode answered it, DataZone's (camelCase) or
+    the Glue Data Catalog's (PascalCase) alike: its id, sourceIdentifier, neighbours' ids,
+    type and forms (its OpenLineage facets, by name). Neighbours come as ids only: reading
+    one is another GetLineageNode."""
+
+    id: str
+    source_identifier: str
+    upstream: tuple[str, ...] = ()
+    downstream: tuple[str, ...] = ()
+    type_name: str = ""
+    name: str = ""
+    #: (facet name, JSON content): a DataZone form's ``formName``; a Glue form's ``TypeName``
+    #: (its forms carry no other name) less :data:`GLUE_FACET_FORM_PREFIX`.
+    forms: tuple[tuple[str, str], ...] = ()
+
+    @classmethod
+    def from_response(cls, response: Mapping, *, forms: bool = True) -> LineageNode:
+        """GetLineageNode's answer, of either service; ``forms=False`` drops the forms (a
+        reader that needs only ids and neighbours holds less)."""
+
+        def member(name: str, default: object = None) -> object:
+            return response.get(name, response.get(name[0].upper() + name[1:], default))
+
+        def ids(name: str) -> tuple[str, ...]:
+            return tuple(r.get("id", r.get("Id")) for r in member(name) or ())
+
+        kept = tuple(
+            (
+                form.get("formName")
+                or form.get("TypeName", "").removeprefix(GLUE_FACET_FORM_PREFIX),
+                form.get("content", form.get("Content")) or "",
+            )
+            for form in (member("formsOutput") or () if forms else ())
+        )
+        return cls(
+            id=str(member("id")),
+            source_identifier=str(member("sourceIdentifier", "")),
+            upstream=ids("upstreamNodes"),
+            downstream=ids("downstreamNodes"),
+            type_name=str(member("typeName", "")),
+            name=str(member("name", "")),
+            forms=kept,
+        )
+
+    @property
+    def is_dataset(self) -> bool:
+        return self.type_name.endswith(DATASET_TYPE_SUFFIX)
+
+    @property
+    def job(self) -> str | None:
+        """The job this node is (``namespace.name``) or is a run of (a run's sourceIdentifier
+        is ``<job>/<runId>``); None for a dataset or another kind of node."""
+        if self.type_name.endswith(JOB_RUN_TYPE_SUFFIX):
+            return self.source_identifier.rsplit("/", 1)[0]
+        if self.type_name.endswith(JOB_TYPE_SUFFIX):
+            return self.source_identifier
+        return None
+
+    def facet(self, name: str) -> dict | None:
+        """The OpenLineage facet kept as the form of that name."""
+        for form_name, content in self.forms:
+            if form_name == name and content:
+                return json.loads(content)
+        return None
+
+    @property
+    def schema_columns(self) -> list[str]:
+        return [f["name"] for f in (self.facet("schema") or {}).get("fields", [])]
+
+
+#: The job the Glue Data Catalog records for a table made with CreateTable: its storage location
+#: -> ``glue_manual.<database>.<table>`` -> the table (Glue developer guide, "Lineage for AWS
+#: Glue Data Catalog tables and crawlers").
+GLUE_TABLE_CREATION_JOB = "glue_manual"
+
+
+def records_table_creation(job: str | None) -> bool:
+    """Whether ``job`` (``namespace.name``) is the job AWS Glue records for a table's creation:
+    what it draws is the table's own storage, not a producer feeding it."""
+    return job is not None and f".{GLUE_TABLE_CREATION_JOB}." in f".{job}"
 
 
 @dataclass
@@ -230,13 +324,18 @@ def source_identifier(namespace: str, name: str) -> str:
     return f"{namespace}/{name}"
 
 
-def column_pairs(column_lineage: Mapping, upstream_id: str) -> tuple[tuple[str, str], ...]:
+def column_pairs(
+    column_lineage: Mapping, upstream_id: str, aliases: Iterable[str] = ()
+) -> tuple[tuple[str, str], ...]:
     """(upstream field, downstream field) pairs of a ``columnLineage`` facet (as an output
-    dataset carries it) whose input fields come from the dataset ``upstream_id``."""
+    dataset carries it) whose input fields come from the dataset ``upstream_id`` (or one of
+    its ``aliases``: a Glue table's storage location, by which Spark names the fields it reads
+    through the Data Catalog)."""
+    names = {upstream_id, *aliases}
     pairs = []
     for output_field, lineage in (column_lineage.get("fields") or {}).items():
         for source in lineage.get("inputFields") or []:
-            if source_identifier(source["namespace"], source["name"]) == upstream_id:
+            if source_identifier(source["namespace"], source["name"]) in names:
                 pairs.append((source["field"], output_field))
     return tuple(pairs)
 

@@ -12,16 +12,23 @@ FAILED), the read-back asks DataZone's own nodes what a user would see:
   dataset lineage nodes with assets"), and the asset's node
   (``amazon.datazone.asset/<assetId>``) then has the topic's node upstream.
 
-A :class:`Landing` is what one topic's sync expects; a :class:`NodeRead` is what
-``GetLineageNode`` answered (None: no such node); :func:`compare` names each mismatch with the
-node expected and the node found.
+The Glue Data Catalog's graph (when the sync posts there too) is compared the same way, by
+the same table ARNs and topic identity, without the asset (Glue has none): its processing has
+no status to wait for, so the read-back there waits by reading again until the landings match
+or its wait is over (sync/lineage/readback.py).
+
+A :class:`Landing` is what one topic's sync expects; a
+:class:`~dzlineage_dagster.core.lineage.graph.LineageNode` is what ``GetLineageNode`` answered
+(None: no such node); :func:`compare` names each mismatch with the node expected and the node
+found.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+
+from dzlineage_dagster.core.lineage.graph import LineageNode
 
 ASSET_NODE_PREFIX = "amazon.datazone.asset/"
 
@@ -51,25 +58,6 @@ class Landing:
 
 
 @dataclass(frozen=True)
-class NodeRead:
-    """A lineage node as GetLineageNode answered it: its id, sourceIdentifier and neighbours."""
-
-    id: str
-    source_identifier: str
-    upstream: tuple[str, ...] = ()
-    downstream: tuple[str, ...] = ()
-
-    @classmethod
-    def from_response(cls, response: Mapping[str, Any]) -> NodeRead:
-        return cls(
-            id=response["id"],
-            source_identifier=response.get("sourceIdentifier", ""),
-            upstream=tuple(n["id"] for n in response.get("upstreamNodes") or ()),
-            downstream=tuple(n["id"] for n in response.get("downstreamNodes") or ()),
-        )
-
-
-@dataclass(frozen=True)
 class Mismatch:
     """One expectation DataZone's nodes do not meet: the node expected and the one found."""
 
@@ -94,6 +82,8 @@ class ReadbackReport:
     #: GetLineageNode calls it made.
     calls: int = 0
     checked: bool = True
+    #: The graph read back: "datazone", or "glue" (the Glue Data Catalog's).
+    graph: str = "datazone"
 
     @property
     def ok(self) -> bool:
@@ -101,18 +91,20 @@ class ReadbackReport:
 
     @property
     def summary(self) -> str:
+        title = "lineage read-back" + ("" if self.graph == "datazone" else f" in {self.graph}")
         if not self.checked:
-            return "lineage read-back: not checked (" + "; ".join(self.notes) + ")"
+            return f"{title}: not checked (" + "; ".join(self.notes) + ")"
         state = f"{len(self.mismatches)} mismatches" if self.mismatches else "all landed"
         notes = "".join(f"; {note}" for note in self.notes)
+        assets = f"{self.assets} topic assets of " if self.graph == "datazone" else ""
         return (
-            f"lineage read-back: {state} ({self.tables} tables, {self.assets} topic assets of "
-            f"{self.topics} topics, {self.calls} GetLineageNode calls){notes}"
+            f"{title}: {state} ({self.tables} tables, {assets}{self.topics} topics, "
+            f"{self.calls} GetLineageNode calls){notes}"
         )
 
 
-#: Reads a node by id or sourceIdentifier; None when DataZone has no such node.
-NodeReader = Callable[[str], "NodeRead | None"]
+#: Reads a node by id or sourceIdentifier; None when the graph has no such node.
+NodeReader = Callable[[str], "LineageNode | None"]
 
 
 def compare(landing: Landing, read: NodeReader) -> list[Mismatch]:
@@ -146,7 +138,7 @@ def compare(landing: Landing, read: NodeReader) -> list[Mismatch]:
 MAX_NAMED_NEIGHBOURS = 3
 
 
-def _found_table(table: NodeRead | None, topic: NodeRead, read: NodeReader) -> str:
+def _found_table(table: LineageNode | None, topic: LineageNode, read: NodeReader) -> str:
     """What the topic's runs feed instead of the table's ARN node, by sourceIdentifier."""
     fed = []
     for run_id in topic.downstream[:MAX_NAMED_NEIGHBOURS]:

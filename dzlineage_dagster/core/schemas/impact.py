@@ -181,20 +181,26 @@ def affected_columns(
 @dataclass(frozen=True)
 class DownstreamAsset:
     """An asset that reads an Iceberg table written from the topic: the table's own node in
-    Dagster's asset graph (``system`` "dagster", ``name`` its key), or a node DataZone's lineage
-    shows downstream of the table (a team's model, a job's output)."""
+    Dagster's asset graph (``system`` "dagster", ``name`` its key), or a node a lineage graph
+    (``system`` "datazone" or "glue", the Glue Data Catalog's) shows downstream of the table (a
+    team's model, a job's output)."""
 
     table: str
-    system: Literal["dagster", "datazone"]
+    system: Literal["dagster", "datazone", "glue"]
     name: str
-    #: DataZone's lineage node id and type (None for a Dagster key).
+    #: The lineage node's id and type (None for a Dagster key).
     node_id: str | None = None
     type_name: str | None = None
 
     def label(self) -> str:
         if self.system == "dagster":
             return f"{self.name} (Dagster)"
-        return f"{self.name} (DataZone {self.type_name or 'node'} {self.node_id})"
+        graph = GRAPH_WORDS[self.system]
+        return f"{self.name} ({graph} {self.type_name or 'node'} {self.node_id})"
+
+
+#: How a downstream asset's label names the lineage graph that showed it.
+GRAPH_WORDS = {"datazone": "DataZone", "glue": "Glue"}
 
 
 @dataclass(frozen=True)

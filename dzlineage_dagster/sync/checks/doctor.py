@@ -45,6 +45,7 @@ from dzlineage_dagster.core.doctor import (
     updated_time_unknown,
 )
 from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
+from dzlineage_dagster.core.lineage.readback import ReadbackReport
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.resources.change_queue import ChangeQueueResource
 from dzlineage_dagster.resources.lineage_sync import AWS_RESOURCES, side_attributes
@@ -461,17 +462,111 @@ def lineage_landed(doctor: Doctor) -> Iterator[CheckResult]:
             "through the relay, which refuses the product's job namespaces (docs/relay.md)",
         )
     report = last_sync_readback(doctor.run)
-    for mismatch in report.mismatches:
-        yield CheckResult(
-            "lineage-landed",
-            mismatch.topic,
-            Status.FAIL,
-            f"expected {mismatch.expected}; found {mismatch.found}",
-            "see docs/lineage-nodes.md; `dzlineage sync --reconcile` re-posts the lineage",
-        )
+    yield from _readback_rows("lineage-landed", "governance", report, "docs/lineage-nodes.md")
     if not report.mismatches and not foreign:
         status = Status.OK if report.checked else Status.WARN
         yield CheckResult("lineage-landed", "governance", status, report.summary)
+
+
+def _readback_rows(
+    check: str, side: str, report: ReadbackReport, naming_page: str
+) -> Iterator[CheckResult]:
+    """A FAIL row per mismatch of a read-back (``naming_page``: how that graph names nodes)."""
+    for mismatch in report.mismatches:
+        yield CheckResult(
+            check,
+            mismatch.topic,
+            Status.FAIL,
+            f"expected {mismatch.expected}; found {mismatch.found}",
+            f"see {naming_page}; `dzlineage sync --reconcile` re-posts the lineage",
+        )
+
+
+#: The event doctor posts to learn whether the data side may call glue:PostLineageEvent: no
+#: OpenLineage event at all (no eventType, no run, no job), which Glue refuses as
+#: InvalidInputException, so nothing lands in the graph; AccessDeniedException says the action
+#: is not allowed. AWS documents no way to ask for the permission without calling it.
+GLUE_POST_PROBE = "{}"
+
+
+def glue_lineage(doctor: Doctor) -> Iterator[CheckResult]:
+    """Where the sync posts lineage to the Glue Data Catalog: the data side may read its
+    lineage graph (GetLineageNode by a table topic's identity; no such node is an answer too)
+    and may post to it (PostLineageEvent of :data:`GLUE_POST_PROBE`, refused as invalid)."""
+    if not _glue_is_a_destination(doctor):
+        yield _not_a_glue_destination(doctor, "glue-lineage")
+        return
+    glue = doctor.run.resource.data_catalog.client()
+    topic = _a_table_topic(doctor) or next(iter(doctor.run.registry_topics), None)
+    read = "no topic to read a node of"
+    if topic is not None:
+        identity = dataset_source_identifier(*doctor.run.topic_dataset(topic))
+        try:
+            glue.get_lineage_node(Identifier=identity)
+            read = f"GetLineageNode answered (a node for {identity})"
+        except glue.exceptions.EntityNotFoundException:
+            read = f"GetLineageNode answered (no node yet for {identity})"
+    try:
+        glue.post_lineage_event(Event=GLUE_POST_PROBE)
+    except glue.exceptions.InvalidInputException:
+        pass
+    else:
+        yield CheckResult(
+            "glue-lineage",
+            "data",
+            Status.WARN,
+            f"glue.PostLineageEvent accepted an empty event ({GLUE_POST_PROBE}) that AWS "
+            "documents as invalid: whether the data side may post is not known",
+            "post one topic's lineage (`dzlineage sync --topic ...`) and read it back",
+        )
+        return
+    yield CheckResult(
+        "glue-lineage",
+        "data",
+        Status.OK,
+        f"{read}; PostLineageEvent is allowed (an empty event, refused as invalid input: "
+        "nothing posted)",
+    )
+
+
+def glue_lineage_landed(doctor: Doctor) -> Iterator[CheckResult]:
+    """Where the sync posts to the Glue Data Catalog: the last sync's lineage is in its graph,
+    each synced table's ARN node with its topic upstream (:func:`last_sync_readback`)."""
+    if not _glue_is_a_destination(doctor):
+        yield _not_a_glue_destination(doctor, "glue-lineage-landed")
+        return
+    report = last_sync_readback(doctor.run, graph="glue")
+    yield from _readback_rows("glue-lineage-landed", "data", report, "docs/glue-lineage.md")
+    if not report.mismatches:
+        status = Status.OK if report.checked else Status.WARN
+        yield CheckResult("glue-lineage-landed", "data", status, report.summary)
+
+
+def _glue_is_a_destination(doctor: Doctor) -> bool:
+    return "glue" in doctor.settings.lineage_destinations
+
+
+def _not_a_glue_destination(doctor: Doctor, check: str) -> CheckResult:
+    destinations = ",".join(doctor.settings.lineage_destinations)
+    return CheckResult(
+        check,
+        "data",
+        Status.OK,
+        f"not checked: the sync posts lineage to {destinations}, not to the Glue Data Catalog "
+        f"({env_name('lineage_destinations')})",
+    )
+
+
+def _a_table_topic(doctor: Doctor) -> str | None:
+    """A topic of a table (a node once the sync posted its lineage), if the registry has one."""
+    return next(
+        (
+            t
+            for t in doctor.run.registry_topics
+            if doctor.run.topology.lineage_for(t).kind is TopicKind.TABLE
+        ),
+        None,
+    )
 
 
 def custom_types(doctor: Doctor) -> Iterator[CheckResult]:
@@ -509,14 +604,7 @@ def lineage_reads(doctor: Doctor) -> Iterator[CheckResult]:
     if events:
         datazone.get_lineage_event(domainIdentifier=domain_id, identifier=events[0]["id"])
         tried.append("GetLineageEvent")
-    topic = next(
-        (
-            t
-            for t in doctor.run.registry_topics
-            if doctor.run.topology.lineage_for(t).kind is TopicKind.TABLE
-        ),
-        None,
-    )
+    topic = _a_table_topic(doctor)
     if topic is not None:
         tried.append("GetLineageNode")
         try:
@@ -689,6 +777,20 @@ CHECKS: tuple[Check, ...] = (
         "datazone",
         lineage_landed,
         needs=("lineage-reads", "ssm-mapping"),
+    ),
+    Check(
+        "glue-lineage",
+        "data_catalog",
+        "glue",
+        glue_lineage,
+        needs=("registry", "connectors", "msk"),
+    ),
+    Check(
+        "glue-lineage-landed",
+        "data_catalog",
+        "glue",
+        glue_lineage_landed,
+        needs=("glue-lineage", "ssm-mapping"),
     ),
     Check("ssm-capacity", "mapping_parameters", "ssm", ssm_headroom, needs=("registry",)),
     Check("quota", "datazone", "service-quotas", quotas, both_sides=True),

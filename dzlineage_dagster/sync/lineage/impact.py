@@ -6,8 +6,9 @@ The version is compared with the one before it (GetSchemaVersion twice,
 Iceberg columns written from it: the sink writes a table column from the topic column of its
 name (the sync's sink-hop column lineage), among the columns the table has in the Glue Data
 Catalog (GetTable). Downstream of each table: its Dagster asset key (docs/dagster-graph.md) and
-the datasets DataZone's lineage shows written by the runs reading the table's node
-(sync/lineage/nodes.py: GetLineageNode by the table's ARN, then once per node beyond it). Owners: sync/catalog/owners.py.
+the datasets a lineage graph (DataZone's, or with ``graph="glue"`` the Glue Data Catalog's)
+shows written by the runs reading the table's node (sync/lineage/nodes.py: GetLineageNode by
+the table's ARN, then once per node beyond it). Owners: sync/catalog/owners.py.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from dzlineage_dagster.core.schemas.json_schema import parse_json_row_schema
 from dzlineage_dagster.resources.glue_schema_registry import AVAILABLE
 from dzlineage_dagster.sync.catalog.owners import topic_owners
 from dzlineage_dagster.sync.errors import SyncError
-from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage
+from dzlineage_dagster.sync.lineage.nodes import lineage_reader
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: The registry's data formats whose versions are read into columns.
@@ -40,10 +41,15 @@ ROW_PARSERS = {"AVRO": parse_row_schema, "JSON": parse_json_row_schema}
 
 
 def topic_impact(
-    run: SyncRun, topic: str, project_owners: tuple[Owner, ...], version: int | None = None
+    run: SyncRun,
+    topic: str,
+    project_owners: tuple[Owner, ...],
+    version: int | None = None,
+    graph: str = "datazone",
 ) -> ImpactReport:
     """The changes of the topic's ``version`` (its latest when None) against the one before,
-    the Iceberg columns and downstream assets they reach, and the owners to tell.
+    the Iceberg columns and downstream assets they reach (in ``graph``'s lineage), and the
+    owners to tell.
     ``project_owners`` are DataZone's (:func:`~dzlineage_dagster.sync.catalog.owners.datazone_owners`,
     read once for many topics)."""
     listed = run.registry_topics[topic]
@@ -86,22 +92,22 @@ def topic_impact(
         changes=tuple(changes),
         affected=tuple(affected_columns(changes, topic_key(topic), column_lineage)),
         tables=tuple(str(table.ref) for table in lineage.tables),
-        downstream=downstream_assets(run, latest["SchemaArn"], lineage.sinks),
+        downstream=downstream_assets(run, latest["SchemaArn"], lineage.sinks, graph),
         owners=topic_owners(run, topic, project_owners),
     )
 
 
 def downstream_assets(
-    run: SyncRun, schema_arn: str, sinks: tuple[SinkEdge, ...]
+    run: SyncRun, schema_arn: str, sinks: tuple[SinkEdge, ...], graph: str = "datazone"
 ) -> tuple[DownstreamAsset, ...]:
-    """Per table the sinks write: its Dagster key, and DataZone's nodes downstream of it: the
+    """Per table the sinks write: its Dagster key, and ``graph``'s nodes downstream of it: the
     datasets written by the job runs that read the table (its downstream nodes are those runs;
     one that is not a run is DataZone's view of the table itself, its catalog asset's node, not
-    a reader). Nothing from DataZone while it has no node for the table (lineage not posted)."""
+    a reader). Nothing from the graph while it has no node for the table (lineage not posted)."""
     region, account_id = schema_arn.split(":")[3:5]
     # DataZone's current view, as the sync's read-back asks for it; each node read once for
     # all the tables (two sinks of a topic often feed the same readers).
-    lineage = DataZoneLineage(run.resource.datazone.client(), run.settings.domain_id, at=None)
+    lineage = lineage_reader(run, graph, current=True)
     found: list[DownstreamAsset] = []
     for edge in sinks:
         database, table = edge.table.database, edge.table.table
@@ -112,8 +118,6 @@ def downstream_assets(
         if table_node is None:
             continue
         written = lineage.datasets_beyond(table_node, "downstream", through_runs_only=True)
-        for node in {node["id"]: node for node, _job in written}.values():
-            found.append(
-                DownstreamAsset(name, "datazone", node["name"], node["id"], node.get("typeName"))
-            )
+        for node in {node.id: node for node, _job in written}.values():
+            found.append(DownstreamAsset(name, graph, node.name, node.id, node.type_name or None))
     return tuple(found)

@@ -1,34 +1,42 @@
-"""DataZone's lineage nodes as every reader of the graph asks for them: `dzlineage trace` and
+"""The lineage nodes of a graph as every reader of it asks for them: `dzlineage trace` and
 `orphans`, the impact of a schema version (`dzlineage impact`, the `schema_change_is_compatible`
-check) and the sync's lineage read-back.
+check) and the sync's lineage read-back. Two graphs answer GetLineageNode: DataZone's
+(:class:`DataZoneLineage`, a domain's) and the Glue Data Catalog's (:class:`GlueLineage`, an
+account's and Region's; docs/glue-lineage.md).
 
-:class:`DataZoneLineage` reads a node with ``GetLineageNode`` by id or sourceIdentifier once
-per reader, however many threads ask for it (the read-back compares topics in parallel), and
-knows it by both names afterwards; :meth:`DataZoneLineage.datasets_beyond` is the one walk from
-a dataset to the datasets one job away (a dataset's neighbours are the runs of the jobs reading
-or writing it, a run's are its datasets).
+A :class:`LineageReader` reads a node by id or sourceIdentifier once per reader, however many
+threads ask for it (the read-back compares topics in parallel), and knows it by both names
+afterwards, as a :class:`~dzlineage_dagster.core.lineage.graph.LineageNode` whichever service
+answered; :meth:`LineageReader.datasets_beyond` is the one walk from a dataset to the datasets
+one job away (a dataset's neighbours are the runs, or jobs, reading or writing it; theirs are
+their datasets). A neighbour is known by its id only: each costs a GetLineageNode, counted in
+:attr:`LineageReader.calls`.
 """
 
 from __future__ import annotations
 
-import json
 import threading
 from concurrent.futures import Future
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from botocore.exceptions import ClientError
 
 from dzlineage_dagster.core.lineage.graph import (
-    DATASET_NODE_TYPE,
-    JOB_RUN_NODE_TYPE,
     GraphEdge,
     LineageGraph,
+    LineageNode,
     NodeRevision,
     column_pairs,
+    records_table_creation,
 )
+from dzlineage_dagster.settings import LINEAGE_DESTINATIONS, env_name
 from dzlineage_dagster.sync.errors import error_code
+
+if TYPE_CHECKING:
+    from dzlineage_dagster.settings import LineageSettings
+    from dzlineage_dagster.sync.run_state import SyncRun
 
 #: Revisions `trace --history` reads at most (each costs a GetLineageNode or more).
 HISTORY_LIMIT = 50
@@ -39,28 +47,32 @@ class LineageQueryError(Exception):
 
 
 @dataclass
-class DataZoneLineage:
-    """DataZone's lineage nodes, each read once (by id or sourceIdentifier) per reader.
-
-    ``at`` is ``GetLineageNode``'s ``eventTimestamp``: the timestamp view when the reader
-    started (only the latest run of each job, so an edge a job's newer run no longer draws, a
-    re-routed or deleted connector's, is not in the answer); None asks without it (DataZone's
-    current view: the read-back, which reads nodes DataZone made moments ago and must not
-    depend on this machine's clock against DataZone's)."""
+class LineageReader:
+    """A lineage graph's nodes, each read once (by id or sourceIdentifier) per reader; a
+    graph's reader says how it reads one (:meth:`_get`) and where it reads (:attr:`where`)."""
 
     client: Any
-    domain_id: str
-    at: datetime | None = field(default_factory=lambda: datetime.now(timezone.utc))
     #: Keep each node's forms (its OpenLineage facets: columns, column lineage). The read-back
     #: needs only ids and neighbours, and holds three nodes a topic for the whole run: at
     #: 20,000 topics the forms would be most of its memory.
-    forms: bool = True
+    forms: bool = field(default=True, kw_only=True)
     #: GetLineageNode calls made.
     calls: int = field(default=0, init=False)
-    _nodes: dict[str, Future[dict | None]] = field(default_factory=dict, init=False, repr=False)
+    _nodes: dict[str, Future[LineageNode | None]] = field(
+        default_factory=dict, init=False, repr=False
+    )
     _lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
-    def node(self, identifier: str) -> dict | None:
+    @property
+    def where(self) -> str:
+        """The graph, as a message names it."""
+        raise NotImplementedError
+
+    def _get(self, identifier: str) -> LineageNode | None:
+        """GetLineageNode of this graph (None: no such node)."""
+        raise NotImplementedError
+
+    def node(self, identifier: str) -> LineageNode | None:
         """GetLineageNode's answer (None: no such node). The first thread to ask reads it, the
         others wait for its answer."""
         with self._lock:
@@ -78,12 +90,96 @@ class DataZoneLineage:
                 answer.set_result(found)
                 if found is not None:
                     with self._lock:
-                        for name in (found["id"], found.get("sourceIdentifier")):
+                        for name in (found.id, found.source_identifier):
                             if name:
                                 self._nodes.setdefault(name, answer)
         return answer.result()
 
-    def _get(self, identifier: str) -> dict | None:
+    def datasets_beyond(
+        self, node: LineageNode, direction: str, *, through_runs_only: bool = False
+    ) -> list[tuple[LineageNode, str | None]]:
+        """The dataset nodes one job away from ``node`` in ``direction`` ("upstream" or
+        "downstream"), each with its job (``namespace.name``); catalog asset nodes skipped.
+        A dataset node that is itself a neighbour (an asset's node has its dataset's node
+        upstream) comes with no job, unless ``through_runs_only``: then only what a job (or
+        its run) reads or writes counts (what reads a table, for its impact)."""
+        found = []
+        for neighbour_id in getattr(node, direction):
+            neighbour = self.node(neighbour_id)
+            if neighbour is None:
+                continue
+            if neighbour.is_dataset and not through_runs_only:
+                found.append((neighbour, None))
+            elif neighbour.job is not None:
+                for far_id in getattr(neighbour, direction):
+                    dataset = self.node(far_id)
+                    if dataset is not None and dataset.is_dataset:
+                        found.append((dataset, neighbour.job))
+        return found
+
+    def walk(self, root: str, direction: str, depth: int | None) -> LineageGraph:
+        """The datasets reachable from ``root`` (a sourceIdentifier) going ``direction``,
+        at most ``depth`` dataset hops, with each edge's job and column pairs."""
+        start = self.node(root)
+        if start is None:
+            raise LineageQueryError(
+                f"{root} has no lineage node in {self.where}: no lineage event named it yet "
+                "(has `dzlineage sync` posted this topic's lineage?)"
+            )
+        graph = LineageGraph()
+        graph.add_node(root, start.schema_columns)
+        frontier, seen = [(start, 0)], {root}
+        while frontier:
+            node, hops = frontier.pop(0)
+            if depth is not None and hops >= depth:
+                continue
+            for far, job in self.datasets_beyond(node, direction):
+                near_id, far_id = node.source_identifier, far.source_identifier
+                graph.add_node(far_id, far.schema_columns)
+                upstream, downstream = (far, node) if direction == "upstream" else (node, far)
+                lineage = downstream.facet("columnLineage") or {}
+                pairs = column_pairs(lineage, upstream.source_identifier)
+                if not pairs and lineage.get("fields"):
+                    pairs = column_pairs(
+                        lineage, upstream.source_identifier, self.locations(upstream)
+                    )
+                graph.add_edge(
+                    GraphEdge(upstream.source_identifier, downstream.source_identifier, job, pairs)
+                )
+                if far_id not in seen and far_id != near_id:
+                    seen.add(far_id)
+                    frontier.append((far, hops + 1))
+        return graph
+
+    def locations(self, table: LineageNode) -> list[str]:
+        """The storage locations the graph shows a table made from: the datasets one
+        ``glue_manual`` job upstream of it (what the Glue Data Catalog records at CreateTable),
+        the name Spark gives a table it reads through the catalog in its column lineage."""
+        return [
+            dataset.source_identifier
+            for dataset, job in self.datasets_beyond(table, "upstream")
+            if records_table_creation(job)
+        ]
+
+
+@dataclass
+class DataZoneLineage(LineageReader):
+    """DataZone's lineage nodes of one domain.
+
+    ``at`` is ``GetLineageNode``'s ``eventTimestamp``: the timestamp view when the reader
+    started (only the latest run of each job, so an edge a job's newer run no longer draws, a
+    re-routed or deleted connector's, is not in the answer); None asks without it (DataZone's
+    current view: the read-back, which reads nodes DataZone made moments ago and must not
+    depend on this machine's clock against DataZone's)."""
+
+    domain_id: str
+    at: datetime | None = field(default_factory=lambda: datetime.now(timezone.utc))
+
+    @property
+    def where(self) -> str:
+        return f"DataZone domain {self.domain_id}"
+
+    def _get(self, identifier: str) -> LineageNode | None:
         view = {} if self.at is None else {"eventTimestamp": self.at}
         try:
             found = self.client.get_lineage_node(
@@ -93,33 +189,7 @@ class DataZoneLineage:
             if error_code(error) != "ResourceNotFoundException":
                 raise
             return None
-        found.pop("ResponseMetadata", None)
-        if not self.forms:
-            found.pop("formsOutput", None)
-        return found
-
-    def datasets_beyond(
-        self, node: dict, direction: str, *, through_runs_only: bool = False
-    ) -> list[tuple[dict, str | None]]:
-        """The dataset nodes one job away from ``node`` in ``direction`` ("upstream" or
-        "downstream"), each with its job (``namespace.name``); catalog asset nodes skipped.
-        A dataset node that is itself a neighbour (an asset's node has its dataset's node
-        upstream) comes with no job, unless ``through_runs_only``: then only what a job run
-        reads or writes counts (what reads a table, for its impact)."""
-        found = []
-        for reference in node.get(f"{direction}Nodes") or ():
-            neighbour = self.node(reference["id"])
-            if neighbour is None:
-                continue
-            if neighbour["typeName"] == DATASET_NODE_TYPE and not through_runs_only:
-                found.append((neighbour, None))
-            elif neighbour["typeName"] == JOB_RUN_NODE_TYPE:
-                job = neighbour["sourceIdentifier"].rsplit("/", 1)[0]
-                for far in neighbour.get(f"{direction}Nodes") or ():
-                    dataset = self.node(far["id"])
-                    if dataset is not None and dataset["typeName"] == DATASET_NODE_TYPE:
-                        found.append((dataset, job))
-        return found
+        return LineageNode.from_response(found, forms=self.forms)
 
     def history(
         self, root: str, direction: str, limit: int = HISTORY_LIMIT
@@ -129,12 +199,10 @@ class DataZoneLineage:
         revision's eventTimestamp (GetLineageNode with it); and whether older ones were left."""
         start = self.node(root)
         if start is None:
-            raise LineageQueryError(
-                f"{root} has no lineage node in DataZone domain {self.domain_id}"
-            )
+            raise LineageQueryError(f"{root} has no lineage node in {self.where}")
         pages = self.client.get_paginator("list_lineage_node_history").paginate(
             domainIdentifier=self.domain_id,
-            identifier=start["id"],
+            identifier=start.id,
             sortOrder="DESCENDING",
             PaginationConfig={"MaxItems": limit + 1},
         )
@@ -144,60 +212,72 @@ class DataZoneLineage:
             # Whether a view at T holds the events of time T is not documented: a millisecond
             # later holds them either way.
             at = summary["eventTimestamp"] + timedelta(milliseconds=1)
-            view = DataZoneLineage(self.client, self.domain_id, at, False)
-            node = view.node(start["id"])
+            view = DataZoneLineage(self.client, self.domain_id, at, forms=False)
+            node = view.node(start.id)
             found = view.datasets_beyond(node, direction) if node is not None else []
             revisions.append(
                 NodeRevision(
                     summary["eventTimestamp"],
-                    tuple(sorted({(d["sourceIdentifier"], job) for d, job in found}, key=str)),
+                    tuple(sorted({(d.source_identifier, job) for d, job in found}, key=str)),
                 )
             )
             self.calls += view.calls
         return revisions, len(summaries) > limit
 
-    def walk(self, root: str, direction: str, depth: int | None) -> LineageGraph:
-        """The datasets reachable from ``root`` (a sourceIdentifier) going ``direction``,
-        at most ``depth`` dataset hops, with each edge's job and column pairs."""
-        start = self.node(root)
-        if start is None:
-            raise LineageQueryError(
-                f"{root} has no lineage node in DataZone domain {self.domain_id}: no lineage "
-                "event named it yet (has `dzlineage sync` posted this topic's lineage?)"
-            )
-        graph = LineageGraph()
-        graph.add_node(root, schema_columns(start))
-        frontier, seen = [(start, 0)], {root}
-        while frontier:
-            node, hops = frontier.pop(0)
-            if depth is not None and hops >= depth:
-                continue
-            for far, job in self.datasets_beyond(node, direction):
-                near_id, far_id = node["sourceIdentifier"], far["sourceIdentifier"]
-                graph.add_node(far_id, schema_columns(far))
-                upstream, downstream = (far, node) if direction == "upstream" else (node, far)
-                lineage = facet(downstream, "columnLineage") or {}
-                graph.add_edge(
-                    GraphEdge(
-                        upstream["sourceIdentifier"],
-                        downstream["sourceIdentifier"],
-                        job,
-                        column_pairs(lineage, upstream["sourceIdentifier"]),
-                    )
-                )
-                if far_id not in seen and far_id != near_id:
-                    seen.add(far_id)
-                    frontier.append((far, hops + 1))
-        return graph
+
+@dataclass
+class GlueLineage(LineageReader):
+    """The Glue Data Catalog's lineage graph: one per account and Region, the client's (no
+    domain, no timestamp view: GetLineageNode takes the identifier alone)."""
+
+    @property
+    def where(self) -> str:
+        return "the Glue Data Catalog's lineage graph"
+
+    def _get(self, identifier: str) -> LineageNode | None:
+        try:
+            found = self.client.get_lineage_node(Identifier=identifier)
+        except ClientError as error:
+            if error_code(error) != "EntityNotFoundException":
+                raise
+            return None
+        return LineageNode.from_response(found, forms=self.forms)
 
 
-def facet(node: dict, name: str) -> dict | None:
-    """A dataset node's OpenLineage facet, kept as the form of that name."""
-    for form in node.get("formsOutput") or []:
-        if form.get("formName") == name and form.get("content"):
-            return json.loads(form["content"])
-    return None
+#: The graphs `trace`, `orphans` and `impact` read (``--graph``): each lineage destination's,
+#: DataZone's (the first) the default.
+GRAPHS = LINEAGE_DESTINATIONS
 
 
-def schema_columns(node: dict) -> list[str]:
-    return [f["name"] for f in (facet(node, "schema") or {}).get("fields", [])]
+def require_graph(settings: LineageSettings, graph: str) -> None:
+    """LineageQueryError unless ``graph`` is a graph the settings' sync posts to: the Glue
+    graph holds a topic's lineage only when ``DZLINEAGE_LINEAGE_DESTINATIONS`` names glue
+    (otherwise only what AWS records itself, which says nothing of a topic)."""
+    if graph not in GRAPHS:
+        raise LineageQueryError(f"no lineage graph {graph!r}: one of {', '.join(GRAPHS)}")
+    destinations = settings.lineage_destinations
+    if graph == "glue" and "glue" not in destinations:
+        raise LineageQueryError(
+            "the Glue Data Catalog's lineage graph holds the sync's lineage only when "
+            f"{env_name('lineage_destinations')} names glue (it names "
+            f"{','.join(destinations)}): add glue there and sync, or read DataZone's graph "
+            "(--graph datazone)"
+        )
+
+
+def lineage_reader(
+    run: SyncRun, graph: str = "datazone", *, current: bool = False, forms: bool = True
+) -> LineageReader:
+    """The reader of ``graph``'s nodes with the run's clients (:func:`require_graph` first).
+    ``current``: DataZone's current view rather than the timestamp view of now (Glue has only
+    the one). Glue's graph is the data side's account's and Region's: it is read with the
+    client of the Glue Data Catalog the Iceberg tables are in."""
+    require_graph(run.settings, graph)
+    if graph == "glue":
+        return GlueLineage(run.resource.data_catalog.client(), forms=forms)
+    return DataZoneLineage(
+        run.resource.datazone.client(),
+        run.settings.domain_id,
+        **({"at": None} if current else {}),
+        forms=forms,
+    )

@@ -1,4 +1,5 @@
-"""Read back a sync's lineage from DataZone's own nodes (the comparison is in
+"""Read back a sync's lineage from each destination's own nodes: DataZone's, and the Glue
+Data Catalog's where ``DZLINEAGE_LINEAGE_DESTINATIONS`` names glue (the comparison is in
 :mod:`dzlineage_dagster.core.lineage.readback`).
 
 After a sync that posted lineage, :func:`read_back_sync` waits (at most
@@ -10,8 +11,15 @@ GetLineageEvent per event still processing while at most 10 are, else a ListLine
 page per 50 events of the domain since the sync started. Every call goes through the
 resource's clients, so the client rate limits (pacing) hold.
 
+Glue's PostLineageEvent answers nothing (no event id) and Glue has no processing status to
+read: the Glue read-back reads GetLineageNode by each table's ARN and the topic's identity
+(1 + its tables calls a topic), and reads them all again every few seconds while some do not
+match yet, at most ``DZLINEAGE_GLUE_LINEAGE_READBACK_WAIT_SECONDS``; what still does not match
+then is a mismatch.
+
 :func:`last_sync_readback` reads back what the mapping records say the last sync posted,
-read-only and without waiting: the Dagster asset check and ``dzlineage doctor`` call it.
+read-only and without waiting, from one graph: the Dagster asset checks (one per destination)
+and ``dzlineage doctor`` call it.
 """
 
 from __future__ import annotations
@@ -28,7 +36,7 @@ from botocore.exceptions import BotoCoreError, ClientError
 from dzlineage_dagster.core.lineage.openlineage import dataset_source_identifier
 from dzlineage_dagster.core.lineage.readback import (
     Landing,
-    NodeRead,
+    Mismatch,
     NodeReader,
     ProcessingWait,
     ReadbackReport,
@@ -37,7 +45,7 @@ from dzlineage_dagster.core.lineage.readback import (
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.lineage.health import lineage_event_statuses
-from dzlineage_dagster.sync.lineage.nodes import DataZoneLineage
+from dzlineage_dagster.sync.lineage.nodes import LineageReader, lineage_reader
 
 if TYPE_CHECKING:
     from dzlineage_dagster.sync.run_state import SyncRun
@@ -75,9 +83,35 @@ def landing_of(
     return Landing(snapshot.topic, topic_node, tables, asset_id)
 
 
-def read_back_sync(run: SyncRun, outcomes: Iterable[TopicOutcome]) -> ReadbackReport | None:
-    """The read-back of the topics this sync posted lineage for (None: it posted none, or the
-    read-back is turned off)."""
+def read_back_sync(run: SyncRun, outcomes: Iterable[TopicOutcome]) -> list[ReadbackReport]:
+    """The read-back of the topics this sync posted lineage for, one report per destination
+    (none for a destination it posted nothing to, or whose read-back is turned off)."""
+    outcomes = list(outcomes)
+    destinations = run.settings.lineage_destinations
+    reports = []
+    if "datazone" in destinations:
+        reports.append(_read_back_datazone(run, outcomes))
+    if "glue" in destinations:
+        reports.append(_read_back_glue(run, outcomes))
+    return [report for report in reports if report is not None]
+
+
+def _read_back_glue(run: SyncRun, outcomes: list[TopicOutcome]) -> ReadbackReport | None:
+    posted = [
+        o
+        for o in outcomes
+        if o.ok and o.lineage is not None and dict(o.lineage.destinations).get("glue")
+    ]
+    wait_seconds = run.settings.glue_lineage_readback_wait_seconds
+    if not posted or wait_seconds <= 0:
+        return None
+    landings = [
+        landing_of(run, o.schema, o.lineage.plan, None) for o in posted if o.schema is not None
+    ]
+    return read_back(run, landings, "glue", wait_seconds=wait_seconds)
+
+
+def _read_back_datazone(run: SyncRun, outcomes: list[TopicOutcome]) -> ReadbackReport | None:
     posted = [o for o in outcomes if o.ok and o.lineage is not None and o.lineage.event_ids]
     wait_seconds = run.settings.lineage_readback_wait_seconds
     if not posted or wait_seconds <= 0:
@@ -113,41 +147,73 @@ def read_back_sync(run: SyncRun, outcomes: Iterable[TopicOutcome]) -> ReadbackRe
     return report
 
 
-def read_back(run: SyncRun, landings: Sequence[Landing]) -> ReadbackReport:
-    """Compare each landing with DataZone's nodes now; each node is read once."""
-    # DataZone's current view (no eventTimestamp): the nodes were made moments ago, by
-    # DataZone's clock. Each node read once, however many topics' threads ask for it.
-    nodes = DataZoneLineage(
-        run.resource.datazone.client(), run.settings.domain_id, at=None, forms=False
-    )
-    read = _node_reader(nodes)
-    # Node reads of different topics in parallel, as the sync's topics are (DZLINEAGE_CONCURRENCY,
-    # paced by the client's rate limits): one after another, 20,000 topics' 60,000 reads took
-    # over an hour. The mismatches keep the landings' order.
-    workers = max(1, min(run.settings.concurrency, len(landings)))
-    try:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            found = list(pool.map(lambda landing: tuple(compare(landing, read)), landings))
-        mismatches = tuple(m for landing_mismatches in found for m in landing_mismatches)
-    except (ClientError, BotoCoreError) as error:
-        note = f"GetLineageNode failed: {describe_error(error)}"
-        return ReadbackReport(topics=len(landings), notes=(note,), calls=nodes.calls, checked=False)
+def read_back(
+    run: SyncRun, landings: Sequence[Landing], graph: str = "datazone", wait_seconds: float = 0
+) -> ReadbackReport:
+    """Compare each landing with ``graph``'s nodes now; each node is read once. With
+    ``wait_seconds`` (Glue, which has no processing status to wait on), the landings that do
+    not match are read again every :data:`POLL_SECONDS` until they do or the time is over."""
+    if graph == "glue":
+        # Glue's graph has no assets: a landing there is the topic and its tables.
+        landings = [replace(landing, asset_id=None) for landing in landings]
+    deadline = time.monotonic() + wait_seconds
+    calls, pending = 0, list(landings)
+    while True:
+        # DataZone's current view (no eventTimestamp): the nodes were made moments ago, by
+        # DataZone's clock. A new reader each round: what it read before may have changed.
+        nodes = lineage_reader(run, graph, current=True, forms=False)
+        try:
+            found = _compare_all(run, nodes, pending)
+        except (ClientError, BotoCoreError) as error:
+            note = f"GetLineageNode failed: {describe_error(error)}"
+            calls += nodes.calls
+            return ReadbackReport(
+                topics=len(landings), notes=(note,), calls=calls, checked=False, graph=graph
+            )
+        calls += nodes.calls
+        pending = [
+            landing for landing, mismatches in zip(pending, found, strict=True) if mismatches
+        ]
+        if not pending or time.monotonic() + POLL_SECONDS > deadline:
+            break
+        time.sleep(POLL_SECONDS)
+    mismatches = tuple(m for landing_mismatches in found for m in landing_mismatches)
     report = ReadbackReport(
         topics=len(landings),
         tables=sum(len(landing.table_arns) for landing in landings),
         assets=sum(landing.asset_id is not None for landing in landings),
         mismatches=mismatches,
-        calls=nodes.calls,
+        calls=calls,
+        graph=graph,
     )
     for mismatch in mismatches:
-        run.log.error(f"lineage read-back: {mismatch}")
+        run.log.error(f"lineage read-back ({graph}): {mismatch}")
     return report
 
 
-def last_sync_readback(run: SyncRun, topics: Iterable[str] | None = None) -> ReadbackReport:
+def _compare_all(
+    run: SyncRun, nodes: LineageReader, landings: Sequence[Landing]
+) -> list[tuple[Mismatch, ...]]:
+    """Each landing's mismatches, in the landings' order."""
+    read: NodeReader = nodes.node
+    # Node reads of different topics in parallel, as the sync's topics are (DZLINEAGE_CONCURRENCY,
+    # paced by the client's rate limits): one after another, 20,000 topics' 60,000 reads took
+    # over an hour.
+    workers = max(1, min(run.settings.concurrency, len(landings)))
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        return list(pool.map(lambda landing: tuple(compare(landing, read)), landings))
+
+
+def last_sync_readback(
+    run: SyncRun,
+    topics: Iterable[str] | None = None,
+    graph: str = "datazone",
+    wait_seconds: float = 0,
+) -> ReadbackReport:
     """The read-back of what the last sync posted, read-only: for each mapped topic (of
     ``topics``, default all) whose planned lineage is the one its record says was posted,
-    its landing compared with DataZone's nodes now. Topics whose lineage changed since (the
+    its landing compared with ``graph``'s nodes now (or, with ``wait_seconds``, as soon as
+    they match within that time: :func:`read_back`). Topics whose lineage changed since (the
     next sync posts it) are named in a note, not compared."""
     from dzlineage_dagster.sync.stages.lineage import plan_topic_lineage
     from dzlineage_dagster.sync.stages.schema import read_schema
@@ -172,19 +238,11 @@ def last_sync_readback(run: SyncRun, topics: Iterable[str] | None = None) -> Rea
             changed.append(record.topic)
             continue
         landings.append(landing_of(run, snapshot, plan, record.asset_id))
-    report = read_back(run, landings)
+    report = read_back(run, landings, graph, wait_seconds)
     if changed:
         note = f"not compared, their lineage changed since the last sync: {', '.join(changed)}"
         report = replace(report, notes=(*report.notes, note))
     return report
-
-
-def _node_reader(nodes: DataZoneLineage) -> NodeReader:
-    def read(identifier: str) -> NodeRead | None:
-        found = nodes.node(identifier)
-        return None if found is None else NodeRead.from_response(found)
-
-    return read
 
 
 def _wait_for_processing(run: SyncRun, event_ids: set[str], wait_seconds: float) -> ProcessingWait:
