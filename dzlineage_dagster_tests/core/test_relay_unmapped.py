@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from dzlineage_dagster.core.lineage.relay_events import (
     BROKER_ALIASES_SETTING,
     DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY,
+    NAMESPACE_MAP_SETTING,
+    SOURCE_HOST_ALIASES_SETTING,
     UNKNOWN_KAFKA_NAMESPACE,
     PlatformDatasets,
     unmapped_dataset,
@@ -63,6 +65,7 @@ def test_a_platform_topic_under_any_other_kafka_namespace_is_unmapped_with_the_a
         f"if {host}:{port} is a broker of the cluster, add it to {BROKER_ALIASES_SETTING}; "
         f"else point the producer's bootstrap servers at the cluster ({BROKER})"
     )
+    assert found.refusable
 
 
 def test_debeziums_unknown_namespace_names_the_property_and_the_connector_of_the_job():
@@ -101,3 +104,42 @@ def test_a_glue_table_the_platform_does_not_have_is_unmapped_even_in_the_platfor
     assert found.identity == "arn:aws:glue:us-east-1:123456789012:table/lakehouse/nothere"
     assert found.reason == "names a Glue table the platform does not have"
     assert found.fix is None
+
+
+@given(host=hosts)
+def test_a_captured_source_table_under_another_host_is_unmapped_with_the_host_alias_fix(host):
+    """dbt or Spark reading the source database by its IP or a DNS alias: the table's own
+    node is a hop away, and the setting that joins them is named (never refused: the refusal
+    is for topics)."""
+    found = unmapped_dataset(
+        dataset(f"postgres://{host}:5432", "shop.sales.orders"), SPARK_JOB, KNOWN
+    )
+    if host == "shop-db":
+        assert found is None
+        return
+    assert found.reason == (
+        f"names the platform's source table shop.sales.orders under postgres://{host}:5432, "
+        "not postgres://shop-db:5432: a lineage node apart from the table's"
+    )
+    assert found.fix == (
+        f"if {host} is the database shop-db, add {host}=shop-db to {SOURCE_HOST_ALIASES_SETTING}"
+    )
+    assert not found.refusable
+
+
+def test_a_source_table_on_another_port_is_advised_the_namespace_map():
+    """A host alias keeps the port: a pooler on another port needs the namespace renamed."""
+    found = unmapped_dataset(
+        dataset("postgres://10.0.3.17:6432", "shop.sales.orders"), SPARK_JOB, KNOWN
+    )
+    assert found.fix == (
+        "if postgres://10.0.3.17:6432 is the database postgres://shop-db:5432, map it in "
+        f'{NAMESPACE_MAP_SETTING}: {{"postgres://10.0.3.17:6432": "postgres://shop-db:5432"}}'
+    )
+    # Another engine's table of the same name is not this table.
+    assert (
+        unmapped_dataset(
+            dataset("mysql://10.0.3.17:3306", "shop.sales.orders"), SPARK_JOB, KNOWN
+        ).fix
+        is None
+    )
