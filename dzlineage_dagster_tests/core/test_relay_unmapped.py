@@ -143,3 +143,24 @@ def test_a_source_table_on_another_port_is_advised_the_namespace_map():
         ).fix
         is None
     )
+
+
+def test_a_glue_table_claimed_in_any_glue_form_that_does_not_exist_suggests_the_near_table():
+    """A typo or a dropped table, named the way OpenLineage, dbt-glue or Athena name a Glue
+    table: the reason says it is a Glue table, and the fix the platform's table it is closest to."""
+    for namespace, name in (
+        ("arn:aws:glue:us-east-1:123456789012", "table/lakehouse/sales_ordrs"),
+        ("arn:aws:glue:us-east-1:123456789012", "lakehouse.sales_ordrs"),
+        ("awsathena://athena.us-east-1.amazonaws.com", "AwsDataCatalog.lakehouse.sales_ordrs"),
+    ):
+        found = unmapped_dataset(dataset(namespace, name), SPARK_JOB, KNOWN)
+        assert found.reason == "names a Glue table the platform does not have", namespace
+        assert found.fix == "did you mean lakehouse.sales_orders?", namespace
+        assert not found.refusable
+    far = unmapped_dataset(
+        dataset("awsathena://athena.us-east-1.amazonaws.com", "awsdatacatalog.audit.logins"),
+        SPARK_JOB,
+        KNOWN,
+    )
+    assert far.reason == "names a Glue table the platform does not have"
+    assert far.fix is None

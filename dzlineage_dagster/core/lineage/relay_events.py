@@ -50,13 +50,14 @@ from openlineage.client.serde import Serde
 from dzlineage_dagster.core.identity.glue import (
     GLUE_RULES,
     GlueCatalog,
+    claimed_table_name,
     is_glue_namespace,
     keep_glue_symlink,
     resolve_glue_table,
 )
 from dzlineage_dagster.core.identity.kafka import UNKNOWN_NAMESPACE, DebeziumTopics, KafkaCluster
 from dzlineage_dagster.core.identity.sources import SOURCE_SCHEMES, SourceHosts
-from dzlineage_dagster.core.lineage.graph import source_identifier
+from dzlineage_dagster.core.lineage.graph import near_matches, node_kind, source_identifier
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES
 
 #: The producer URI of the facets the relay adds to events it forwards.
@@ -546,8 +547,12 @@ def unmapped_dataset(
             f"{platform_namespace}: a lineage node apart from the table's"
         )
         return UnmappedDataset(identity, reason, _source_host_fix(namespace, platform_namespace))
-    if is_glue_namespace(namespace):
-        return UnmappedDataset(identity, "names a Glue table the platform does not have")
+    claimed = claimed_table_name(namespace, name)
+    if is_glue_namespace(namespace) or claimed:
+        tables = [i for i in known.identities if node_kind(i) == "glue_table"]
+        near = near_matches(".".join(claimed), tables, limit=1) if claimed else []
+        fix = f"did you mean {near[0]}?" if near else None
+        return UnmappedDataset(identity, "names a Glue table the platform does not have", fix)
     return UnmappedDataset(
         identity,
         "is none of the platform's datasets (its topics, Glue tables and captured source tables)",
