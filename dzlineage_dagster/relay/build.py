@@ -32,6 +32,7 @@ from dzlineage_dagster.settings import (
     aws_side_options,
     env_name,
 )
+from dzlineage_dagster.sync.checks.preflight import check_cluster, check_registry
 from dzlineage_dagster.sync.lineage.platform_graph import platform_datasets
 from dzlineage_dagster.sync.run_state import SyncRun
 
@@ -107,7 +108,11 @@ def platform_cache(
 
     def read() -> PlatformDatasets:
         resource = LineageSyncResource.with_settings(lineage_settings, sides)
-        return platform_datasets(SyncRun(resource, logging.getLogger("dzlineage.relay")))
+        run = SyncRun(resource, logging.getLogger("dzlineage.relay"))
+        # The registry and the cluster first, as the sync starts: a failure names the setting.
+        check_registry(run)
+        check_cluster(run)
+        return platform_datasets(run)
 
     cache = PlatformCache(read, settings.relay_platform_ttl_seconds)
     if settings.relay_refuse_unmapped_topics and cache.current() is None:
