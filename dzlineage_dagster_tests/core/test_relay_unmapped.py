@@ -3,11 +3,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import string
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dzlineage_dagster.core.identity.kafka import KafkaCluster
 from dzlineage_dagster.core.lineage.relay_events import (
     BROKER_ALIASES_SETTING,
     DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY,
@@ -164,3 +166,19 @@ def test_a_glue_table_claimed_in_any_glue_form_that_does_not_exist_suggests_the_
     )
     assert far.reason == "names a Glue table the platform does not have"
     assert far.fix is None
+
+
+def test_a_bootstrap_list_with_one_foreign_server_names_only_that_server_in_the_fix():
+    """Debezium's whole property, one entry of which is no broker of the cluster: adding the
+    whole list as an alias is not the advice, the one server is."""
+    cluster = KafkaCluster.of(
+        name="demo", broker_strings={"BootstrapBrokerStringSaslIam": f"{BROKER},b-2.demo:9098"}
+    )
+    known = dataclasses.replace(KNOWN, kafka=cluster)
+    namespace = f"kafka://{BROKER},b-2.demo:9098,kafka-cluster-prod:9092"
+    found = unmapped_dataset(dataset(namespace, TOPICS[0]), DEBEZIUM_JOB, known)
+    assert found.fix == (
+        f"if kafka-cluster-prod:9092 is a broker of the cluster, add it to "
+        f"{BROKER_ALIASES_SETTING}; else point the producer's bootstrap servers at the cluster "
+        f"({BROKER})"
+    )

@@ -501,12 +501,14 @@ class PlatformDatasets:
     ``topics`` are the topics' bare names (a dataset naming one under another namespace is a
     parallel node of it); ``debezium_jobs`` maps the job namespace a Debezium connector posts
     its OpenLineage runs under (``openlineage.integration.job.namespace``, else ``topic.prefix``)
-    to the connector's name; ``broker`` is a broker address of the cluster, for the advice."""
+    to the connector's name; ``broker`` is a broker address of the cluster, for the advice;
+    ``kafka`` the cluster's identity, to tell which servers of a list are not its own."""
 
     identities: frozenset[str]
     topics: frozenset[str] = frozenset()
     debezium_jobs: Mapping[str, str] = field(default_factory=dict)
     broker: str | None = None
+    kafka: KafkaCluster | None = None
 
 
 @dataclass(frozen=True)
@@ -570,6 +572,8 @@ def _topic_fix(namespace: str, job: Mapping[str, Any], known: PlatformDatasets) 
         )
         return f"set {DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY}={broker} on {which}"
     address = namespace.removeprefix("kafka://")
+    foreign = known.kafka.foreign_servers(address) if known.kafka else []
+    address = ", ".join(foreign) or address
     return (
         f"if {address} is a broker of the cluster, add it to {BROKER_ALIASES_SETTING}; else "
         f"point the producer's bootstrap servers at the cluster ({broker})"
