@@ -8,7 +8,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.identity.kafka import KafkaCluster, parse_broker_aliases
+from dzlineage_dagster.core.identity.kafka import (
+    UNKNOWN_NAMESPACE,
+    KafkaCluster,
+    parse_broker_aliases,
+)
 from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
 from dzlineage_dagster.core.lineage.relay_events import NameRules, PlatformDatasets
@@ -69,6 +73,14 @@ def name_rules(
         "source_hosts": SourceHosts.parse(settings.source_host_aliases),
     }
     arn = settings.msk_cluster_arn
+    if not arn and settings.relay_kafka_namespace:
+        logging.getLogger("dzlineage.relay").warning(
+            "Kafka names are relayed as sent: %s is not set, so no broker, alias (%s) or "
+            "Debezium %s is mapped to the topics' nodes; set it to the cluster's ARN",
+            env_name("msk_cluster_arn"),
+            env_name("kafka_broker_aliases"),
+            UNKNOWN_NAMESPACE,
+        )
     if not (arn and settings.relay_kafka_namespace):
         return NameRules(**options)
     try:
