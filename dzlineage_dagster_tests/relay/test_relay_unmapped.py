@@ -178,9 +178,10 @@ def test_a_platform_read_that_fails_names_the_setting_to_fix(module_platform, tm
         DZLINEAGE_REGISTRY_NAME="no-such-registry",
     )
     stderr = refused_start(environment, tmp_path)
-    assert "DZLINEAGE_REGISTRY_NAME='no-such-registry': Glue Schema Registry does not exist" in (
-        stderr
-    )
+    assert (
+        "they cannot be read: DZLINEAGE_REGISTRY_NAME='no-such-registry': Glue Schema Registry "
+        "does not exist"
+    ) in stderr
 
 
 class FakeClock:
