@@ -248,7 +248,7 @@ def test_a_debezium_connector_whose_openlineage_names_topics_unknown_is_named(pl
     assert code == 0
     assert not_ok(rows) == [("connectors", "shop-debezium-source", "WARN")]
     (row,) = [r for r in rows_of(rows, "connectors") if r["status"] == "WARN"]
-    assert "its topics kafka://unknown:unknown" in row["detail"]
+    assert "its topics kafka://unknown:unknown: `dzlineage relay` maps them" in row["detail"]
     assert row["fix"].startswith(
         "set openlineage.integration.dataset.kafka.bootstrap.servers=<a broker of the cluster"
     )

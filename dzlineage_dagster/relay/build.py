@@ -8,7 +8,11 @@ from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.core.identity.kafka import KafkaCluster, parse_broker_aliases
+from dzlineage_dagster.core.identity.kafka import (
+    UNKNOWN_NAMESPACE,
+    KafkaCluster,
+    parse_broker_aliases,
+)
 from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
 from dzlineage_dagster.core.lineage.relay_events import NameRules, PlatformDatasets
@@ -32,6 +36,7 @@ from dzlineage_dagster.settings import (
     aws_side_options,
     env_name,
 )
+from dzlineage_dagster.sync.checks.preflight import check_cluster, check_registry
 from dzlineage_dagster.sync.destinations.glue import GlueDestination
 from dzlineage_dagster.sync.lineage.platform_graph import platform_datasets
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -69,6 +74,14 @@ def name_rules(
         "source_hosts": SourceHosts.parse(settings.source_host_aliases),
     }
     arn = settings.msk_cluster_arn
+    if not arn and settings.relay_kafka_namespace:
+        logging.getLogger("dzlineage.relay").warning(
+            "Kafka names are relayed as sent: %s is not set, so no broker, alias (%s) or "
+            "Debezium %s is mapped to the topics' nodes; set it to the cluster's ARN",
+            env_name("msk_cluster_arn"),
+            env_name("kafka_broker_aliases"),
+            UNKNOWN_NAMESPACE,
+        )
     if not (arn and settings.relay_kafka_namespace):
         return NameRules(**options)
     try:
@@ -108,7 +121,11 @@ def platform_cache(
 
     def read() -> PlatformDatasets:
         resource = LineageSyncResource.with_settings(lineage_settings, sides)
-        return platform_datasets(SyncRun(resource, logging.getLogger("dzlineage.relay")))
+        run = SyncRun(resource, logging.getLogger("dzlineage.relay"))
+        # The registry and the cluster first, as the sync starts: a failure names the setting.
+        check_registry(run)
+        check_cluster(run)
+        return platform_datasets(run)
 
     cache = PlatformCache(read, settings.relay_platform_ttl_seconds)
     if settings.relay_refuse_unmapped_topics and cache.current() is None:

@@ -298,7 +298,7 @@ class Relay:
             self.unmapped.note(unmapped, example)
         if found:
             self.count("unmapped_datasets", len(found))
-        refusable = [u for u in found.values() if u.fix]
+        refusable = [u for u in found.values() if u.refusable]
         if self.refuse_unmapped_topics and refusable:
             raise UnmappedTopic(
                 "; ".join(f"{u.identity} {u.reason}: {u.fix}" for u in refusable)

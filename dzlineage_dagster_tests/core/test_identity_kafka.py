@@ -85,6 +85,21 @@ def test_every_broker_of_every_listener_names_the_cluster_and_the_order_never_mo
     assert cluster.topic_dataset("shop.sales.orders") == (cluster.namespace, "shop.sales.orders")
 
 
+@given(clusters(), st.data(), st.sampled_from(["SASL_SSL", "SSL", "PLAINTEXT", "sasl_ssl"]))
+def test_a_bootstrap_property_with_listener_schemes_names_the_cluster_as_the_doctor_reads_it(
+    brokers, data, protocol
+):
+    """Kafka's clients take `SASL_SSL://host:port` entries in bootstrap.servers, and Debezium
+    sends its property whole: the relay maps it to the cluster as `doctor`'s kafka-names row
+    (foreign_servers) already counts it the cluster's."""
+    cluster = KafkaCluster.of(name="cdc", broker_strings=brokers)
+    key = data.draw(st.sampled_from(sorted(brokers)))
+    servers = ", ".join(f"{protocol}://{a}" for a in brokers[key].split(","))
+    assert cluster.foreign_servers(servers) == []
+    assert cluster.names(f"kafka://{servers}")
+    assert not cluster.names(f"kafka://{servers},{protocol}://erp.example:9092")
+
+
 @given(clusters("cdc"), clusters("erp"), st.data())
 def test_another_clusters_brokers_never_name_this_one(ours, theirs, data):
     cluster = KafkaCluster.of(name="cdc", broker_strings=ours)

@@ -289,3 +289,19 @@ def test_a_node_apart_from_the_platforms_is_labelled_by_its_whole_identity():
     # A node's mark stays when it is added again (with columns).
     graph.add_node(unknown, ["id"])
     assert graph.nodes[unknown].apart
+
+
+def test_a_dataset_of_no_platform_kind_is_labelled_by_its_whole_identity():
+    """Athena's query results (`s3://<bucket>` + `/`, as Airflow's AthenaOperator names them)
+    and a file an S3 path names: the name alone says neither the bucket nor the system, and `/`
+    says nothing at all."""
+    results = "s3://shop-athena-results-123456789012//"
+    export = "s3://exports/daily/revenue.csv"
+    graph = demo_graph()
+    for node_id in (results, export):
+        graph.add_edge(GraphEdge(REPORT, node_id, "default.shop_reporting.daily_revenue"))
+    assert graph.nodes[results].label == results
+    assert graph.nodes[export].described == f"dataset {export}"
+    text = render(graph, REPORT, "downstream", "text")
+    assert f"-> dataset {results}  via default.shop_reporting.daily_revenue" in text
+    assert graph.resolve(export) == [export]

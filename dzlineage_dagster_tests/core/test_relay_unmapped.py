@@ -3,14 +3,18 @@
 
 from __future__ import annotations
 
+import dataclasses
 import string
 
 from hypothesis import given
 from hypothesis import strategies as st
 
+from dzlineage_dagster.core.identity.kafka import KafkaCluster
 from dzlineage_dagster.core.lineage.relay_events import (
     BROKER_ALIASES_SETTING,
     DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY,
+    NAMESPACE_MAP_SETTING,
+    SOURCE_HOST_ALIASES_SETTING,
     UNKNOWN_KAFKA_NAMESPACE,
     PlatformDatasets,
     unmapped_dataset,
@@ -63,6 +67,7 @@ def test_a_platform_topic_under_any_other_kafka_namespace_is_unmapped_with_the_a
         f"if {host}:{port} is a broker of the cluster, add it to {BROKER_ALIASES_SETTING}; "
         f"else point the producer's bootstrap servers at the cluster ({BROKER})"
     )
+    assert found.refusable
 
 
 def test_debeziums_unknown_namespace_names_the_property_and_the_connector_of_the_job():
@@ -101,3 +106,79 @@ def test_a_glue_table_the_platform_does_not_have_is_unmapped_even_in_the_platfor
     assert found.identity == "arn:aws:glue:us-east-1:123456789012:table/lakehouse/nothere"
     assert found.reason == "names a Glue table the platform does not have"
     assert found.fix is None
+
+
+@given(host=hosts)
+def test_a_captured_source_table_under_another_host_is_unmapped_with_the_host_alias_fix(host):
+    """dbt or Spark reading the source database by its IP or a DNS alias: the table's own
+    node is a hop away, and the setting that joins them is named (never refused: the refusal
+    is for topics)."""
+    found = unmapped_dataset(
+        dataset(f"postgres://{host}:5432", "shop.sales.orders"), SPARK_JOB, KNOWN
+    )
+    if host == "shop-db":
+        assert found is None
+        return
+    assert found.reason == (
+        f"names the platform's source table shop.sales.orders under postgres://{host}:5432, "
+        "not postgres://shop-db:5432: a lineage node apart from the table's"
+    )
+    assert found.fix == (
+        f"if {host} is the database shop-db, add {host}=shop-db to {SOURCE_HOST_ALIASES_SETTING}"
+    )
+    assert not found.refusable
+
+
+def test_a_source_table_on_another_port_is_advised_the_namespace_map():
+    """A host alias keeps the port: a pooler on another port needs the namespace renamed."""
+    found = unmapped_dataset(
+        dataset("postgres://10.0.3.17:6432", "shop.sales.orders"), SPARK_JOB, KNOWN
+    )
+    assert found.fix == (
+        "if postgres://10.0.3.17:6432 is the database postgres://shop-db:5432, map it in "
+        f'{NAMESPACE_MAP_SETTING}: {{"postgres://10.0.3.17:6432": "postgres://shop-db:5432"}}'
+    )
+    # Another engine's table of the same name is not this table.
+    assert (
+        unmapped_dataset(
+            dataset("mysql://10.0.3.17:3306", "shop.sales.orders"), SPARK_JOB, KNOWN
+        ).fix
+        is None
+    )
+
+
+def test_a_glue_table_claimed_in_any_glue_form_that_does_not_exist_suggests_the_near_table():
+    """A typo or a dropped table, named the way OpenLineage, dbt-glue or Athena name a Glue
+    table: the reason says it is a Glue table, and the fix the platform's table it is closest to."""
+    for namespace, name in (
+        ("arn:aws:glue:us-east-1:123456789012", "table/lakehouse/sales_ordrs"),
+        ("arn:aws:glue:us-east-1:123456789012", "lakehouse.sales_ordrs"),
+        ("awsathena://athena.us-east-1.amazonaws.com", "AwsDataCatalog.lakehouse.sales_ordrs"),
+    ):
+        found = unmapped_dataset(dataset(namespace, name), SPARK_JOB, KNOWN)
+        assert found.reason == "names a Glue table the platform does not have", namespace
+        assert found.fix == "did you mean lakehouse.sales_orders?", namespace
+        assert not found.refusable
+    far = unmapped_dataset(
+        dataset("awsathena://athena.us-east-1.amazonaws.com", "awsdatacatalog.audit.logins"),
+        SPARK_JOB,
+        KNOWN,
+    )
+    assert far.reason == "names a Glue table the platform does not have"
+    assert far.fix is None
+
+
+def test_a_bootstrap_list_with_one_foreign_server_names_only_that_server_in_the_fix():
+    """Debezium's whole property, one entry of which is no broker of the cluster: adding the
+    whole list as an alias is not the advice, the one server is."""
+    cluster = KafkaCluster.of(
+        name="demo", broker_strings={"BootstrapBrokerStringSaslIam": f"{BROKER},b-2.demo:9098"}
+    )
+    known = dataclasses.replace(KNOWN, kafka=cluster)
+    namespace = f"kafka://{BROKER},b-2.demo:9098,kafka-cluster-prod:9092"
+    found = unmapped_dataset(dataset(namespace, TOPICS[0]), DEBEZIUM_JOB, known)
+    assert found.fix == (
+        f"if kafka-cluster-prod:9092 is a broker of the cluster, add it to "
+        f"{BROKER_ALIASES_SETTING}; else point the producer's bootstrap servers at the cluster "
+        f"({BROKER})"
+    )

@@ -284,3 +284,20 @@ def test_doctor_warns_of_a_debezium_property_naming_no_broker_of_the_cluster_unt
 
     monkeypatch.setenv("DZLINEAGE_KAFKA_BROKER_ALIASES", "kafka-prod")
     assert [row["status"] for row in kafka_names()] == ["OK"]
+
+
+def test_a_relay_without_the_cluster_says_at_start_that_kafka_names_pass_as_sent(
+    platform, caplog, monkeypatch
+):
+    """No DZLINEAGE_MSK_CLUSTER_ARN: no broker, alias or `kafka://unknown:unknown` can be
+    mapped, so every Kafka name is a node of its own; the operator reads why at start."""
+    monkeypatch.delenv("DZLINEAGE_MSK_CLUSTER_ARN")
+    with caplog.at_level("WARNING", logger="dzlineage.relay"):
+        relay = relay_with(kafka_broker_aliases="kafka-cluster-prod:9092")
+    assert relay.rules.kafka is None
+    (line,) = [r.getMessage() for r in caplog.records if "Kafka names" in r.getMessage()]
+    assert line == (
+        "Kafka names are relayed as sent: DZLINEAGE_MSK_CLUSTER_ARN is not set, so no broker, "
+        "alias (DZLINEAGE_KAFKA_BROKER_ALIASES) or Debezium kafka://unknown:unknown is mapped "
+        "to the topics' nodes; set it to the cluster's ARN"
+    )

@@ -168,6 +168,22 @@ def test_refusal_without_the_syncs_settings_stops_the_start_naming_them(module_p
     assert "DZLINEAGE_REGISTRY_NAME" in stderr
 
 
+def test_a_platform_read_that_fails_names_the_setting_to_fix(module_platform, tmp_path):
+    """A registry name that names no registry: the refusal cannot start, and says which
+    setting is wrong as the sync does, not only that ListSchemas failed."""
+    environment = relay_environment(
+        module_platform.environment,
+        DZLINEAGE_RELAY_API_KEY=API_KEY,
+        DZLINEAGE_RELAY_REFUSE_UNMAPPED_TOPICS="true",
+        DZLINEAGE_REGISTRY_NAME="no-such-registry",
+    )
+    stderr = refused_start(environment, tmp_path)
+    assert (
+        "they cannot be read: DZLINEAGE_REGISTRY_NAME='no-such-registry': Glue Schema Registry "
+        "does not exist"
+    ) in stderr
+
+
 class FakeClock:
     def __init__(self) -> None:
         self.now = 0.0

@@ -51,6 +51,8 @@ GLUE_RULES = frozenset(
 )
 #: Athena's name of the account's default catalog, the Glue Data Catalog (case-insensitive).
 ATHENA_DEFAULT_CATALOG = "awsdatacatalog"
+#: An account that stands for any in :func:`claimed_table_name`.
+ANY_ACCOUNT = "000000000000"
 
 _GLUE_ARN_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:([a-z0-9-]+):(\d{12})")
 _PROJECT_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}:table")
@@ -246,6 +248,13 @@ def claimed_table(
             athena.group(1), athena_account, parts.group(2), parts.group(3)
         ), ATHENA_RULE
     return None
+
+
+def claimed_table_name(namespace: str, name: str) -> tuple[str, str] | None:
+    """The (database, table) a dataset's name claims in any of :func:`claimed_table`'s forms,
+    whatever the account (for advice about a table that is not there)."""
+    claim = claimed_table(namespace, name, athena_account=ANY_ACCOUNT)
+    return (claim[0].database, claim[0].table) if claim else None
 
 
 def _symlink_identifiers(dataset: Mapping[str, Any]) -> Iterator[tuple[str, str]]:

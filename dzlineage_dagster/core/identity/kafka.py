@@ -20,6 +20,7 @@ GetBootstrapBrokers anyway. An alias given without a port matches its host on an
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Literal
@@ -42,6 +43,8 @@ PREFERRED_LISTENERS = (
     "BootstrapBrokerString",
 )
 TopicNamespaceStyle = Literal["bootstrap", "cluster"]
+#: A listener scheme before an entry of a bootstrap list (``SASL_SSL://``).
+_LISTENER_SCHEMES = re.compile(r"(?:^|(?<=,))\s*[A-Za-z][A-Za-z0-9_]*://")
 
 
 def kafka_dataset_namespace(bootstrap_servers: str) -> str:
@@ -201,7 +204,8 @@ class KafkaCluster:
         rest = namespace.removeprefix(KAFKA_SCHEME)
         if rest == namespace or not rest:
             return False
-        servers = rest.split("/", 1)[0]
+        # Each entry's listener scheme (SASL_SSL://host:port, which Kafka's clients take) goes.
+        servers = _LISTENER_SCHEMES.sub("", rest).split("/", 1)[0]
         return bool(broker_addresses([servers])) and not self.foreign_servers(servers)
 
     def canonical(self, namespace: str) -> str | None:

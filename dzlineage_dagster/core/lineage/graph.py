@@ -72,8 +72,10 @@ class GraphNode:
     @property
     def label(self) -> str:
         """The short name a user would type: ``db.table``, the topic, ``db.schema.table``; the
-        whole sourceIdentifier of a node :attr:`apart` from the platform's."""
-        if self.apart:
+        whole sourceIdentifier of a node :attr:`apart` from the platform's, and of a dataset of
+        no platform kind (an S3 location: its name alone drops the bucket, and Athena's query
+        results are named ``/``)."""
+        if self.apart or self.kind == "dataset":
             return self.id
         glue = _GLUE_TABLE.fullmatch(self.id)
         if glue:

@@ -50,13 +50,14 @@ from openlineage.client.serde import Serde
 from dzlineage_dagster.core.identity.glue import (
     GLUE_RULES,
     GlueCatalog,
+    claimed_table_name,
     is_glue_namespace,
     keep_glue_symlink,
     resolve_glue_table,
 )
 from dzlineage_dagster.core.identity.kafka import UNKNOWN_NAMESPACE, DebeziumTopics, KafkaCluster
-from dzlineage_dagster.core.identity.sources import SourceHosts
-from dzlineage_dagster.core.lineage.graph import source_identifier
+from dzlineage_dagster.core.identity.sources import SOURCE_SCHEMES, SourceHosts
+from dzlineage_dagster.core.lineage.graph import near_matches, node_kind, source_identifier
 from dzlineage_dagster.core.lineage.openlineage import MAX_EVENT_BYTES
 
 #: The producer URI of the facets the relay adds to events it forwards.
@@ -488,6 +489,9 @@ UNKNOWN_KAFKA_NAMESPACE = "kafka://unknown:unknown"
 DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY = "openlineage.integration.dataset.kafka.bootstrap.servers"
 #: The setting (``DZLINEAGE_*``) that names further addresses of the cluster's brokers.
 BROKER_ALIASES_SETTING = "DZLINEAGE_KAFKA_BROKER_ALIASES"
+#: The settings that name a source database's other hosts, and rename any namespace.
+SOURCE_HOST_ALIASES_SETTING = "DZLINEAGE_SOURCE_HOST_ALIASES"
+NAMESPACE_MAP_SETTING = "DZLINEAGE_RELAY_NAMESPACE_MAP"
 
 
 @dataclass(frozen=True)
@@ -499,24 +503,28 @@ class PlatformDatasets:
     ``topics`` are the topics' bare names (a dataset naming one under another namespace is a
     parallel node of it); ``debezium_jobs`` maps the job namespace a Debezium connector posts
     its OpenLineage runs under (``openlineage.integration.job.namespace``, else ``topic.prefix``)
-    to the connector's name; ``broker`` is a broker address of the cluster, for the advice."""
+    to the connector's name; ``broker`` is a broker address of the cluster, for the advice;
+    ``kafka`` the cluster's identity, to tell which servers of a list are not its own."""
 
     identities: frozenset[str]
     topics: frozenset[str] = frozenset()
     debezium_jobs: Mapping[str, str] = field(default_factory=dict)
     broker: str | None = None
+    kafka: KafkaCluster | None = None
 
 
 @dataclass(frozen=True)
 class UnmappedDataset:
     """A dataset the relay forwards under a name that is none of the platform's nodes.
 
-    ``fix`` is set when the dataset names a topic of the platform under a namespace that is not
-    the cluster's (a parallel node of the topic): the relay may refuse it (422) with this advice."""
+    ``fix`` is set when the dataset names a topic or a captured source table of the platform
+    under another namespace (a parallel node of it); ``refusable`` for a topic only: the relay
+    may refuse it (422) with this advice."""
 
     identity: str
     reason: str
     fix: str | None = None
+    refusable: bool = False
 
 
 def unmapped_dataset(
@@ -535,9 +543,20 @@ def unmapped_dataset(
             f"names the platform's topic {name} under {namespace}, not the cluster's namespace: "
             "a lineage node apart from the topic's"
         )
-        return UnmappedDataset(identity, reason, _topic_fix(namespace, job, known))
-    if is_glue_namespace(namespace):
-        return UnmappedDataset(identity, "names a Glue table the platform does not have")
+        return UnmappedDataset(identity, reason, _topic_fix(namespace, job, known), True)
+    platform_namespace = _source_table_namespace(namespace, name, known)
+    if platform_namespace is not None:
+        reason = (
+            f"names the platform's source table {name} under {namespace}, not "
+            f"{platform_namespace}: a lineage node apart from the table's"
+        )
+        return UnmappedDataset(identity, reason, _source_host_fix(namespace, platform_namespace))
+    claimed = claimed_table_name(namespace, name)
+    if is_glue_namespace(namespace) or claimed:
+        tables = [i for i in known.identities if node_kind(i) == "glue_table"]
+        near = near_matches(".".join(claimed), tables, limit=1) if claimed else []
+        fix = f"did you mean {near[0]}?" if near else None
+        return UnmappedDataset(identity, "names a Glue table the platform does not have", fix)
     return UnmappedDataset(
         identity,
         "is none of the platform's datasets (its topics, Glue tables and captured source tables)",
@@ -555,7 +574,37 @@ def _topic_fix(namespace: str, job: Mapping[str, Any], known: PlatformDatasets) 
         )
         return f"set {DEBEZIUM_LINEAGE_BOOTSTRAP_PROPERTY}={broker} on {which}"
     address = namespace.removeprefix("kafka://")
+    foreign = known.kafka.foreign_servers(address) if known.kafka else []
+    address = ", ".join(foreign) or address
     return (
         f"if {address} is a broker of the cluster, add it to {BROKER_ALIASES_SETTING}; else "
         f"point the producer's bootstrap servers at the cluster ({broker})"
+    )
+
+
+def _source_table_namespace(namespace: str, name: str, known: PlatformDatasets) -> str | None:
+    """The namespace the platform names a captured source table ``name`` of ``namespace``'s
+    engine by, when ``namespace`` is another (the database by its IP or an alias)."""
+    scheme = namespace.partition("://")[0]
+    if scheme not in SOURCE_SCHEMES:
+        return None
+    for identity in sorted(known.identities):
+        other, _, other_name = identity.rpartition("/")
+        if other_name == name and other.partition("://")[0] == scheme and other != namespace:
+            return other
+    return None
+
+
+def _source_host_fix(namespace: str, platform_namespace: str) -> str:
+    """A host alias when only the host differs (it keeps the port), else the namespace map."""
+    host, _, port = namespace.partition("://")[2].rpartition(":")
+    platform_host, _, platform_port = platform_namespace.partition("://")[2].rpartition(":")
+    if host and port == platform_port:
+        return (
+            f"if {host} is the database {platform_host}, add {host}={platform_host} to "
+            f"{SOURCE_HOST_ALIASES_SETTING}"
+        )
+    return (
+        f"if {namespace} is the database {platform_namespace}, map it in "
+        f'{NAMESPACE_MAP_SETTING}: {{"{namespace}": "{platform_namespace}"}}'
     )

@@ -61,7 +61,9 @@ class PlatformCache:
                     self._known = self._read()
                     self.error = None
                 except (BotoCoreError, ClientError, SyncError, ValueError) as error:
-                    self.error = f"{type(error).__name__}: {error}"
+                    # A SyncError's message names the setting already; AWS's need their type.
+                    named = isinstance(error, SyncError)
+                    self.error = str(error) if named else f"{type(error).__name__}: {error}"
                     log.error(
                         "cannot read the platform's datasets (unmapped datasets are not "
                         "reported until it reads again in %.0f s): %s",

@@ -314,7 +314,9 @@ def connectors(doctor: Doctor) -> Iterator[CheckResult]:
             Status.WARN,
             f"Debezium's OpenLineage is on ({OPENLINEAGE_ENABLED}=true) and neither "
             f"{' nor '.join(OPENLINEAGE_KAFKA_NAMESPACE_PROPERTIES)} is set: its events name "
-            f"its topics kafka://unknown:unknown, lineage nodes apart from the platform's topics",
+            f"its topics kafka://unknown:unknown: `dzlineage relay` maps them to the topics' "
+            "nodes (it knows this connector's topics), any other way to DataZone makes nodes "
+            "apart from the platform's topics",
             openlineage_namespace_fix(name),
         )
 

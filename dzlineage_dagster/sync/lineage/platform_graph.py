@@ -116,6 +116,7 @@ def platform_datasets(run: SyncRun) -> PlatformDatasets:
         frozenset(topics),
         debezium_jobs,
         run.cluster.bootstrap_brokers.split(",")[0].strip() or None,
+        run.kafka_cluster,
     )
 
 
