@@ -243,3 +243,20 @@ def test_a_read_back_glue_denies_names_the_permission_to_allow_once(platform, mo
     assert line.count("GetLineageNode failed") == 1, line
     assert "allow glue:GetLineageNode to the data side's credentials" in line
     assert "iam/glue-lineage-policy.json" in line
+
+
+def test_doctor_names_every_glue_lineage_action_denied_in_one_run(glue_graph, capsys):
+    # A role with neither action: one doctor run names both, not one per rerun.
+    glue_graph.control.set_faults(
+        FaultRule("glue", "GetLineageNode", "access-denied"),
+        FaultRule("glue", "PostLineageEvent", "access-denied"),
+    )
+    code, rows = doctor(capsys)
+    assert code == 1
+    failed = [r for r in rows if r["status"] == "FAIL"]
+    assert sorted(r["fix"].split(" to ")[0] for r in failed) == [
+        "allow glue:GetLineageNode",
+        "allow glue:PostLineageEvent",
+    ], failed
+    assert {r["check"] for r in failed} == {"glue-lineage"}
+    assert_advice_is_real(failed)
