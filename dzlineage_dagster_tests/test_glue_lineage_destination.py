@@ -168,6 +168,7 @@ def test_a_glue_post_refused_midway_is_caught_up_by_the_next_sync_with_the_same_
     assert dzlineage(["sync"]) != 0
     out = capsys.readouterr().out + capsys.readouterr().err
     assert "credentials need glue:PostLineageEvent" in out, out
+    assert "iam/glue-lineage-policy.json" in out, out
     assert "datazone posted and recorded" in out
     topics = len(table_topics(platform))
     assert posts(platform, "datazone") == 2 * topics

@@ -227,3 +227,36 @@ def test_doctor_checks_glues_permissions_and_that_lineage_landed(glue_graph, cap
         [skipped] = rows_of(rows, "glue-lineage-landed")
         assert skipped["status"] == "WARN" and "needs glue-lineage" in skipped["detail"]
         glue_graph.control.clear_faults()
+
+
+def test_a_read_back_glue_denies_names_the_permission_to_allow_once(platform, monkeypatch, capsys):
+    # The posts are allowed, GetLineageNode is not: the sync's lineage landed (as far as it
+    # knows) but its read-back cannot look, and says which permission would let it.
+    post_to_both(platform, monkeypatch)
+    platform.control.set_faults(FaultRule("glue", "GetLineageNode", "access-denied"))
+    code, out, err = run_cli(capsys, "sync")
+    assert code == 0, err
+    [line] = [line for line in out.splitlines() if line.startswith("lineage read-back in glue")]
+    assert line.startswith(
+        "lineage read-back in glue: not checked (GetLineageNode failed: AccessDeniedException: "
+    ), line
+    assert line.count("GetLineageNode failed") == 1, line
+    assert "allow glue:GetLineageNode to the data side's credentials" in line
+    assert "iam/glue-lineage-policy.json" in line
+
+
+def test_doctor_names_every_glue_lineage_action_denied_in_one_run(glue_graph, capsys):
+    # A role with neither action: one doctor run names both, not one per rerun.
+    glue_graph.control.set_faults(
+        FaultRule("glue", "GetLineageNode", "access-denied"),
+        FaultRule("glue", "PostLineageEvent", "access-denied"),
+    )
+    code, rows = doctor(capsys)
+    assert code == 1
+    failed = [r for r in rows if r["status"] == "FAIL"]
+    assert sorted(r["fix"].split(" to ")[0] for r in failed) == [
+        "allow glue:GetLineageNode",
+        "allow glue:PostLineageEvent",
+    ], failed
+    assert {r["check"] for r in failed} == {"glue-lineage"}
+    assert_advice_is_real(failed)

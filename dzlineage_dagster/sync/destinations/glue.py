@@ -123,7 +123,7 @@ def _refusal(subject: str, what: str, code: str, error: ClientError, tps: float)
         return (
             f"{subject}: lineage not posted to Glue: {what}: {described}; the data side's "
             f"credentials need {POST_ACTION} (it has no resource-level permissions: "
-            '"Resource": "*")'
+            '"Resource": "*"; iam/glue-lineage-policy.json allows it)'
         )
     if code == "ThrottlingException":
         return (

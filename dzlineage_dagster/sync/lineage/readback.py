@@ -43,7 +43,7 @@ from dzlineage_dagster.core.lineage.readback import (
     compare,
     glue_table_arn,
 )
-from dzlineage_dagster.sync.errors import SyncError, describe_error
+from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
 from dzlineage_dagster.sync.lineage.health import lineage_event_statuses
 from dzlineage_dagster.sync.lineage.nodes import LineageReader, lineage_reader
 
@@ -165,7 +165,7 @@ def read_back(
         try:
             found = _compare_all(run, nodes, pending)
         except (ClientError, BotoCoreError) as error:
-            note = f"GetLineageNode failed: {describe_error(error)}"
+            note = _unreadable(error, graph)
             calls += nodes.calls
             return ReadbackReport(
                 topics=len(landings), notes=(note,), calls=calls, checked=False, graph=graph
@@ -189,6 +189,26 @@ def read_back(
     for mismatch in mismatches:
         run.log.error(f"lineage read-back ({graph}): {mismatch}")
     return report
+
+
+# Who reads each graph, and the policy that allows it: an operator denied the read learns what
+# to allow where, as doctor's rows say it.
+_READ_PERMISSION = {
+    "datazone": ("datazone:GetLineageNode", "governance", "iam/governance-account-policy.json"),
+    "glue": ("glue:GetLineageNode", "data", "iam/glue-lineage-policy.json"),
+}
+
+
+def _unreadable(error: ClientError | BotoCoreError, graph: str) -> str:
+    """Why the read-back could not read ``graph``: the failed call once (a ClientError's
+    description names its operation already), and on AccessDenied the permission to allow."""
+    if not isinstance(error, ClientError):
+        return f"GetLineageNode failed: {describe_error(error)}"
+    note = describe_error(error)
+    if error_code(error) == "AccessDeniedException":
+        action, side, policy = _READ_PERMISSION[graph]
+        note += f"; allow {action} to the {side} side's credentials (as {policy} does)"
+    return note
 
 
 def _compare_all(
