@@ -151,6 +151,127 @@ def _node_from_json(node: Mapping[str, Any]) -> PlatformNode:
     )
 
 
+#: Topics the graph draws unless ``max_topics`` says otherwise: 30,000 specs, whose load the
+#: benchmark measured (docs/dagster-graph.md, "Large platforms").
+DEFAULT_MAX_TOPICS = 10_000
+
+
+@dataclass(frozen=True)
+class GraphScope:
+    """The part of the platform the graph draws: the topics every given filter admits (each
+    filter: any of its values), each with its source tables and Iceberg tables; of those, the
+    first ``max_topics`` by name (None: all of them)."""
+
+    #: A source database or an Iceberg (Glue) database the topic reads from or feeds.
+    databases: tuple[str, ...] = ()
+    #: The Debezium connector capturing the topic's source table.
+    connectors: tuple[str, ...] = ()
+    topic_prefixes: tuple[str, ...] = ()
+    #: A regular expression the whole topic name matches (as Debezium's include lists do).
+    topic_pattern: str | None = None
+    max_topics: int | None = DEFAULT_MAX_TOPICS
+
+    def __post_init__(self) -> None:
+        if self.topic_pattern is not None:
+            try:
+                re.compile(self.topic_pattern)
+            except re.error as error:
+                raise ValueError(
+                    f"topic_pattern {self.topic_pattern!r} is not a regular expression: {error}"
+                ) from None
+        if self.max_topics is not None and self.max_topics < 1:
+            raise ValueError(
+                f"max_topics must be at least 1 (null draws every topic), not {self.max_topics}"
+            )
+
+    @property
+    def filters(self) -> bool:
+        return bool(self.databases or self.connectors or self.topic_prefixes or self.topic_pattern)
+
+    def admits(
+        self,
+        topic: PlatformNode,
+        sources: Sequence[PlatformNode],
+        tables: Sequence[PlatformNode],
+    ) -> bool:
+        """Whether ``topic``, read from ``sources`` and feeding ``tables``, is in scope."""
+        name = topic.key[-1]
+        return (
+            (not self.topic_prefixes or name.startswith(self.topic_prefixes))
+            and (not self.topic_pattern or re.fullmatch(self.topic_pattern, name) is not None)
+            and (
+                not self.connectors
+                or any(source.facts.get("connector") in self.connectors for source in sources)
+            )
+            and (
+                not self.databases
+                or any(source.key[2] in self.databases for source in sources)
+                or any(table.key[1] in self.databases for table in tables)
+            )
+        )
+
+
+@dataclass(frozen=True)
+class DrawnGraph:
+    """The nodes a scope draws, and what it left out."""
+
+    nodes: tuple[PlatformNode, ...]
+    #: Topics of the state, of the scope's filters, and drawn.
+    topics: int
+    in_scope: int
+    drawn: int
+    #: The first topic (by name) ``max_topics`` left out; None when it left out none.
+    first_left_out: str | None = None
+
+    @property
+    def truncation_note(self) -> str | None:
+        """What ``max_topics`` left out and how to see it (None when it left out nothing)."""
+        if self.first_left_out is None:
+            return None
+        return (
+            f"the platform graph draws {self.drawn:,} of the {self.in_scope:,} topics in its "
+            f"scope ({self.topics:,} on the platform): max_topics is {self.drawn:,}, so the "
+            f"{self.in_scope - self.drawn:,} topics from {self.first_left_out} on (by name) "
+            "and their source and Iceberg tables are not drawn. Narrow the scope (databases, "
+            "connectors, topic_prefixes, topic_pattern) or raise max_topics in defs.yaml "
+            "(docs/dagster-graph.md, 'Large platforms')."
+        )
+
+
+def draw(nodes: Sequence[PlatformNode], scope: GraphScope) -> DrawnGraph:
+    """The nodes of ``scope``'s topics (``nodes`` sorted by key, as the state keeps them), each
+    topic with its source tables and the Iceberg tables it feeds, in the same order."""
+    topics = [node for node in nodes if node.kind == "topic"]
+    limit = len(topics) if scope.max_topics is None else scope.max_topics
+    if not scope.filters and len(topics) <= limit:
+        return DrawnGraph(tuple(nodes), len(topics), len(topics), len(topics))
+    by_key = {node.key: node for node in nodes}
+    fed: dict[AssetPath, list[PlatformNode]] = {}
+    for node in nodes:
+        if node.kind == "iceberg_table":
+            for dep in node.deps:
+                fed.setdefault(dep, []).append(node)
+    in_scope = [
+        topic
+        for topic in topics
+        if scope.admits(
+            topic, [by_key[dep] for dep in topic.deps if dep in by_key], fed.get(topic.key, ())
+        )
+    ]
+    drawn = in_scope[:limit]
+    keys = {topic.key for topic in drawn}
+    for topic in drawn:
+        keys.update(topic.deps)
+        keys.update(table.key for table in fed.get(topic.key, ()))
+    return DrawnGraph(
+        tuple(node for node in nodes if node.key in keys),
+        len(topics),
+        len(in_scope),
+        len(drawn),
+        in_scope[limit].key[-1] if len(in_scope) > limit else None,
+    )
+
+
 def topology_digest(connectors_digest: str, registry_tokens: Mapping[str, str]) -> str:
     """What the graph is read from, in one digest: the connectors' configurations (see
     ``connectors_digest``) and every registry topic's change token (a new schema version
