@@ -22,7 +22,6 @@ import cProfile
 import io
 import json
 import pstats
-import resource
 import subprocess
 import sys
 import tempfile
@@ -46,6 +45,7 @@ from dzlineage_dagster.core.lineage.platform_graph import (
 )
 from dzlineage_dagster.core.schemas.avro import Column
 
+CHILD = (sys.executable, "-m", "benchmarks.bench_platform_graph")
 SIZES = (1_000, 10_000, 30_000, 100_000)
 #: The component drawing every topic; the default (``settings: {}``) stops at max_topics.
 UNLIMITED = "settings: {}\nmax_topics: null"
@@ -111,6 +111,14 @@ def _count_aws_calls() -> list[str]:
     return calls
 
 
+def peak_rss_mb() -> float:
+    """This process's peak RSS since its exec (``VmHWM``; ``ru_maxrss`` would count what the
+    parent held when it forked the child)."""
+    status = Path("/proc/self/status").read_text()
+    (line,) = [line for line in status.splitlines() if line.startswith("VmHWM:")]
+    return int(line.split()[1]) / 1024
+
+
 def load(state_path: Path, component_yaml: str, profile: bool) -> dict[str, object]:
     """The code location's load of the component from ``state_path``, stage by stage."""
     calls = _count_aws_calls()
@@ -149,7 +157,7 @@ def load(state_path: Path, component_yaml: str, profile: bool) -> dict[str, obje
         "specs": len(built.assets or ()),
         "drawn": sum(1 for spec in built.assets or () if spec.key.path[0] == "kafka"),
         "snapshot_mb": len(snapshot) / 1e6,
-        "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_mb": peak_rss_mb(),
         "aws_calls": len(calls),
     }
     if profiler:
@@ -159,18 +167,24 @@ def load(state_path: Path, component_yaml: str, profile: bool) -> dict[str, obje
     return report
 
 
-def measure(count: int, component_yaml: str, profile: bool = False) -> dict[str, object]:
-    """Write the state of ``count`` topics and load it in a fresh child process."""
+def measure(count: int, yamls: list[str], profile: bool = False) -> list[dict[str, object]]:
+    """Write the state of ``count`` topics (in a child: this process stays small) and load it
+    in a fresh child process once per component YAML."""
+    results = []
     with tempfile.TemporaryDirectory(prefix="dzlineage-graph-") as directory:
         state_path = Path(directory) / "state"
-        state_path.write_text(synthetic_state(count).to_json(), encoding="utf-8")
+        subprocess.run([*CHILD, "--write-state", str(count), str(state_path)], check=True)
         state_mb = state_path.stat().st_size / 1e6
-        child = subprocess.run(
-            [sys.executable, "-m", "benchmarks.bench_platform_graph", "--child", str(state_path)],
-            input=json.dumps({"yaml": component_yaml, "profile": profile}),
-            stdout=subprocess.PIPE, text=True, check=True,
-        )  # fmt: skip
-    return {"topics": count, "state_mb": state_mb, **json.loads(child.stdout)}
+        for component_yaml in yamls:
+            child = subprocess.run(
+                [*CHILD, "--child", str(state_path)],
+                input=json.dumps({"yaml": component_yaml, "profile": profile}),
+                stdout=subprocess.PIPE, text=True, check=True,
+            )  # fmt: skip
+            results.append({"topics": count, "state_mb": state_mb, **json.loads(child.stdout)})
+            # One JSON line per load as it is measured: a long run keeps what it measured.
+            print(json.dumps({k: v for k, v in results[-1].items() if k != "profile"}), flush=True)
+    return results
 
 
 def table(results: list[dict[str, object]]) -> str:
@@ -209,21 +223,23 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--profile", type=int, help="print the load's cProfile at N topics")
     parser.add_argument("--child", type=Path, help=argparse.SUPPRESS)
+    parser.add_argument("--write-state", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         given = json.load(sys.stdin)
         print(json.dumps(load(args.child, given["yaml"], given["profile"])))
         return 0
+    if args.write_state:
+        count, path = args.write_state
+        Path(path).write_text(synthetic_state(int(count)).to_json(), encoding="utf-8")
+        return 0
     if args.profile:
-        print(measure(args.profile, args.yaml, profile=True)["profile"])
+        print(measure(args.profile, [args.yaml], profile=True)[0]["profile"])
     results = []
     for count in args.topics:
-        for component_yaml in (args.yaml, *([args.limited] if args.limited else [])):
-            # The default limit changes nothing below it: measured where it draws fewer topics.
-            if component_yaml == args.yaml or count > DEFAULT_MAX_TOPICS:
-                results.append(measure(count, component_yaml))
-                # One JSON line per load as it is measured: a long run keeps what it measured.
-                print(json.dumps(results[-1]), flush=True)
+        # The default limit changes nothing below it: measured where it draws fewer topics.
+        limited = [args.limited] if args.limited and count > DEFAULT_MAX_TOPICS else []
+        results += measure(count, [args.yaml, *limited])
     print(table(results))
     return 0
 

@@ -13,7 +13,7 @@ how to use it.
 # No `from __future__ import annotations`: Resolvable reads the field types at run time.
 import logging
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
@@ -50,7 +50,6 @@ from dzlineage_dagster.core.lineage.platform_graph import (
     GraphScope,
     PlatformGraphState,
     PlatformNode,
-    draw,
 )
 from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster.resources import LineageSyncResource
@@ -175,12 +174,13 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     def build_defs_from_state(
         self, context: ComponentLoadContext, state_path: Path | None
     ) -> Definitions:
-        state = None
+        read = None
         if state_path is not None:
-            state = PlatformGraphState.from_json(state_path.read_text(encoding="utf-8"))
+            read = PlatformGraphState.read(lambda: state_lines(state_path), self.scope)
+        state = read[0] if read else None
         specs = []
-        if state:
-            drawn = draw(state.nodes, self.scope)
+        if read:
+            drawn = read[1]
             nodes = drawn.nodes
             if not self.column_metadata:
                 nodes = tuple(replace(node, columns=(), column_lineage={}) for node in nodes)
@@ -240,6 +240,12 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
             )
 
         return platform_graph_is_current
+
+
+def state_lines(path: Path) -> Iterator[str]:
+    """The state file's lines, one at a time (a large platform's state is hundreds of MB)."""
+    with path.open(encoding="utf-8") as lines:
+        yield from lines
 
 
 def truncation_note_spec(drawn: DrawnGraph) -> AssetSpec:

@@ -13,6 +13,7 @@ from dzlineage_dagster.core.connectors.iceberg_sink import SinkTable
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import SinkEdge, SourceEdge, TopicLineage
 from dzlineage_dagster.core.lineage.platform_graph import (
+    STATE_FORMAT,
     ColumnDep,
     GraphScope,
     PlatformGraphState,
@@ -141,7 +142,10 @@ def test_the_state_survives_its_json_and_another_format_is_ignored():
         (topic_key("shop.t"), iceberg_table_key("lakehouse", "t")),
     }
     assert (
-        PlatformGraphState.from_json(state.to_json().replace('"format": 1', '"format": 0')) is None
+        PlatformGraphState.from_json(
+            state.to_json().replace(f'"format": {STATE_FORMAT}', '"format": 1')
+        )
+        is None
     )
 
 
@@ -232,6 +236,18 @@ def test_a_scope_draws_whole_topics_in_order_and_says_what_its_limit_left_out(sc
         assert f"draws {len(topics):,} of the {len(expected):,} topics" in drawn.truncation_note
     else:
         assert drawn.first_left_out is drawn.truncation_note is None
+
+
+ESTATE_STATE = PlatformGraphState("d", "2026-01-01T00:00:00+00:00", ESTATE, "c")
+
+
+@given(SCOPES)
+def test_a_state_read_in_scope_holds_what_the_scope_draws_of_the_whole(scope):
+    # Read from its outlines, then only the drawn nodes whole: the same as drawing it all.
+    text = ESTATE_STATE.to_json()
+    state, drawn = PlatformGraphState.read(text.splitlines, scope)
+    assert drawn == draw(ESTATE, scope)
+    assert state == PlatformGraphState("d", ESTATE_STATE.written_at, drawn.nodes, "c")
 
 
 def test_without_filters_and_under_the_limit_the_graph_is_the_state_s():

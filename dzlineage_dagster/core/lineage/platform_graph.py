@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from dzlineage_dagster.core.connectors.debezium import SourceTable
@@ -32,7 +32,8 @@ from dzlineage_dagster.core.schemas.avro import Column
 AssetPath = tuple[str, ...]
 NodeKind = Literal["source_table", "topic", "iceberg_table"]
 #: Bumped when the state's layout changes: an older state is ignored until refreshed.
-STATE_FORMAT = 1
+#: 2: JSON lines, the header, then one line per node: its outline, a tab, the whole node.
+STATE_FORMAT = 2
 #: The group of topics no known Debezium connector writes (override-only sources, or none).
 UNCONNECTED_GROUP = "kafka"
 _INVALID_GROUP_CHARACTER = re.compile(r"[^A-Za-z0-9_]")
@@ -87,7 +88,8 @@ class PlatformNode:
 @dataclass(frozen=True)
 class PlatformGraphState:
     """What ``write_state_to_path`` stores: the nodes, and the digest of the topology they were
-    read from (compared with the live one to tell the state is stale)."""
+    read from (compared with the live one to tell the state is stale). Read with a scope
+    (:meth:`read`), its nodes are the scope's."""
 
     digest: str
     written_at: str
@@ -97,20 +99,65 @@ class PlatformGraphState:
     connectors_digest: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"format": STATE_FORMAT, **asdict(self)}, indent=1, sort_keys=True)
+        """The header line, then per node its outline (key, kind, deps, connector: what a scope
+        reads), a tab and the whole node: a large state is drawn in part without decoding (or
+        holding) every node's columns (:meth:`read`). JSON escapes tabs inside strings."""
+        header = {
+            "format": STATE_FORMAT,
+            "digest": self.digest,
+            "written_at": self.written_at,
+            "connectors_digest": self.connectors_digest,
+        }
+        lines = [json.dumps(header, sort_keys=True)]
+        for node in self.nodes:
+            outline = [node.key, node.kind, node.deps, node.facts.get("connector")]
+            lines.append(f"{json.dumps(outline)}\t{json.dumps(asdict(node), sort_keys=True)}")
+        return "\n".join(lines) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> PlatformGraphState | None:
-        """The state in ``text``; None for a state of another format (refresh to replace it)."""
-        document = json.loads(text)
-        if document.get("format") != STATE_FORMAT:
+        """The whole state in ``text``; None for a state of another format (refresh to replace
+        it)."""
+        read = cls.read(lambda: text.splitlines(), GraphScope(max_topics=None))
+        return read[0] if read else None
+
+    @classmethod
+    def read(
+        cls, lines: Callable[[], Iterable[str]], scope: GraphScope
+    ) -> tuple[PlatformGraphState, DrawnGraph] | None:
+        """The state whose lines ``lines()`` gives, with only ``scope``'s nodes (as drawn); None
+        for a state of another format. Two passes: the outlines draw the scope, then only the
+        drawn nodes are decoded whole, so memory follows what is drawn, not the platform."""
+        first = iter(lines())
+        header = json.loads(next(first, "{}"))
+        if header.get("format") != STATE_FORMAT:
             return None
-        return cls(
-            digest=document["digest"],
-            written_at=document["written_at"],
-            nodes=tuple(_node_from_json(node) for node in document["nodes"]),
-            connectors_digest=document.get("connectors_digest", ""),
+        outlines = []
+        for line in first:
+            key, kind, deps, connector = json.loads(line.partition("\t")[0])
+            outlines.append(
+                PlatformNode(
+                    key=tuple(key), kind=kind, group="", kinds=(), description="",
+                    deps=tuple(tuple(dep) for dep in deps),
+                    facts={"connector": connector} if connector else {},
+                )
+            )  # fmt: skip
+        outline = draw(outlines, scope)
+        wanted = {node.key for node in outline.nodes}
+        nodes = []
+        rest = iter(lines())
+        next(rest)
+        for line, node in zip(rest, outlines, strict=True):
+            if node.key in wanted:
+                nodes.append(_node_from_json(json.loads(line.partition("\t")[2])))
+        drawn = replace(outline, nodes=tuple(nodes))
+        state = cls(
+            digest=header["digest"],
+            written_at=header["written_at"],
+            nodes=drawn.nodes,
+            connectors_digest=header.get("connectors_digest", ""),
         )
+        return state, drawn
 
     def node(self, key: Sequence[str]) -> PlatformNode | None:
         return next((node for node in self.nodes if node.key == tuple(key)), None)
