@@ -3,16 +3,19 @@
 
 For each estate size a synthetic state (the file ``dg utils refresh-defs-state`` writes) of N
 table topics, each with its source table and Iceberg table (3N nodes, the demo's columns and
-column lineage, the topics spread over ``--connectors`` Debezium connectors each capturing its
-own database), is loaded in a fresh child process the way the code location loads it: the
-state read and parsed, the specs built (``build_defs_from_state``), merged with the sync's
+column lineage, the topics spread over 20 Debezium connectors each capturing its own database),
+written by a child process, is loaded in a fresh child process the way the code location loads
+it: the state read and the specs built (``build_defs_from_state``), merged with the sync's
 ``Definitions``, ``Definitions.validate_loadable``, and the repository snapshot the code server
 sends to the webserver (``RepositorySnap.from_def``, serialized): what the UI waits for. Each
-stage's seconds, the peak RSS of the process, the specs drawn and the AWS calls made (counted at
-botocore's ``_make_api_call``: none, the load reads the state only) are printed as one table.
+stage's CPU seconds, the load's wall seconds, the peak RSS of the process, the specs drawn and
+the AWS calls made (counted at botocore's ``_make_api_call``: none, the load reads the state
+only) are printed as one JSON line per load, then as one table.
 
-``--limit`` loads under the component's ``max_nodes`` (default: the component's default), and
-``--profile N`` prints the cProfile top entries of the load at N topics.
+``--yaml`` gives the component's attributes (default: every topic drawn, ``max_topics: null``);
+where the state has more topics than the default ``max_topics``, the load is measured again
+under ``--limited`` (default: the component's defaults). ``--profile N`` prints the cProfile
+top entries of the load at N topics.
 """
 
 from __future__ import annotations
