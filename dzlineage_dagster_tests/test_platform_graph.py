@@ -24,9 +24,15 @@ from dagster.components.core.component_tree import ComponentTree
 from dagster.components.utils.project_paths import get_local_state_path
 
 import dzlineage_dagster
+from benchmarks.bench_platform_graph import synthetic_state
+from benchmarks.synthetic_platform import synthetic_topics
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.components import PlatformGraphComponent
-from dzlineage_dagster.components.platform_graph import DEFAULT_STATE_KEY, SETTING_VARIABLES
+from dzlineage_dagster.components.platform_graph import (
+    DEFAULT_STATE_KEY,
+    SETTING_VARIABLES,
+    TRUNCATION_NOTE_KEY,
+)
 from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
 from dzlineage_dagster.sensors import connector_config_sensor
@@ -35,6 +41,7 @@ from dzlineage_dagster.sync.lineage.platform_graph import live_digest
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
 from dzlineage_dagster_tests.test_lineage_truth import SINK, TOPIC, delete_archive_sink
 
+GRAPH_KINDS = ("source", "kafka", "iceberg")
 CHECK = AssetCheckKey(AssetKey("connector_topology"), "platform_graph_is_current")
 
 
@@ -82,7 +89,7 @@ def graph_edges(defs: Definitions) -> set[tuple[str, str]]:
     return {
         (dataset_name(parent), dataset_name(key))
         for key in graph.get_all_asset_keys()
-        if key.path[0] in ("source", "kafka", "iceberg")
+        if key.path[0] in GRAPH_KINDS
         for parent in graph.get(key).parent_keys
     }
 
@@ -286,3 +293,69 @@ def test_dg_refreshes_the_state_and_lists_the_graph_beside_the_sync_s_assets(pla
         "kafka/shop.sales.orders",
         "iceberg/lakehouse/sales_orders",
     } <= keys
+
+
+def test_yaml_scopes_a_large_graph_and_its_limit_says_what_it_left_out(tmp_path, caplog):
+    state = tmp_path / "state"
+    state.write_text(synthetic_state(60, connectors=3).to_json())
+    component = PlatformGraphComponent.resolve_from_yaml(
+        """
+settings: {}
+connectors: [shop-debezium-source-01]
+databases: [lakehouse_01]
+topic_prefixes: [shop.sales.]
+max_topics: 4
+"""
+    )
+    with caplog.at_level("WARNING", logger="dzlineage.platform_graph"):
+        defs = component.build_defs_from_state(ComponentTree.for_test().load_context, state)
+    Definitions.validate_loadable(defs)
+    note = defs.resolve_assets_def(TRUNCATION_NOTE_KEY).specs_by_key[TRUNCATION_NOTE_KEY]
+    specs = {spec.key: spec for spec in graph_specs(defs)}
+    topics = sorted(key.path[1] for key in specs if key.path[0] == "kafka")
+    # Connector 01's topics (every third) named shop.sales.*: the first 4 by name, each with its
+    # source and Iceberg table.
+    names = [t.topic for t in synthetic_topics(60)]
+    in_scope = sorted(name for name in names[1::3] if name.startswith("shop.sales."))
+    assert topics == in_scope[:4]
+    assert len(specs) == 3 * 4
+    assert {spec.group_name for spec in specs.values()} == {
+        "shop_debezium_source_01",
+        "lakehouse_01",
+    }
+    message = (
+        f"the platform graph draws 4 of the {len(in_scope)} topics in its scope "
+        "(60 on the platform)"
+    )
+    assert message in note.description and message in caplog.text
+    assert note.metadata["first_topic_not_drawn"] == in_scope[4]
+    # Unscoped under the limit: every node of the state, and no note.
+    unscoped = PlatformGraphComponent().build_defs_from_state(
+        ComponentTree.for_test().load_context, state
+    )
+    assert len(graph_specs(unscoped)) == 3 * 60
+    assert TRUNCATION_NOTE_KEY not in unscoped.resolve_all_asset_keys()
+    # Without column metadata: the same nodes and edges, no columns or column lineage.
+    full = {spec.key: spec for spec in graph_specs(unscoped)}
+    bare = PlatformGraphComponent.resolve_from_yaml(
+        "settings: {}\ncolumn_metadata: false"
+    ).build_defs_from_state(ComponentTree.for_test().load_context, state)
+    for spec in graph_specs(bare):
+        assert spec.deps == full[spec.key].deps and spec.owners == full[spec.key].owners
+        assert set(full[spec.key].metadata) - set(spec.metadata) == {
+            "dagster/column_schema",
+            "dagster/column_lineage",
+        } - ({"dagster/column_lineage"} if spec.key.path[0] == "source" else set())
+    assert len(graph_specs(bare)) == len(full)
+
+
+def graph_specs(defs: Definitions) -> list:
+    """The specs of the platform's nodes (not the staleness check's asset, nor the note)."""
+    return [s for s in defs.resolve_all_asset_specs() if s.key.path[0] in GRAPH_KINDS]
+
+
+def test_a_bad_topic_pattern_or_limit_in_yaml_is_named():
+    with pytest.raises(ValueError, match=r"topic_pattern 'shop\.\(' is not a regular expression"):
+        PlatformGraphComponent.resolve_from_yaml("settings: {}\ntopic_pattern: 'shop.('")
+    with pytest.raises(ValueError, match="max_topics must be at least 1"):
+        PlatformGraphComponent.resolve_from_yaml("settings: {}\nmax_topics: 0")

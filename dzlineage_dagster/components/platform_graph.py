@@ -13,8 +13,9 @@ how to use it.
 # No `from __future__ import annotations`: Resolvable reads the field types at run time.
 import logging
 import os
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 
 from dagster import (
@@ -26,6 +27,7 @@ from dagster import (
     MetadataValue,
     TableColumnDep,
     TableColumnLineage,
+    TableSchema,
     asset_check,
 )
 from dagster.components import (
@@ -42,7 +44,14 @@ from dagster.components import (
 from dagster.components.utils.translation import ResolvedTranslationFn
 
 from dzlineage_dagster.assets.common import Advice, table_schema
-from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState, PlatformNode
+from dzlineage_dagster.core.lineage.platform_graph import (
+    DEFAULT_MAX_TOPICS,
+    DrawnGraph,
+    GraphScope,
+    PlatformGraphState,
+    PlatformNode,
+)
+from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
@@ -59,6 +68,8 @@ from dzlineage_dagster.sync.run_state import SyncRun
 #: The state's key unless ``defs_state.key`` names another (one per deployment).
 DEFAULT_STATE_KEY = "dzlineage_platform_graph"
 STALENESS_CHECK = "platform_graph_is_current"
+#: The asset-graph node that says what ``max_topics`` left out (drawn only when it left out some).
+TRUNCATION_NOTE_KEY = AssetKey(["platform_graph", "topics_not_drawn"])
 #: What the state says nothing about yet, or no more: the check tells how to refresh it.
 REFRESH_HINT = "run `dg utils refresh-defs-state` (under `dagster dev`, reload the code location)"
 NO_STATE = Advice(
@@ -92,7 +103,9 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     ``settings`` are the sync's settings by variable name (``DZLINEAGE_DOMAIN_ID``: ...),
     usually ``{{ env.DZLINEAGE_... }}`` in defs.yaml; a value that is unset (None or empty)
     takes the setting's default. ``staleness_check_asset`` is the asset the state's staleness
-    check is attached to (None: no check).
+    check is attached to (None: no check). ``databases``, ``connectors``, ``topic_prefixes`` and
+    ``topic_pattern`` scope the graph to a team's part of a large platform, ``max_topics`` bounds
+    it (docs/dagster-graph.md, "Large platforms"; :class:`GraphScope`).
     """
 
     settings: dict[str, str | None] = field(default_factory=dict)
@@ -103,6 +116,33 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     #: Asset attributes to change on every node's spec (group_name, owners, tags, ...), with
     #: the node as ``{{ data.... }}`` (docs/dagster-graph.md: "Changing the specs").
     translation: ResolvedTranslationFn[PlatformNode] = None
+    #: The scope (:class:`GraphScope`): topics read from or feeding one of these source or
+    #: Iceberg databases; captured by one of these Debezium connectors; named with one of these
+    #: prefixes; whose whole name matches this regular expression. Every filter given holds.
+    databases: list[str] = field(default_factory=list)
+    connectors: list[str] = field(default_factory=list)
+    topic_prefixes: list[str] = field(default_factory=list)
+    topic_pattern: str | None = None
+    #: At most this many of the scope's topics, the first by name (None: all); the rest are
+    #: named in a log line and the ``platform_graph/topics_not_drawn`` asset.
+    max_topics: int | None = DEFAULT_MAX_TOPICS
+    #: False leaves each node's ``dagster/column_schema`` and ``dagster/column_lineage`` out:
+    #: most of what a load builds and serves the UI, for a scope of many thousand topics.
+    column_metadata: bool = True
+
+    def __post_init__(self) -> None:
+        # A bad pattern or limit fails the load, naming it, not the first build from a state.
+        _ = self.scope
+
+    @property
+    def scope(self) -> GraphScope:
+        return GraphScope(
+            databases=tuple(self.databases),
+            connectors=tuple(self.connectors),
+            topic_prefixes=tuple(self.topic_prefixes),
+            topic_pattern=self.topic_pattern,
+            max_topics=self.max_topics,
+        )
 
     @property
     def defs_state_config(self) -> DefsStateConfig:
@@ -134,10 +174,20 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     def build_defs_from_state(
         self, context: ComponentLoadContext, state_path: Path | None
     ) -> Definitions:
-        state = None
+        read = None
         if state_path is not None:
-            state = PlatformGraphState.from_json(state_path.read_text(encoding="utf-8"))
-        specs = [self.get_asset_spec(node) for node in state.nodes] if state else []
+            read = PlatformGraphState.read(lambda: state_lines(state_path), self.scope)
+        state = read[0] if read else None
+        specs = []
+        if read:
+            drawn = read[1]
+            nodes = drawn.nodes
+            if not self.column_metadata:
+                nodes = tuple(replace(node, columns=(), column_lineage={}) for node in nodes)
+            specs = [self.get_asset_spec(node) for node in nodes]
+            if drawn.truncation_note:
+                logging.getLogger("dzlineage.platform_graph").warning(drawn.truncation_note)
+                specs.append(truncation_note_spec(drawn))
         checks = [self._staleness_check(state)] if self.staleness_check_asset else []
         return Definitions(assets=specs, asset_checks=checks)
 
@@ -192,19 +242,40 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
         return platform_graph_is_current
 
 
+def state_lines(path: Path) -> Iterator[str]:
+    """The state file's lines, one at a time (a large platform's state is hundreds of MB)."""
+    with path.open(encoding="utf-8") as lines:
+        yield from lines
+
+
+def truncation_note_spec(drawn: DrawnGraph) -> AssetSpec:
+    """A node of the asset graph saying what ``max_topics`` left out, beside what it drew."""
+    return AssetSpec(
+        key=TRUNCATION_NOTE_KEY,
+        description=drawn.truncation_note,
+        group_name="platform_graph",
+        metadata={
+            "topics_on_the_platform": drawn.topics,
+            "topics_in_scope": drawn.in_scope,
+            "topics_drawn": drawn.drawn,
+            "first_topic_not_drawn": drawn.first_left_out,
+        },
+    )
+
+
 def node_asset_spec(node: PlatformNode) -> AssetSpec:
     """The node as an external asset: its deps, kinds, columns, column lineage, owners and
     DataZone link."""
     metadata: dict[str, object] = dict(node.facts)
     if node.columns:
-        metadata["dagster/column_schema"] = table_schema(node.columns)
+        metadata["dagster/column_schema"] = column_schema(node.columns)
     if node.column_lineage:
         metadata["dagster/column_lineage"] = column_lineage(node.column_lineage)
     if node.url:
         metadata["datazone_asset_url"] = MetadataValue.url(node.url)
     return AssetSpec(
-        key=AssetKey(list(node.key)),
-        deps=[AssetKey(list(dep)) for dep in node.deps],
+        key=asset_key(node.key),
+        deps=[asset_key(dep) for dep in node.deps],
         description=node.description,
         group_name=node.group,
         kinds=set(node.kinds),
@@ -213,10 +284,25 @@ def node_asset_spec(node: PlatformNode) -> AssetSpec:
     )
 
 
+# A graph names each node's key several times (its own, its children's deps, each column of
+# their column lineage) and a source table, its topic and often its Iceberg table have the same
+# columns: one Dagster value each, built once, rather than one per mention (the load of a large
+# platform, docs/dagster-graph.md "Large platforms"). Both are immutable; the caches are
+# bounded, so reloads do not keep every graph ever drawn.
+@lru_cache(maxsize=1 << 17)
+def asset_key(path: tuple[str, ...]) -> AssetKey:
+    return AssetKey(list(path))
+
+
+@lru_cache(maxsize=1 << 15)
+def column_schema(columns: tuple[Column, ...]) -> TableSchema:
+    return table_schema(columns)
+
+
 def column_lineage(lineage: Mapping[str, tuple]) -> TableColumnLineage:
     return TableColumnLineage(
         deps_by_column={
-            column: [TableColumnDep(AssetKey(list(dep.key)), dep.column) for dep in deps]
+            column: [TableColumnDep(asset_key(dep.key), dep.column) for dep in deps]
             for column, deps in lineage.items()
         }
     )

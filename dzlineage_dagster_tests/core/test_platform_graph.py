@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -10,9 +13,12 @@ from dzlineage_dagster.core.connectors.iceberg_sink import SinkTable
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import SinkEdge, SourceEdge, TopicLineage
 from dzlineage_dagster.core.lineage.platform_graph import (
+    STATE_FORMAT,
     ColumnDep,
+    GraphScope,
     PlatformGraphState,
     TopicGraph,
+    draw,
     glue_table_columns,
     group_name,
     iceberg_table_key,
@@ -136,7 +142,10 @@ def test_the_state_survives_its_json_and_another_format_is_ignored():
         (topic_key("shop.t"), iceberg_table_key("lakehouse", "t")),
     }
     assert (
-        PlatformGraphState.from_json(state.to_json().replace('"format": 1', '"format": 0')) is None
+        PlatformGraphState.from_json(
+            state.to_json().replace(f'"format": {STATE_FORMAT}', '"format": 1')
+        )
+        is None
     )
 
 
@@ -163,3 +172,91 @@ def test_glue_columns_leave_out_dropped_ones_and_read_iceberg_optionality():
         Column("note", "string", True, "free text"),
     )
     assert glue_table_columns({}) == ()
+
+
+# A small platform for scopes: topic i read by connector c{i % 3} from database db{i % 2}, and
+# feeding its own table and a table `all` shared by every topic of its lake{i % 2}.
+def estate_topic(i: int) -> str:
+    return f"{'app' if i % 4 else 'ops'}.t{i}"
+
+
+ESTATE = platform_nodes(
+    [
+        TopicGraph(
+            lineage(
+                estate_topic(i),
+                (SourceTable(SourceEngine.MYSQL, f"db{i % 2}", None, f"t{i}", "h", "3306", f"c{i % 3}"),),
+                (SinkTable(f"lake{i % 2}", f"t{i}", "sink", "glue"), SinkTable(f"lake{i % 2}", "all", "sink", "glue")),
+                connector=f"c{i % 3}",
+            )
+        )
+        for i in range(12)
+    ],
+    {},
+)  # fmt: skip
+SCOPES = st.builds(
+    GraphScope,
+    databases=st.lists(st.sampled_from(["db0", "db1", "lake0", "lake1", "nope"]), max_size=2).map(tuple),
+    connectors=st.lists(st.sampled_from(["c0", "c1", "c2", "nope"]), max_size=2).map(tuple),
+    topic_prefixes=st.lists(st.sampled_from(["app.", "ops.", "app.t1", "x"]), max_size=2).map(tuple),
+    topic_pattern=st.sampled_from([None, r"app\.t\d", r".*1", "t1"]),
+    max_topics=st.one_of(st.none(), st.integers(1, 14)),
+)  # fmt: skip
+
+
+def topics_in_scope(scope: GraphScope) -> list[str]:
+    """The estate's topics every filter of ``scope`` admits, by name, from how it was made."""
+    return sorted(
+        estate_topic(i)
+        for i in range(12)
+        if (not scope.topic_prefixes or estate_topic(i).startswith(scope.topic_prefixes))
+        and (not scope.topic_pattern or re.fullmatch(scope.topic_pattern, estate_topic(i)))
+        and (not scope.connectors or f"c{i % 3}" in scope.connectors)
+        and (not scope.databases or {f"db{i % 2}", f"lake{i % 2}"} & set(scope.databases))
+    )
+
+
+@given(SCOPES)
+def test_a_scope_draws_whole_topics_in_order_and_says_what_its_limit_left_out(scope):
+    drawn = draw(ESTATE, scope)
+    topics = [node for node in drawn.nodes if node.kind == "topic"]
+    expected = topics_in_scope(scope)
+    assert [topic.key[1] for topic in topics] == expected[: scope.max_topics]
+    # Each topic comes with its source table and every table it feeds; nothing else; in order.
+    drawn_topics = {topic.key for topic in topics}
+    assert {node.key for node in drawn.nodes} == {
+        *drawn_topics,
+        *(dep for topic in topics for dep in topic.deps),
+        *(n.key for n in ESTATE if n.kind == "iceberg_table" and drawn_topics & set(n.deps)),
+    }
+    assert list(drawn.nodes) == sorted(drawn.nodes, key=lambda node: node.key)
+    assert (drawn.topics, drawn.in_scope, drawn.drawn) == (12, len(expected), len(topics))
+    if len(expected) > len(topics):
+        assert drawn.first_left_out == expected[len(topics)]
+        assert f"draws {len(topics):,} of the {len(expected):,} topics" in drawn.truncation_note
+    else:
+        assert drawn.first_left_out is drawn.truncation_note is None
+
+
+ESTATE_STATE = PlatformGraphState("d", "2026-01-01T00:00:00+00:00", ESTATE, "c")
+
+
+@given(SCOPES)
+def test_a_state_read_in_scope_holds_what_the_scope_draws_of_the_whole(scope):
+    # Read from its outlines, then only the drawn nodes whole: the same as drawing it all.
+    text = ESTATE_STATE.to_json()
+    state, drawn = PlatformGraphState.read(text.splitlines, scope)
+    assert drawn == draw(ESTATE, scope)
+    assert state == PlatformGraphState("d", ESTATE_STATE.written_at, drawn.nodes, "c")
+
+
+def test_without_filters_and_under_the_limit_the_graph_is_the_state_s():
+    drawn = draw(ESTATE, GraphScope())
+    assert drawn.nodes == ESTATE and drawn.truncation_note is None
+
+
+def test_a_scope_s_bad_pattern_or_limit_is_named():
+    with pytest.raises(ValueError, match=r"topic_pattern 'app\.\(' is not a regular expression"):
+        GraphScope(topic_pattern=r"app.(")
+    with pytest.raises(ValueError, match="max_topics must be at least 1"):
+        GraphScope(max_topics=0)

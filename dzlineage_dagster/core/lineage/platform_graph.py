@@ -20,8 +20,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any, Literal
 
 from dzlineage_dagster.core.connectors.debezium import SourceTable
@@ -32,7 +32,8 @@ from dzlineage_dagster.core.schemas.avro import Column
 AssetPath = tuple[str, ...]
 NodeKind = Literal["source_table", "topic", "iceberg_table"]
 #: Bumped when the state's layout changes: an older state is ignored until refreshed.
-STATE_FORMAT = 1
+#: 2: JSON lines, the header, then one line per node: its outline, a tab, the whole node.
+STATE_FORMAT = 2
 #: The group of topics no known Debezium connector writes (override-only sources, or none).
 UNCONNECTED_GROUP = "kafka"
 _INVALID_GROUP_CHARACTER = re.compile(r"[^A-Za-z0-9_]")
@@ -87,7 +88,8 @@ class PlatformNode:
 @dataclass(frozen=True)
 class PlatformGraphState:
     """What ``write_state_to_path`` stores: the nodes, and the digest of the topology they were
-    read from (compared with the live one to tell the state is stale)."""
+    read from (compared with the live one to tell the state is stale). Read with a scope
+    (:meth:`read`), its nodes are the scope's."""
 
     digest: str
     written_at: str
@@ -97,20 +99,65 @@ class PlatformGraphState:
     connectors_digest: str = ""
 
     def to_json(self) -> str:
-        return json.dumps({"format": STATE_FORMAT, **asdict(self)}, indent=1, sort_keys=True)
+        """The header line, then per node its outline (key, kind, deps, connector: what a scope
+        reads), a tab and the whole node: a large state is drawn in part without decoding (or
+        holding) every node's columns (:meth:`read`). JSON escapes tabs inside strings."""
+        header = {
+            "format": STATE_FORMAT,
+            "digest": self.digest,
+            "written_at": self.written_at,
+            "connectors_digest": self.connectors_digest,
+        }
+        lines = [json.dumps(header, sort_keys=True)]
+        for node in self.nodes:
+            outline = [node.key, node.kind, node.deps, node.facts.get("connector")]
+            lines.append(f"{json.dumps(outline)}\t{json.dumps(asdict(node), sort_keys=True)}")
+        return "\n".join(lines) + "\n"
 
     @classmethod
     def from_json(cls, text: str) -> PlatformGraphState | None:
-        """The state in ``text``; None for a state of another format (refresh to replace it)."""
-        document = json.loads(text)
-        if document.get("format") != STATE_FORMAT:
+        """The whole state in ``text``; None for a state of another format (refresh to replace
+        it)."""
+        read = cls.read(lambda: text.splitlines(), GraphScope(max_topics=None))
+        return read[0] if read else None
+
+    @classmethod
+    def read(
+        cls, lines: Callable[[], Iterable[str]], scope: GraphScope
+    ) -> tuple[PlatformGraphState, DrawnGraph] | None:
+        """The state whose lines ``lines()`` gives, with only ``scope``'s nodes (as drawn); None
+        for a state of another format. Two passes: the outlines draw the scope, then only the
+        drawn nodes are decoded whole, so memory follows what is drawn, not the platform."""
+        first = iter(lines())
+        header = json.loads(next(first, "{}"))
+        if header.get("format") != STATE_FORMAT:
             return None
-        return cls(
-            digest=document["digest"],
-            written_at=document["written_at"],
-            nodes=tuple(_node_from_json(node) for node in document["nodes"]),
-            connectors_digest=document.get("connectors_digest", ""),
+        outlines = []
+        for line in first:
+            key, kind, deps, connector = json.loads(line.partition("\t")[0])
+            outlines.append(
+                PlatformNode(
+                    key=tuple(key), kind=kind, group="", kinds=(), description="",
+                    deps=tuple(tuple(dep) for dep in deps),
+                    facts={"connector": connector} if connector else {},
+                )
+            )  # fmt: skip
+        outline = draw(outlines, scope)
+        wanted = {node.key for node in outline.nodes}
+        nodes = []
+        rest = iter(lines())
+        next(rest)
+        for line, node in zip(rest, outlines, strict=True):
+            if node.key in wanted:
+                nodes.append(_node_from_json(json.loads(line.partition("\t")[2])))
+        drawn = replace(outline, nodes=tuple(nodes))
+        state = cls(
+            digest=header["digest"],
+            written_at=header["written_at"],
+            nodes=drawn.nodes,
+            connectors_digest=header.get("connectors_digest", ""),
         )
+        return state, drawn
 
     def node(self, key: Sequence[str]) -> PlatformNode | None:
         return next((node for node in self.nodes if node.key == tuple(key)), None)
@@ -148,6 +195,127 @@ def _node_from_json(node: Mapping[str, Any]) -> PlatformNode:
         owners=tuple(node["owners"]),
         url=node["url"],
         facts=dict(node["facts"]),
+    )
+
+
+#: Topics the graph draws unless ``max_topics`` says otherwise: 30,000 specs, whose load the
+#: benchmark measured (docs/dagster-graph.md, "Large platforms").
+DEFAULT_MAX_TOPICS = 10_000
+
+
+@dataclass(frozen=True)
+class GraphScope:
+    """The part of the platform the graph draws: the topics every given filter admits (each
+    filter: any of its values), each with its source tables and Iceberg tables; of those, the
+    first ``max_topics`` by name (None: all of them)."""
+
+    #: A source database or an Iceberg (Glue) database the topic reads from or feeds.
+    databases: tuple[str, ...] = ()
+    #: The Debezium connector capturing the topic's source table.
+    connectors: tuple[str, ...] = ()
+    topic_prefixes: tuple[str, ...] = ()
+    #: A regular expression the whole topic name matches (as Debezium's include lists do).
+    topic_pattern: str | None = None
+    max_topics: int | None = DEFAULT_MAX_TOPICS
+
+    def __post_init__(self) -> None:
+        if self.topic_pattern is not None:
+            try:
+                re.compile(self.topic_pattern)
+            except re.error as error:
+                raise ValueError(
+                    f"topic_pattern {self.topic_pattern!r} is not a regular expression: {error}"
+                ) from None
+        if self.max_topics is not None and self.max_topics < 1:
+            raise ValueError(
+                f"max_topics must be at least 1 (null draws every topic), not {self.max_topics}"
+            )
+
+    @property
+    def filters(self) -> bool:
+        return bool(self.databases or self.connectors or self.topic_prefixes or self.topic_pattern)
+
+    def admits(
+        self,
+        topic: PlatformNode,
+        sources: Sequence[PlatformNode],
+        tables: Sequence[PlatformNode],
+    ) -> bool:
+        """Whether ``topic``, read from ``sources`` and feeding ``tables``, is in scope."""
+        name = topic.key[-1]
+        return (
+            (not self.topic_prefixes or name.startswith(self.topic_prefixes))
+            and (not self.topic_pattern or re.fullmatch(self.topic_pattern, name) is not None)
+            and (
+                not self.connectors
+                or any(source.facts.get("connector") in self.connectors for source in sources)
+            )
+            and (
+                not self.databases
+                or any(source.key[2] in self.databases for source in sources)
+                or any(table.key[1] in self.databases for table in tables)
+            )
+        )
+
+
+@dataclass(frozen=True)
+class DrawnGraph:
+    """The nodes a scope draws, and what it left out."""
+
+    nodes: tuple[PlatformNode, ...]
+    #: Topics of the state, of the scope's filters, and drawn.
+    topics: int
+    in_scope: int
+    drawn: int
+    #: The first topic (by name) ``max_topics`` left out; None when it left out none.
+    first_left_out: str | None = None
+
+    @property
+    def truncation_note(self) -> str | None:
+        """What ``max_topics`` left out and how to see it (None when it left out nothing)."""
+        if self.first_left_out is None:
+            return None
+        return (
+            f"the platform graph draws {self.drawn:,} of the {self.in_scope:,} topics in its "
+            f"scope ({self.topics:,} on the platform): max_topics is {self.drawn:,}, so the "
+            f"{self.in_scope - self.drawn:,} topics from {self.first_left_out} on (by name) "
+            "and their source and Iceberg tables are not drawn. Narrow the scope (databases, "
+            "connectors, topic_prefixes, topic_pattern) or raise max_topics in defs.yaml "
+            "(docs/dagster-graph.md, 'Large platforms')."
+        )
+
+
+def draw(nodes: Sequence[PlatformNode], scope: GraphScope) -> DrawnGraph:
+    """The nodes of ``scope``'s topics (``nodes`` sorted by key, as the state keeps them), each
+    topic with its source tables and the Iceberg tables it feeds, in the same order."""
+    topics = [node for node in nodes if node.kind == "topic"]
+    limit = len(topics) if scope.max_topics is None else scope.max_topics
+    if not scope.filters and len(topics) <= limit:
+        return DrawnGraph(tuple(nodes), len(topics), len(topics), len(topics))
+    by_key = {node.key: node for node in nodes}
+    fed: dict[AssetPath, list[PlatformNode]] = {}
+    for node in nodes:
+        if node.kind == "iceberg_table":
+            for dep in node.deps:
+                fed.setdefault(dep, []).append(node)
+    in_scope = [
+        topic
+        for topic in topics
+        if scope.admits(
+            topic, [by_key[dep] for dep in topic.deps if dep in by_key], fed.get(topic.key, ())
+        )
+    ]
+    drawn = in_scope[:limit]
+    keys = {topic.key for topic in drawn}
+    for topic in drawn:
+        keys.update(topic.deps)
+        keys.update(table.key for table in fed.get(topic.key, ()))
+    return DrawnGraph(
+        tuple(node for node in nodes if node.key in keys),
+        len(topics),
+        len(in_scope),
+        len(drawn),
+        in_scope[limit].key[-1] if len(in_scope) > limit else None,
     )
 
 
