@@ -33,6 +33,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 import tracemalloc
@@ -50,6 +51,10 @@ SAMPLE_SECONDS = 0.05
 #: A new tracemalloc snapshot is taken when the traced memory exceeds the last one's by this.
 SNAPSHOT_GROWTH = 1.05
 SCENARIOS = ("first sync", "idle rerun", "one new version")
+#: ``sensor+job/disk``: the sensor and runs on a Dagster instance stored in a temporary
+#: directory (SQLite files, as a deployment's storage is outside the process), where
+#: ``sensor+job``'s ephemeral instance keeps the runs' event logs in the measured process.
+ON_DISK = "/disk"
 
 
 class TracedPeak:
@@ -113,16 +118,18 @@ def _short(filename: str) -> str:
 
 def measure_in_this_process(topics: int, system_name: str, trace: str | None) -> dict[str, Any]:
     """The three scenarios of one system at one size, in this process (the child's side)."""
+    from dagster import DagsterInstance
+
     from benchmarks.measure import CallMetrics, peak_resident_mb, resident_mb
     from benchmarks.sandbox_process import SandboxProcess
     from benchmarks.scenarios import changed_topic, warm_up
     from benchmarks.synthetic_platform import register_new_version, seed_synthetic_platform
-    from benchmarks.systems import make_system, pointed_at
+    from benchmarks.systems import SensorJobSystem, make_system, pointed_at
     from dzlineage_dagster.sandbox.moto_patches import GLUE_SCHEMA_QUOTA
 
     warnings.filterwarnings("ignore")
     result: dict[str, Any] = {"topics": topics, "system": system_name, "scenarios": {}}
-    with SandboxProcess() as sandbox:
+    with SandboxProcess() as sandbox, tempfile.TemporaryDirectory() as storage_dir:
         warm_up(sandbox)
         sandbox.control.reset()
         sandbox.control.set_glue_limits(schemas=max(topics, GLUE_SCHEMA_QUOTA))
@@ -130,7 +137,9 @@ def measure_in_this_process(topics: int, system_name: str, trace: str | None) ->
         platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
         result["seed_seconds"] = time.perf_counter() - started
         with pointed_at(platform):
-            system = make_system(system_name, platform)
+            system = make_system(system_name.removesuffix(ON_DISK), platform)
+            if system_name.endswith(ON_DISK):
+                system = SensorJobSystem(instance=DagsterInstance.local_temp(storage_dir))
             system.prepare()
             result["before_mb"] = resident_mb()
             tracer = TracedPeak() if trace else None
