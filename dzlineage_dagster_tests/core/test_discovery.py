@@ -1,7 +1,10 @@
 import gc
+import itertools
 import json
 import weakref
 from datetime import datetime, timedelta, timezone
+
+import pytest
 
 from dzlineage_dagster.core.catalog.discovery import diff_against_cursor, registry_topics
 
@@ -20,6 +23,25 @@ def test_key_and_value_schemas_fold_into_one_topic_described_by_the_value():
     assert topics["shop.a.b"].schema_name == "shop.a.b-value"
     assert topics["shop.a.b"].key_schema_arn == ARN.format("shop.a.b-key")
     assert topics["shop.c.d"].key_schema_arn is None
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        names
+        for size in (1, 2, 3)
+        for combination in itertools.combinations(("t-value", "t", "t-key"), size)
+        for names in itertools.permutations(combination)
+    ],
+)
+def test_a_topic_is_described_by_its_value_schema_else_one_named_as_it_else_its_key(names):
+    """Whatever order the listing gives a topic's schemas in."""
+    (topic,) = registry_topics([item(name) for name in names]).values()
+    describing = next(name for name in ("t-value", "t", "t-key") if name in names)
+    assert topic.topic == "t"
+    assert topic.schema_name == describing
+    has_other_key = "t-key" in names and describing != "t-key"
+    assert topic.key_schema_arn == (ARN.format("t-key") if has_other_key else None)
 
 
 class ListedItem(dict):

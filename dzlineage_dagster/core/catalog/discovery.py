@@ -72,6 +72,11 @@ class _ListedSchema:
         )
 
 
+#: The roles of a topic's schemas, in the order they describe it: its value schema, a schema
+#: named as the topic, its key schema.
+_DESCRIBING_ROLES = ("value", "topic", "key")
+
+
 def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str, RegistryTopic]:
     """Topic -> :class:`RegistryTopic` from Glue `SchemaListItem`s, sorted by topic.
 
@@ -80,15 +85,17 @@ def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str,
     described by that. The items are read once, in order, and none is kept: given a listing
     page by page, only the page being read is held beside the topics.
     """
-    by_topic: dict[str, dict[str, _ListedSchema]] = {}
+    # Topic -> its schemas in the order they may describe it (a list a topic: no dict).
+    by_topic: dict[str, list[_ListedSchema | None]] = {}
     for listed in map(_ListedSchema.of, schema_list_items):  # no reference to an item stays
         subject = topic_for_schema_name(listed.name)
-        by_topic.setdefault(subject.topic, {})[subject.role] = listed
+        roles = by_topic.setdefault(subject.topic, [None] * len(_DESCRIBING_ROLES))
+        roles[_DESCRIBING_ROLES.index(subject.role)] = listed
     topics = {}
     for topic in sorted(by_topic):
         roles = by_topic.pop(topic)
-        describing = roles.get("value") or roles.get("topic") or roles["key"]
-        key = roles.get("key")
+        describing = next(listed for listed in roles if listed is not None)
+        key = roles[-1]
         topics[topic] = RegistryTopic(
             topic=topic,
             schema_name=describing.name,
