@@ -370,7 +370,8 @@ def main(argv: list[str] | None = None) -> int:
                 trace = ["--trace", args.trace] if args.trace else []
                 result = in_child(["--child", str(topics), system_name, *trace], checkout)
                 results.append((label, result))
-                print(f"measured {_row_label(result, label)} at {topics:,}", file=sys.stderr)
+                # Each row as it is measured: a long run stopped early keeps what it measured.
+                print(table([(label, result)]).splitlines()[-1], file=sys.stderr, flush=True)
                 if args.trace:
                     print(trace_report(label, result), file=sys.stderr, flush=True)
     print(table(results))
