@@ -18,6 +18,7 @@ from __future__ import annotations
 import threading
 import time
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any, ClassVar, Literal
 
 import boto3
@@ -211,7 +212,19 @@ class AwsClientResource(ResourceWithBoto3Configuration):
 
         ``page_size`` asks for the API's largest page, so listing N items costs N/size calls.
         """
+        return list(self.paginate_lazily(service_name, operation, result_key, page_size, **params))
+
+    def paginate_lazily(
+        self,
+        service_name: str,
+        operation: str,
+        result_key: str,
+        page_size: int | None = None,
+        **params: Any,
+    ) -> Iterator[Any]:
+        """:meth:`paginate`'s items as the pages arrive: a page is read when its first item is
+        wanted and released once its items are, so a caller that folds them holds one page."""
         paginator = self.client(service_name).get_paginator(operation)
         config = {"PageSize": page_size} if page_size else {}
-        pages = paginator.paginate(**params, PaginationConfig=config)
-        return [item for page in pages for item in page.get(result_key, [])]
+        for page in paginator.paginate(**params, PaginationConfig=config):
+            yield from page.get(result_key, [])

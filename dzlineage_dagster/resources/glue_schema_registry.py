@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from dzlineage_dagster.resources.base import AwsClientResource
@@ -15,9 +16,11 @@ class GlueSchemaRegistryResource(AwsClientResource):
 
     service_names: ClassVar[tuple[str, ...]] = ("glue",)
 
-    def list_schemas(self, registry_name: str) -> list[dict[str, Any]]:
-        """Every `SchemaListItem` of the registry (with `UpdatedTime`), all pages."""
-        return self.paginate(
+    def list_schemas(self, registry_name: str) -> Iterator[dict[str, Any]]:
+        """Every `SchemaListItem` of the registry (with `UpdatedTime`), page by page as they
+        are read: one page is held at a time, not the registry (100,000 schemas: 1,000
+        pages)."""
+        return self.paginate_lazily(
             "glue",
             "list_schemas",
             "Schemas",

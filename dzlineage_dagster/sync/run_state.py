@@ -408,6 +408,8 @@ class SyncRun:
             return RegistryByName(
                 self.topic_names, lambda schema: registry.schema_named(name, schema)
             )
+        if not self.not_topics:  # the usual registry: one dict of every topic, not two
+            return self.registry_listing
         return {t: info for t, info in self.registry_listing.items() if t not in self.not_topics}
 
     @run_lookup

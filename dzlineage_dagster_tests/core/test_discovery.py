@@ -1,5 +1,10 @@
+import gc
+import itertools
 import json
+import weakref
 from datetime import datetime, timedelta, timezone
+
+import pytest
 
 from dzlineage_dagster.core.catalog.discovery import diff_against_cursor, registry_topics
 
@@ -18,6 +23,51 @@ def test_key_and_value_schemas_fold_into_one_topic_described_by_the_value():
     assert topics["shop.a.b"].schema_name == "shop.a.b-value"
     assert topics["shop.a.b"].key_schema_arn == ARN.format("shop.a.b-key")
     assert topics["shop.c.d"].key_schema_arn is None
+
+
+@pytest.mark.parametrize(
+    "names",
+    [
+        names
+        for size in (1, 2, 3)
+        for combination in itertools.combinations(("t-value", "t", "t-key"), size)
+        for names in itertools.permutations(combination)
+    ],
+)
+def test_a_topic_is_described_by_its_value_schema_else_one_named_as_it_else_its_key(names):
+    """Whatever order the listing gives a topic's schemas in."""
+    (topic,) = registry_topics([item(name) for name in names]).values()
+    describing = next(name for name in ("t-value", "t", "t-key") if name in names)
+    assert topic.topic == "t"
+    assert topic.schema_name == describing
+    has_other_key = "t-key" in names and describing != "t-key"
+    assert topic.key_schema_arn == (ARN.format("t-key") if has_other_key else None)
+
+
+class ListedItem(dict):
+    """A `SchemaListItem` that can be watched for release (a plain dict takes no weakref)."""
+
+
+def test_the_fold_keeps_no_listed_item_so_a_listing_is_held_one_page_at_a_time():
+    """The registry's listing is folded as its pages arrive (100,000 schemas: 1,000 pages):
+    an item read is released before the next is asked for, only its topic's fields stay."""
+    released_before_next: list[bool] = []
+
+    def listing():
+        previous = None
+        for name in ("shop.a.b-key", "shop.a.b-value", "shop.c.d", "shop.e.f-key"):
+            if previous is not None:
+                gc.collect()
+                released_before_next.append(previous() is None)
+            current = ListedItem(item(name))
+            previous = weakref.ref(current)
+            yield current
+            del current
+
+    topics = registry_topics(listing())
+    assert list(topics) == ["shop.a.b", "shop.c.d", "shop.e.f"]
+    assert topics["shop.a.b"].key_schema_arn == ARN.format("shop.a.b-key")
+    assert released_before_next == [True, True, True]
 
 
 def test_a_new_schema_version_changes_the_token_and_only_that_topic_changes():

@@ -7,6 +7,7 @@ import itertools
 import json
 import math
 import zlib
+from dataclasses import replace
 
 import pytest
 from hypothesis import given, settings
@@ -290,7 +291,7 @@ def test_placing_in_the_root_marks_nothing_and_placing_deeper_marks_each_bucket_
 
 def test_a_record_too_large_for_any_bucket_is_refused_by_name():
     big = realistic_record(1)
-    big = MappingRecord(**{**big.__dict__, "lineage_fingerprint": "".join(map(str, range(3000)))})
+    big = replace(big, lineage_fingerprint="".join(map(str, range(3000))))
     with pytest.raises(PackFull, match=big.schema_arn):
         place([{}] * (MAX_DEPTH + 1), big.schema_arn, PackEntry(1, big), MAX_PARAMETER_VALUE_LENGTH)
 
@@ -321,3 +322,14 @@ def test_the_estimate_holds_for_real_records():
     records = [realistic_record(i) for i in range(14)]
     pack = {r.schema_arn: PackEntry(1_733_300_000_000 + i, r) for i, r in enumerate(records)}
     assert len(encode_pack(pack)) / len(records) <= 290
+
+
+def test_records_read_from_a_pack_share_their_scope_strings_and_hold_no_instance_dict():
+    """A whole read holds every record of the store: the scope and asset type revision most
+    records repeat are one string each, and a record has no per-instance dict."""
+    pack = {r.schema_arn: PackEntry(1, r) for r in map(realistic_record, range(3))}
+    first, second, third = (e.record for e in decode_bucket(encode_pack(pack)).pack.values())
+    for field_name in ("domain_id", "project_id", "registry_arn", "asset_type_revision"):
+        assert getattr(first, field_name) is getattr(second, field_name)
+        assert getattr(second, field_name) is getattr(third, field_name)
+    assert not hasattr(first, "__dict__")

@@ -28,9 +28,10 @@ class UpdatedTimeBehaviour(str, Enum):
     FROZEN = "frozen"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class RegistryTopic:
-    """A topic as the registry describes it: by its value (or only) schema."""
+    """A topic as the registry describes it: by its value (or only) schema. One per topic of
+    the registry is held for a run: slots, no per-instance dict."""
 
     topic: str
     schema_name: str
@@ -56,29 +57,57 @@ def _timestamp(value: Any) -> str:
     return value.isoformat() if isinstance(value, datetime) else str(value)
 
 
+@dataclass(frozen=True, slots=True)
+class _ListedSchema:
+    """The fields of a `SchemaListItem` a topic is described by: kept in place of the item, so
+    a listing's pages are released as they are folded."""
+
+    name: str
+    arn: str
+    updated_time: str
+    created_time: str
+
+    @classmethod
+    def of(cls, item: Mapping[str, Any]) -> _ListedSchema:
+        return cls(
+            item["SchemaName"],
+            item["SchemaArn"],
+            _timestamp(item.get("UpdatedTime", "")),
+            _timestamp(item.get("CreatedTime", "")),
+        )
+
+
+#: The roles of a topic's schemas, in the order they describe it: its value schema, a schema
+#: named as the topic, its key schema.
+_DESCRIBING_ROLES = ("value", "topic", "key")
+
+
 def registry_topics(schema_list_items: Iterable[Mapping[str, Any]]) -> dict[str, RegistryTopic]:
     """Topic -> :class:`RegistryTopic` from Glue `SchemaListItem`s, sorted by topic.
 
     `<topic>-key` and `<topic>-value` fold into one topic described by the value schema; a
     schema named as the topic itself describes it too. A topic with only a key schema is
-    described by that.
+    described by that. The items are read once, in order, and none is kept: given a listing
+    page by page, only the page being read is held beside the topics.
     """
-    by_topic: dict[str, dict[str, Mapping[str, Any]]] = {}
-    for item in schema_list_items:
-        subject = topic_for_schema_name(item["SchemaName"])
-        by_topic.setdefault(subject.topic, {})[subject.role] = item
+    # Topic -> its schemas in the order they may describe it (a list a topic: no dict).
+    by_topic: dict[str, list[_ListedSchema | None]] = {}
+    for listed in map(_ListedSchema.of, schema_list_items):  # no reference to an item stays
+        subject = topic_for_schema_name(listed.name)
+        roles = by_topic.setdefault(subject.topic, [None] * len(_DESCRIBING_ROLES))
+        roles[_DESCRIBING_ROLES.index(subject.role)] = listed
     topics = {}
     for topic in sorted(by_topic):
-        roles = by_topic[topic]
-        describing = roles.get("value") or roles.get("topic") or roles["key"]
-        key = roles.get("key")
+        roles = by_topic.pop(topic)
+        describing = next(listed for listed in roles if listed is not None)
+        key = roles[-1]
         topics[topic] = RegistryTopic(
             topic=topic,
-            schema_name=describing["SchemaName"],
-            schema_arn=describing["SchemaArn"],
-            updated_time=_timestamp(describing.get("UpdatedTime", "")),
-            key_schema_arn=key["SchemaArn"] if key is not None and key is not describing else None,
-            created_time=_timestamp(describing.get("CreatedTime", "")),
+            schema_name=describing.name,
+            schema_arn=describing.arn,
+            updated_time=describing.updated_time,
+            key_schema_arn=key.arn if key is not None and key is not describing else None,
+            created_time=describing.created_time,
         )
     return topics
 

@@ -69,7 +69,7 @@ class PackFull(ValueError):
     """No bucket of a schema's chain can take its record within the tier's value limit."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class PackEntry:
     """One schema's state in a bucket: its record, or a tombstone (``record`` None)."""
 

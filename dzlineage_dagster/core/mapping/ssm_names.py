@@ -29,6 +29,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import sys
 from dataclasses import MISSING, asdict, dataclass, fields
 
 from dzlineage_dagster.core.text import shown
@@ -136,7 +137,7 @@ class CorruptMappingValue(ValueError):
     """A parameter value under the mapping prefix that is not a :class:`MappingRecord`."""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class MappingRecord:
     """What the store remembers about one schema's DataZone asset (the parameter value).
 
@@ -221,11 +222,20 @@ class MappingRecord:
                 raise CorruptMappingValue(
                     f"mapping value {key!r} must be {wanted.__name__}, not {type(value).__name__}"
                 )
-        return cls(**data)
+        return cls(**{key: _shared(key, value) for key, value in data.items()})
 
 
 _JSON_TYPES = {"str": str, "int": int}
 SCOPE_FIELDS = ("domain_id", "project_id", "registry_arn")
+#: Fields most records of a store share (their scope, the asset type they were written with):
+#: one string object for all, not one per record read (a whole read holds every record).
+SHARED_FIELDS = frozenset({*SCOPE_FIELDS, "asset_type_revision"})
+
+
+def _shared(key: str, value: object) -> object:
+    return sys.intern(value) if key in SHARED_FIELDS and type(value) is str else value
+
+
 #: What a scope level (a DataZone domain or project id) may be.
 SCOPE_ID = re.compile(r"[A-Za-z0-9_\-]{1,64}")
 _SCHEMA_ARN = re.compile(
