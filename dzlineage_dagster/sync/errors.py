@@ -2,7 +2,22 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 from botocore.exceptions import BotoCoreError, ClientError
+from botocore.retries.standard import (
+    RetryContext,
+    ThrottledRetryableChecker,
+    ThrottlingStatusCodeChecker,
+    TransientRetryableChecker,
+)
+
+#: botocore's own reasons to retry an error (the standard mode's, without the attempt count).
+_RETRYABLE = (
+    ThrottledRetryableChecker(),
+    ThrottlingStatusCodeChecker(),
+    TransientRetryableChecker(),
+)
 
 
 class SyncError(Exception):
@@ -34,6 +49,10 @@ def retry_budget_exhausted(error: ClientError) -> str | None:
     """
     metadata = error.response.get("ResponseMetadata", {})
     attempts = int(metadata.get("RetryAttempts", 0)) + 1
+    if not _retryable(error):
+        # botocore marks the last attempt of any failed call, a NotFound too: no retry could
+        # have helped it, so no budget ran out.
+        return None
     if metadata.get("RetryQuotaReached"):
         return (
             f"retry budget exhausted: botocore's retry quota for this client was used up after "
@@ -42,6 +61,16 @@ def retry_budget_exhausted(error: ClientError) -> str | None:
     if metadata.get("MaxAttemptsReached"):
         return f"retry budget exhausted: all {attempts} attempts failed (DZLINEAGE_MAX_ATTEMPTS)"
     return None
+
+
+def _retryable(error: ClientError) -> bool:
+    status = error.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    context = RetryContext(
+        attempt_number=1,
+        parsed_response=error.response,
+        http_response=SimpleNamespace(status_code=status) if status else None,
+    )
+    return any(checker.is_retryable(context) for checker in _RETRYABLE)
 
 
 def error_code(error: ClientError) -> str:
