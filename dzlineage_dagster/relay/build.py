@@ -16,7 +16,7 @@ from dzlineage_dagster.core.identity.kafka import (
 from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
 from dzlineage_dagster.core.lineage.relay_events import NameRules, PlatformDatasets
-from dzlineage_dagster.relay.connectors import DebeziumConnectors
+from dzlineage_dagster.relay.connectors import debezium_connectors
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache
 from dzlineage_dagster.relay.platform.glue_catalog import GlueCatalogCache
@@ -97,7 +97,7 @@ def name_rules(
             f"cannot read the brokers of {env_name('msk_cluster_arn')}={arn}: {error} (unset "
             f"it or set {env_name('relay_kafka_namespace')}=false to relay Kafka names as sent)"
         ) from None
-    debezium = DebeziumConnectors(msk, settings.relay_debezium_ttl_seconds)
+    debezium = debezium_connectors(msk, settings.relay_debezium_ttl_seconds)
     return NameRules(kafka=kafka, debezium=debezium, **options)
 
 

@@ -9,54 +9,40 @@ after the same wait: the event is then forwarded with the name Debezium gave it.
 from __future__ import annotations
 
 import logging
-import threading
 import time
 from collections.abc import Callable
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from dzlineage_dagster.core.connectors.debezium import is_debezium_source, parse_debezium_source
 from dzlineage_dagster.core.connectors.transforms import ConnectorConfigError
 from dzlineage_dagster.core.identity.kafka import DebeziumTopics
+from dzlineage_dagster.relay.platform.refreshed import Refreshed
 
 log = logging.getLogger("dzlineage.relay")
 
 
-class DebeziumConnectors:
+def debezium_connectors(
+    msk: Any, ttl_seconds: float, clock: Callable[[], float] = time.monotonic
+) -> Callable[[], DebeziumTopics]:
     """A callable giving the :class:`DebeziumTopics` of the connectors MSK Connect lists now."""
+    return Refreshed(
+        lambda: _debezium_topics(msk.connectors()),
+        ttl_seconds,
+        what="the MSK Connect connectors",
+        meanwhile="Debezium's kafka://unknown:unknown is forwarded as sent",
+        initial=DebeziumTopics(),
+        clock=clock,
+    ).current
 
-    def __init__(
-        self, msk: Any, ttl_seconds: float, clock: Callable[[], float] = time.monotonic
-    ) -> None:
-        self.msk = msk
-        self.ttl_seconds = ttl_seconds
-        self.clock = clock
-        self._lock = threading.Lock()
-        self._read_at: float | None = None
-        self._topics = DebeziumTopics()
 
-    def __call__(self) -> DebeziumTopics:
-        with self._lock:
-            now = self.clock()
-            if self._read_at is None or now - self._read_at >= self.ttl_seconds:
-                self._read_at = now
-                self._read()
-            return self._topics
-
-    def _read(self) -> None:
+def _debezium_topics(described: list[dict[str, Any]]) -> DebeziumTopics:
+    sources = []
+    for connector in described:
+        name, config = connector["connectorName"], connector.get("connectorConfiguration") or {}
+        if not is_debezium_source(config):
+            continue
         try:
-            described = self.msk.connectors()
-        except (BotoCoreError, ClientError) as error:
-            log.warning("cannot read the MSK Connect connectors: %s", error)
-            return
-        sources = []
-        for connector in described:
-            name, config = connector["connectorName"], connector.get("connectorConfiguration") or {}
-            if not is_debezium_source(config):
-                continue
-            try:
-                sources.append(parse_debezium_source(name, config))
-            except ConnectorConfigError as error:
-                log.warning("connector %s is left out of the relay's renaming: %s", name, error)
-        self._topics = DebeziumTopics(tuple(sources))
+            sources.append(parse_debezium_source(name, config))
+        except ConnectorConfigError as error:
+            log.warning("connector %s is left out of the relay's renaming: %s", name, error)
+    return DebeziumTopics(tuple(sources))

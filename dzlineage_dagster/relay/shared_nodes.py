@@ -20,7 +20,6 @@ the graph come out the same under every reading:
 
 from __future__ import annotations
 
-import re
 import threading
 from collections import Counter, OrderedDict
 from collections.abc import Collection
@@ -31,6 +30,7 @@ import attr
 from openlineage.client.facet_v2 import DatasetFacet, RunFacet
 from openlineage.client.serde import Serde
 
+from dzlineage_dagster.core.identity.glue import is_project_table_namespace
 from dzlineage_dagster.core.lineage.relay_events import RELAY_PRODUCER, ReceivedEvent
 
 HELD_DATASETS_FACET = "dzlineage_heldDatasets"
@@ -49,7 +49,6 @@ MAX_REMEMBERED_EVENTS = 32
 #: Field names a set-aside schema facet keeps (with the count of all): enough to read, and
 #: bounded, since the relay's own facets are never trimmed to fit DataZone's limit.
 MAX_SET_ASIDE_FIELD_NAMES = 100
-_GLUE_TABLE_NAMESPACE = re.compile(r"arn:aws[a-z-]*:glue:[a-z0-9-]+:\d{12}:table")
 
 DatasetKey = tuple[str, str]
 _SIDES = ("inputs", "outputs")
@@ -252,7 +251,7 @@ def _platform_describes(namespace: str, side: str, kafka_namespaces: Collection[
     """Why the platform describes this dataset's columns, or None when it does not."""
     if namespace in kafka_namespaces:
         return "a topic of the platform: its columns come from the Schema Registry"
-    if side == "inputs" and _GLUE_TABLE_NAMESPACE.fullmatch(namespace):
+    if side == "inputs" and is_project_table_namespace(namespace):
         return "a Glue table read: a reader's schema is not the table's columns"
     return None
 

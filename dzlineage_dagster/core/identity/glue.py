@@ -63,6 +63,12 @@ _ATHENA_NAME = re.compile(r"([^./]+)\.([^./]+)\.([^./]+)")
 _S3_SCHEMES = ("s3://", "s3a://", "s3n://")
 
 
+def is_project_table_namespace(namespace: str) -> bool:
+    """Whether ``namespace`` is the project's naming of a Glue table
+    (``arn:aws:glue:<region>:<account>:table``, the name ``<db>/<table>``)."""
+    return _PROJECT_NAMESPACE.fullmatch(namespace) is not None
+
+
 def is_glue_namespace(namespace: str) -> bool:
     """Whether ``namespace`` is a Glue catalog's (``arn:aws:glue:<region>:<account>...``)."""
     return _GLUE_ARN_NAMESPACE.match(namespace) is not None
@@ -283,7 +289,7 @@ def resolve_glue_table(
     first, then its ``symlinks``, then its storage location (its own name, or a symlink's)
     when exactly one table has it."""
     namespace, name = str(dataset["namespace"]), str(dataset["name"])
-    if _PROJECT_NAMESPACE.fullmatch(namespace):
+    if is_project_table_namespace(namespace):
         return None  # the project's own naming already
     own = claimed_table(namespace, name, catalog.athena_account)
     claims = [own] if own else []

@@ -17,10 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from botocore.exceptions import BotoCoreError, ClientError
-
 from dzlineage_dagster.core.lineage.relay_events import PlatformDatasets, UnmappedDataset
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.relay.platform.refreshed import Refreshed
 
 log = logging.getLogger("dzlineage.relay")
 
@@ -31,10 +29,9 @@ MAX_IDENTITIES = 200
 MAX_EXAMPLES = 3
 
 
-class PlatformCache:
-    """The platform's identities, read again once ``ttl_seconds`` have passed since the last
-    read. A read that fails keeps the last good answer (None before the first) and is tried
-    again a TTL later; its error is logged once per failure and shown in ``/status``."""
+class PlatformCache(Refreshed[PlatformDatasets | None]):
+    """The platform's identities (:class:`Refreshed`: read again once ``ttl_seconds`` have
+    passed, a failed read keeps the last good answer, None before the first)."""
 
     def __init__(
         self,
@@ -42,39 +39,18 @@ class PlatformCache:
         ttl_seconds: float,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self._read = read
-        self.ttl_seconds = ttl_seconds
-        self._clock = clock
-        self._lock = threading.Lock()
-        self._known: PlatformDatasets | None = None
-        self._read_at: float | None = None
-        self.reads = 0
-        self.error: str | None = None
-
-    def current(self) -> PlatformDatasets | None:
-        with self._lock:
-            now = self._clock()
-            if self._read_at is None or now - self._read_at >= self.ttl_seconds:
-                self._read_at = now
-                self.reads += 1
-                try:
-                    self._known = self._read()
-                    self.error = None
-                except (BotoCoreError, ClientError, SyncError, ValueError) as error:
-                    # A SyncError's message names the setting already; AWS's need their type.
-                    named = isinstance(error, SyncError)
-                    self.error = str(error) if named else f"{type(error).__name__}: {error}"
-                    log.error(
-                        "cannot read the platform's datasets (unmapped datasets are not "
-                        "reported until it reads again in %.0f s): %s",
-                        self.ttl_seconds,
-                        self.error,
-                    )
-            return self._known
+        super().__init__(
+            read,
+            ttl_seconds,
+            what="the platform's datasets",
+            meanwhile="unmapped datasets are not reported",
+            initial=None,
+            clock=clock,
+        )
 
     def status(self) -> dict[str, Any]:
         with self._lock:
-            known = self._known
+            known = self._value
             return {
                 "datasets": len(known.identities) if known else None,
                 "reads": self.reads,
