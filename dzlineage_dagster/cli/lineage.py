@@ -104,8 +104,10 @@ class LineageCatalog:
         arn = self.settings.msk_cluster_arn.split(":")
         region, account = arn[3], self.settings.glue_table_account(arn[4])
         database = self.settings.glue_database
-        tables = self.run.resource.data_catalog.table_names(database, self.settings.glue_catalog_id)
-        return [glue_source_identifier(region, account, database, table) for table in tables]
+        return [
+            glue_source_identifier(region, account, database, table)
+            for table in self.run.table_names(database)
+        ]
 
     def resolve(self, text: str, kind: str | None = None) -> str:
         """The sourceIdentifier ``text`` names; LineageQueryError says why there is none."""

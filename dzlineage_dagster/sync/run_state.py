@@ -208,6 +208,7 @@ class SyncRun:
     mappings: MappingStore = field(init=False)
     _asset_type_revision: str | None = field(default=None, init=False, repr=False)
     _lookup_locks: dict[str, threading.RLock] = field(default_factory=dict, init=False, repr=False)
+    _table_names: dict[str, list[str]] = field(default_factory=dict, init=False, repr=False)
     _lookup_locks_guard: threading.Lock = field(
         default_factory=threading.Lock, init=False, repr=False
     )
@@ -256,6 +257,17 @@ class SyncRun:
         """The lock that makes the run's ``name`` lookup once, however many threads ask."""
         with self._lookup_locks_guard:
             return self._lookup_locks.setdefault(name, threading.RLock())
+
+    def table_names(self, database: str) -> list[str]:
+        """The tables of ``database`` in the Glue catalog (``DZLINEAGE_GLUE_CATALOG_ID``'s),
+        read with GetTables once per run whoever asks: the topology's confirmation, the
+        platform's datasets, `trace`."""
+        with self.lookup_lock(f"table_names/{database}"):
+            if database not in self._table_names:
+                self._table_names[database] = self.resource.data_catalog.table_names(
+                    database, self.settings.glue_catalog_id
+                )
+            return self._table_names[database]
 
     def prefetch(self, *lookups: str) -> None:
         """Make these lookups at once, each on its own thread, so a run's start waits for the
@@ -344,8 +356,7 @@ class SyncRun:
         databases = topology.tables_to_confirm()
         if not databases:
             return topology
-        catalog = self.resource.data_catalog
-        return self._build_topology({db: set(catalog.table_names(db)) for db in databases})
+        return self._build_topology({db: set(self.table_names(db)) for db in databases})
 
     def _build_topology(self, catalog_tables: dict[str, set[str]] | None) -> Topology:
         try:

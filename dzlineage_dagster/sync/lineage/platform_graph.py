@@ -92,11 +92,8 @@ def platform_datasets(run: SyncRun) -> PlatformDatasets:
     arn = settings.msk_cluster_arn.split(":")
     region, account = arn[3], settings.glue_table_account(arn[4])
     sink_tables = {(e.table.database, e.table.table) for lineage in lineages for e in lineage.sinks}
-    catalog = run.resource.data_catalog
     for database in sorted({settings.glue_database, *(db for db, _ in sink_tables)}):
-        sink_tables |= {
-            (database, table) for table in catalog.table_names(database, settings.glue_catalog_id)
-        }
+        sink_tables |= {(database, table) for table in run.table_names(database)}
     for database, table in sink_tables:
         with suppress(ValueError):  # a table no Glue ARN can name: no node of the graph
             identities.add(glue_source_identifier(region, account, database, table))
