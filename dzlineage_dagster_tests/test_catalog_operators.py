@@ -15,6 +15,7 @@ import pytest
 
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.lineage.openlineage import HOP_JOB_SEPARATOR
+from dzlineage_dagster.core.lineage.state import PostedLineage, hop_run_id
 from dzlineage_dagster.core.mapping.ssm_names import parameter_name
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sandbox.demo.seed import Column, debezium_value_schema
@@ -371,21 +372,31 @@ def test_first_layout_mappings_are_migrated_without_a_duplicate(platform, capsys
     assert not set(scoped_parameters(platform)) & set(first_layout.values())
 
 
-def newest_lineage_topics(platform) -> set[str]:
-    """The topics of the sync's jobs whose runs are DataZone's newest lineage events: several
-    when their events share the newest eventTime (a sync posts many in one second, and DataZone
-    orders ties as it likes)."""
+def topics_the_foreign_run_look_reads(platform) -> set[str]:
+    """The topics whose records the sync's look for foreign runs reads by name, as things stand
+    before the sync: those of the sync's jobs in DataZone's lineage events, newest first (each
+    job once, FAILED events skipped), down to the first whose run the topic's record names as
+    the sync's (sync/lineage/foreign.py)."""
     items = platform.client("datazone").list_lineage_events(
         domainIdentifier=platform.settings.domain_id, sortOrder="DESCENDING", maxResults=50
     )["items"]
-    newest = items[0]["eventTime"]
-    return {
-        item["eventSummary"]["openLineageRunEventSummary"]["job"]["name"].rpartition(
-            HOP_JOB_SEPARATOR
-        )[2]
-        for item in items
-        if item["eventTime"] == newest
-    }
+    records, registry = stored_mappings(platform.settings), set(platform.registry_topics())
+    read, seen = set(), set()
+    for item in items:
+        summary = item["eventSummary"]["openLineageRunEventSummary"]
+        job = (summary["job"]["namespace"], summary["job"]["name"])
+        if job in seen or item["processingStatus"] == "FAILED":
+            continue
+        seen.add(job)
+        topic = job[1].rpartition(HOP_JOB_SEPARATOR)[2]
+        read.add(topic)
+        record = records.get(platform.schema_arn(topic)) if topic in registry else None
+        posted = PostedLineage.decode(record.lineage_fingerprint) if record else None
+        if posted is not None and summary["runId"] in {
+            hop_run_id(posted.base, side, job) for side in ("source", "sink")
+        }:
+            break
+    return read
 
 
 def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(platform, capsys):
@@ -399,6 +410,7 @@ def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(pl
     )
     run = SyncRun(LineageSyncResource.with_settings(platform.settings))
     ensure_custom_types(run)
+    looked_at = topics_the_foreign_run_look_reads(platform)
     platform.control.clear_calls()
 
     # Two of the registry's topics: their mappings are read by name, not the whole prefix.
@@ -408,14 +420,14 @@ def test_a_run_over_a_few_topics_migrates_their_first_layout_mappings_by_name(pl
     # Its first-layout record named this project's asset: moved, and the asset left alone.
     assert outcomes[kept].asset.action == "unchanged"
     # The look for foreign runs on the sync's jobs reads one more record by name: that of the
-    # topic whose run is DataZone's newest (the look stops at the sync's newest run; runs tied
-    # at the newest eventTime may each be read).
-    newest = newest_lineage_topics(platform)
+    # topic of each of the sync's jobs among the newest runs, down to the sync's own newest.
+    assert looked_at, "the look reads at least the newest run's record"
     assert (
         run.mappings.migrated.items()
         <= {
             platform.schema_arn(topic): first_layout[platform.schema_arn(topic)]
-            for topic in {kept, *newest}
+            for topic in {kept, *looked_at}
+            if platform.schema_arn(topic) in first_layout
         }.items()
     )
     assert platform.schema_arn(kept) in run.mappings.migrated
