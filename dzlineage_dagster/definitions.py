@@ -27,6 +27,7 @@ from dzlineage_dagster.jobs import (
     catalog_reconcile_schedule,
 )
 from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
+from dzlineage_dagster.scopes import read_scopes
 from dzlineage_dagster.sensors import (
     catalog_checks_after_first_sync,
     change_queue_sensor,
@@ -40,9 +41,16 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
     """The resources, each setting read from its variable when a run starts."""
     environ = os.environ if environ is None else environ
     side_options = aws_side_options(environ, deferred=True)
+    scopes = read_scopes(environ)
+    # A scope's required settings stand for the deployment's where its variables are unset;
+    # each scope's own replace them in its runs (LineageSyncResource.for_scope).
+    required = [name for name, f in LineageSettings.model_fields.items() if f.is_required()]
+    fixed = {
+        name: scopes[0].settings[name] for name in required if scopes and name in scopes[0].settings
+    }
     return {
         "lineage_sync": LineageSyncResource.with_settings(
-            LineageSettings.deferred_to_env(environ), side_options
+            LineageSettings.deferred_to_env(environ, fixed), side_options, scopes
         ),
         # The queue is in the data side's account, where CloudTrail records the changes.
         "change_queue": ChangeQueueResource(**side_options.get("data", {})),

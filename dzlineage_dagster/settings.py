@@ -585,14 +585,20 @@ class LineageSettings(ConfigurableResource):
         return cls(**values)
 
     @classmethod
-    def deferred_to_env(cls, environ: Mapping[str, str] | None = None) -> LineageSettings:
+    def deferred_to_env(
+        cls, environ: Mapping[str, str] | None = None, fixed: Mapping[str, str] | None = None
+    ) -> LineageSettings:
         """Settings for `Definitions`: each set or required variable becomes an `EnvVar`.
 
         Dagster resolves an `EnvVar` when a run starts, so the code location loads with nothing
         set (``dagster definitions validate`` in CI) and the UI shows which variable a value
-        comes from; unset optional settings take their defaults.
+        comes from; unset optional settings take their defaults. ``fixed`` values (a scope's,
+        read from ``DZLINEAGE_SCOPES`` at load) stand for unset variables.
         """
         environ = os.environ if environ is None else environ
+        fixed = {
+            name: value for name, value in (fixed or {}).items() if env_name(name) not in environ
+        }
         values: dict[str, Any] = {
             # Only text waits for the run as an EnvVar. Dagster's EnvVar has no boolean or float
             # form, is no member of a Literal's choices, and its int form is a 0 to pydantic's
@@ -600,10 +606,10 @@ class LineageSettings(ConfigurableResource):
             # location loads, where pydantic checks them and names a wrong one.
             name: (EnvVar(env_name(name)) if field.annotation in _TEXT else environ[env_name(name)])
             for name, field in cls.model_fields.items()
-            if field.is_required() or env_name(name) in environ
+            if (field.is_required() or env_name(name) in environ) and name not in fixed
         }
         try:
-            return cls(**values)
+            return cls(**values, **fixed)
         except ValidationError as error:
             raise InvalidSettings(setting_problems(error)) from None
 

@@ -15,6 +15,7 @@ Each package holds one concern and imports only the packages listed in its own d
 - :mod:`.ownership` - who owns a topic, and moving assets between projects.
 - :mod:`.aws` - limits and permissions AWS sets: quotas, pacing, authorization policies.
 - :mod:`.doctor` - the preflight's verdicts and table (it reads every package's rules).
+- :mod:`.scopes` - the registries one deployment serves, and the partition keys that name them.
 - :mod:`.topic_states` - the words a topic's state is told in (sync, dry run, Dagster UI).
 - :mod:`.text` - how an error message echoes a value it refuses.
 """

@@ -36,14 +36,18 @@ from dzlineage_dagster.settings import AWS_OPTION_VARIABLES, role_setting, side_
 RetryMode = Literal["standard", "adaptive", "legacy"]
 
 
-#: The process's client-side buckets, by (bucket name, rate): the quotas are per account.
-_CLIENT_BUCKETS: dict[tuple[str, float], TokenBucket] = {}
+#: The process's client-side buckets, by (bucket name, rate, Region, role): the quotas are per
+#: account and Region, and a deployment's scopes reach several (the role names the account).
+_CLIENT_BUCKETS: dict[tuple[str, float, str | None, str | None], TokenBucket] = {}
 _CLIENT_BUCKETS_LOCK = threading.Lock()
 
 
-def client_bucket(quota: Quota) -> TokenBucket:
-    """The process-wide bucket of ``quota``; a burst of one keeps calls evenly spaced."""
-    key = (quota.bucket, quota.rate)
+def client_bucket(
+    quota: Quota, region: str | None = None, role_arn: str | None = None
+) -> TokenBucket:
+    """The process-wide bucket of ``quota`` in the account ``role_arn`` reaches (None: the
+    default credentials') and ``region``; a burst of one keeps calls evenly spaced."""
+    key = (quota.bucket, quota.rate, region, role_arn)
     with _CLIENT_BUCKETS_LOCK:
         if key not in _CLIENT_BUCKETS:
             _CLIENT_BUCKETS[key] = TokenBucket(quota.rate, capacity=1)
@@ -123,6 +127,12 @@ class AwsClientResource(ResourceWithBoto3Configuration):
         )
         return boto3.session.Session(botocore_session=assumed, region_name=base.region_name)
 
+    def with_options(self, **options: Any) -> AwsClientResource:
+        """This resource with ``options`` changed (a scope's Region and role): a new resource,
+        with clients and call counters of its own."""
+        values = {field: getattr(self, field) for field in type(self).model_fields}
+        return type(self)(**{**values, **options})
+
     def credentials_label(self) -> str:
         """Whose credentials the calls carry and the variable that sets them, for an error
         that a call in the wrong account (or with the wrong role) explains."""
@@ -177,7 +187,8 @@ class AwsClientResource(ResourceWithBoto3Configuration):
             context["dzlineage_operation"] = operation
         quota = self._limits.get(operation) if self._limits else None
         if quota is not None:
-            wait = client_bucket(quota).reserve(time.monotonic())
+            bucket = client_bucket(quota, self.region_name, self.role_arn)
+            wait = bucket.reserve(time.monotonic())
             if wait > 0:
                 time.sleep(wait)
 
