@@ -279,7 +279,7 @@ def platform_graph_staleness(context: SensorEvaluationContext, connectors_digest
     repository = context.repository_def
     checks = repository.asset_checks_defs_by_key if repository else {}
     for key, checks_def in checks.items():
-        if key.name != STALENESS_CHECK:
+        if not key.name.startswith(STALENESS_CHECK):
             continue
         drawn_from = checks_def.get_spec_for_check_key(key).metadata.get("connectors_digest")
         if drawn_from and drawn_from != connectors_digest:

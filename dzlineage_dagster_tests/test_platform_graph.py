@@ -359,3 +359,37 @@ def test_a_bad_topic_pattern_or_limit_in_yaml_is_named():
         PlatformGraphComponent.resolve_from_yaml("settings: {}\ntopic_pattern: 'shop.('")
     with pytest.raises(ValueError, match="max_topics must be at least 1"):
         PlatformGraphComponent.resolve_from_yaml("settings: {}\nmax_topics: 0")
+
+
+def test_each_scope_draws_its_own_graph_keyed_below_its_name(synced, tmp_path):
+    """Two components, one per scope of DZLINEAGE_SCOPES: the first scope's nodes keep their
+    keys, the named scope's are keyed below its name with its own staleness check, so two
+    scopes' topics of one name are two nodes. (Both scopes name the demo's registry here: what
+    differs is the keys.)"""
+    settings = synced.settings
+    scopes = (
+        "scopes:\n"
+        f"  - {{name: shop, registry_name: {settings.registry_name}}}\n"
+        f"  - {{name: shop_copy, registry_name: {settings.registry_name}}}\n"
+    )
+    environment = {**synced.environment, "DZLINEAGE_SCOPES": scopes}
+    first = graph_defs(component_for(environment), tmp_path / "first")
+    named = PlatformGraphComponent(
+        settings=component_for(environment).settings, registry_scope="shop_copy"
+    )
+    assert named.defs_state_config.key != component_for(environment).defs_state_config.key
+    second = graph_defs(named, tmp_path / "second")
+    first_keys = {spec.key for spec in first.resolve_all_asset_specs()}
+    second_keys = {spec.key for spec in second.resolve_all_asset_specs()} - first_keys
+    assert AssetKey(["kafka", "shop.sales.orders"]) in first_keys
+    assert AssetKey(["shop_copy", "kafka", "shop.sales.orders"]) in second_keys
+    topic = next(s for s in second.resolve_all_asset_specs() if s.key.path[-1] == TOPIC)
+    assert topic.key.path[0] == "shop_copy"
+    assert all(dep.asset_key.path[0] == "shop_copy" for dep in topic.deps)
+    check_names = {key.name for key in second.resolve_asset_graph().asset_check_keys}
+    assert "platform_graph_is_current__shop_copy" in check_names
+
+    with pytest.raises(InvalidSettings, match=r"'nope' is no scope of DZLINEAGE_SCOPES.*shop"):
+        PlatformGraphComponent(
+            settings=component_for(environment).settings, registry_scope="nope"
+        ).sync_run()

@@ -53,6 +53,7 @@ from dzlineage_dagster.core.lineage.platform_graph import (
 )
 from dzlineage_dagster.core.schemas.avro import Column
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.scopes import SCOPES_VARIABLE, read_scopes
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
     AWS_SIDES,
@@ -89,6 +90,7 @@ STALE_STATE = Advice(
 )
 SETTING_VARIABLES = frozenset(
     {
+        SCOPES_VARIABLE,
         *(env_name(name) for name in LineageSettings.model_fields),
         *AWS_OPTION_VARIABLES.values(),
         *(variable for side in AWS_SIDES for variable in side_role_variables(side).values()),
@@ -129,6 +131,10 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     #: False leaves each node's ``dagster/column_schema`` and ``dagster/column_lineage`` out:
     #: most of what a load builds and serves the UI, for a scope of many thousand topics.
     column_metadata: bool = True
+    #: The scope of ``DZLINEAGE_SCOPES`` to draw (docs/many-registries.md); None: the
+    #: deployment's one registry, or its first scope. A named scope's nodes are keyed below its
+    #: name (``<scope>/kafka/<topic>``): two scopes' topics of one name are two nodes.
+    registry_scope: str | None = None
 
     def __post_init__(self) -> None:
         # A bad pattern or limit fails the load, naming it, not the first build from a state.
@@ -146,7 +152,12 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
 
     @property
     def defs_state_config(self) -> DefsStateConfig:
-        return DefsStateConfig.from_args(self.defs_state, default_key=DEFAULT_STATE_KEY)
+        key = DEFAULT_STATE_KEY + (f"__{self.registry_scope}" if self.registry_scope else "")
+        return DefsStateConfig.from_args(self.defs_state, default_key=key)
+
+    @property
+    def key_prefix(self) -> tuple[str, ...]:
+        return (self.registry_scope,) if self.registry_scope else ()
 
     def sync_run(self, log: logging.Logger | None = None) -> SyncRun:
         """A sync run over the component's settings (read only: it writes nothing to AWS)."""
@@ -159,6 +170,16 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
                 ]
             )
         environ = {name: value for name, value in self.settings.items() if value}
+        scopes = {scope.name: scope for scope in read_scopes(environ)}
+        if self.registry_scope and self.registry_scope not in scopes:
+            raise InvalidSettings(
+                [
+                    f"registry_scope: {self.registry_scope!r} is no scope of {SCOPES_VARIABLE} "
+                    f"(its scopes: {', '.join(scopes) or 'none, it is unset'})"
+                ]
+            )
+        if scopes:
+            environ = scopes[self.registry_scope or next(iter(scopes))].environ(environ)
         settings = LineageSettings.from_env(environ)
         resource = LineageSyncResource.with_settings(settings, aws_side_options(environ))
         return SyncRun(resource, log or logging.getLogger("dzlineage.platform_graph"))
@@ -194,13 +215,13 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     def get_asset_spec(self, node: PlatformNode) -> AssetSpec:
         """A node's spec: the default, changed by ``translation``; a subclass may override it
         (the translator of dagster-fivetran and dagster-dbt, in one method)."""
-        spec = node_asset_spec(node)
+        spec = node_asset_spec(node, self.key_prefix)
         return self.translation(spec, node) if self.translation else spec
 
     def _staleness_check(self, state: PlatformGraphState | None):
         @asset_check(
             asset=AssetKey.from_user_string(self.staleness_check_asset or ""),
-            name=STALENESS_CHECK,
+            name=staleness_check_name(self.registry_scope),
             # Read by the connector sensor, which tells from it that a connector change left
             # the graph behind without listing the registry.
             metadata={"connectors_digest": state.connectors_digest if state else ""},
@@ -263,19 +284,24 @@ def truncation_note_spec(drawn: DrawnGraph) -> AssetSpec:
     )
 
 
-def node_asset_spec(node: PlatformNode) -> AssetSpec:
-    """The node as an external asset: its deps, kinds, columns, column lineage, owners and
-    DataZone link."""
+def staleness_check_name(registry_scope: str | None) -> str:
+    """The staleness check's name: one check per drawn scope on the same asset."""
+    return f"{STALENESS_CHECK}__{registry_scope}" if registry_scope else STALENESS_CHECK
+
+
+def node_asset_spec(node: PlatformNode, key_prefix: tuple[str, ...] = ()) -> AssetSpec:
+    """The node as an external asset, keyed below ``key_prefix``: its deps, kinds, columns,
+    column lineage, owners and DataZone link."""
     metadata: dict[str, object] = dict(node.facts)
     if node.columns:
         metadata["dagster/column_schema"] = column_schema(node.columns)
     if node.column_lineage:
-        metadata["dagster/column_lineage"] = column_lineage(node.column_lineage)
+        metadata["dagster/column_lineage"] = column_lineage(node.column_lineage, key_prefix)
     if node.url:
         metadata["datazone_asset_url"] = MetadataValue.url(node.url)
     return AssetSpec(
-        key=asset_key(node.key),
-        deps=[asset_key(dep) for dep in node.deps],
+        key=asset_key(key_prefix + node.key),
+        deps=[asset_key(key_prefix + dep) for dep in node.deps],
         description=node.description,
         group_name=node.group,
         kinds=set(node.kinds),
@@ -299,10 +325,12 @@ def column_schema(columns: tuple[Column, ...]) -> TableSchema:
     return table_schema(columns)
 
 
-def column_lineage(lineage: Mapping[str, tuple]) -> TableColumnLineage:
+def column_lineage(
+    lineage: Mapping[str, tuple], key_prefix: tuple[str, ...] = ()
+) -> TableColumnLineage:
     return TableColumnLineage(
         deps_by_column={
-            column: [TableColumnDep(asset_key(dep.key), dep.column) for dep in deps]
+            column: [TableColumnDep(asset_key(key_prefix + dep.key), dep.column) for dep in deps]
             for column, deps in lineage.items()
         }
     )
