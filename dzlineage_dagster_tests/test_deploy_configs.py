@@ -33,6 +33,7 @@ from dagster._serdes.config_class import class_from_code_pointer
 from dagster_aws.ecs.container_context import EcsContainerContext
 from dagster_cloud_cli.config.models import load_dagster_cloud_yaml
 
+from dzlineage_dagster.core.scopes import SCOPE_TAG
 from dzlineage_dagster.jobs import CATALOG_CHECKS_JOB, CATALOG_SYNC_JOB
 from dzlineage_dagster_tests.test_packaging import CODE_LOCATION_NAME, DEFINITIONS_MODULE
 
@@ -42,8 +43,6 @@ ECS_INSTANCE = DEPLOY / "ecs" / "dagster.yaml"
 K8S_INSTANCE = DEPLOY / "kubernetes" / "dagster.yaml"
 DAGSTER_PLUS_LOCATIONS = DEPLOY / "dagster-plus" / "dagster_cloud.yaml"
 DAGSTER_PLUS_SETTINGS = DEPLOY / "dagster-plus" / "deployment-settings.yaml"
-#: The run tag a scope's catalog_sync runs carry: its value is the scope's name.
-SCOPE_TAG = "dzlineage/scope"
 
 
 def load(path: Path) -> dict:
