@@ -1,0 +1,192 @@
+"""`dzlineage sync`, `trace`, `orphans`, `impact`, `doctor` and `settings` across the scopes of
+``DZLINEAGE_SCOPES``: two registries, each with its MSK cluster, connectors and Glue database,
+synced into one DataZone domain by one command; a broken scope is named and the other still
+syncs (docs/many-registries.md, "From the command line")."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.sandbox.demo.seed import DEMO_PLATFORM, seed_platform
+from dzlineage_dagster_tests.test_catalog_sync import topic_assets
+
+#: The second platform: the demo's sales schema captured by its own Debezium connector into
+#: its own registry, cluster and Glue database.
+BILLING_TABLES = ("sales.orders", "sales.payments")
+BILLING_TOPICS = [f"billing.{table}" for table in BILLING_TABLES]
+SHOP_TOPIC = "shop.sales.orders"
+
+
+def billing_platform(directory: Path) -> Path:
+    """The demo platform file renamed to a second platform: its cluster, registries, connectors,
+    Glue database and DataZone domain (seeding makes one; the scopes use the demo's)."""
+    spec = yaml.safe_load(DEMO_PLATFORM.read_text())
+    spec["msk_cluster"]["name"] = "billing-cdc"
+    spec["schema_registry"]["name"] = "billing-cdc"
+    spec["source_tables"] = {name: spec["source_tables"][name] for name in BILLING_TABLES}
+    source = spec["connectors"]["shop-debezium-source"]["config"]
+    for key in [key for key in source if key.startswith("transforms")]:
+        del source[key]
+    source.update(
+        {
+            "topic.prefix": "billing",
+            "table.include.list": ",".join(BILLING_TABLES),
+            "database.hostname": "billing-db.cluster-c8a1b2c3d4e5.${region}.rds.amazonaws.com",
+            "database.dbname": "billing",
+            "slot.name": "billing_debezium",
+        }
+    )
+    sink = spec["connectors"]["shop-iceberg-sink"]["config"]
+    sink["topics.regex"] = r"billing\.sales\..*"
+    sink["transforms.debezium.cdc.target.pattern"] = "billing_lake.{db}_{table}"
+    for config in (source, sink):
+        for key, value in config.items():
+            if key.endswith("registry.name"):
+                config[key] = value.replace("shop-cdc", "billing-cdc")
+    spec["connectors"] = {
+        "billing-debezium-source": spec["connectors"]["shop-debezium-source"],
+        "billing-iceberg-sink": spec["connectors"]["shop-iceberg-sink"],
+    }
+    spec["glue_catalog"]["database"] = "billing_lake"
+    spec["glue_catalog"]["tables"] = {
+        "sales_orders": {"from_topic": "billing.sales.orders"},
+        "sales_payments": {"from_topic": "billing.sales.payments"},
+    }
+    spec["datazone"] = {"domain": "billing-data", "project": "unused"}
+    path = directory / "billing_platform.yaml"
+    path.write_text(yaml.safe_dump(spec, sort_keys=False))
+    return path
+
+
+@pytest.fixture
+def two_scopes(platform, tmp_path, monkeypatch):
+    """The demo platform and the billing one in the sandbox, each a scope."""
+    billing = seed_platform(platform.sandbox.endpoint_url, billing_platform(tmp_path))
+    scopes = {
+        "scopes": [
+            {
+                "name": "shop",
+                "registry_name": platform.environment["DZLINEAGE_REGISTRY_NAME"],
+                "msk_cluster_arn": platform.environment["DZLINEAGE_MSK_CLUSTER_ARN"],
+                "glue_database": platform.environment["DZLINEAGE_GLUE_DATABASE"],
+            },
+            {
+                "name": "billing",
+                "region": "us-east-1",
+                "registry_name": billing["DZLINEAGE_REGISTRY_NAME"],
+                "msk_cluster_arn": billing["DZLINEAGE_MSK_CLUSTER_ARN"],
+                "glue_database": billing["DZLINEAGE_GLUE_DATABASE"],
+            },
+        ]
+    }
+    monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(scopes))
+    platform.control.clear_calls()
+    return scopes
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = dzlineage(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def assets_by_registry(platform) -> dict[str, int]:
+    """How many topic assets carry a schema of each registry (their externalIdentifier is the
+    schema's ARN: arn:aws:glue:<region>:<account>:schema/<registry>/<schema>)."""
+    counted: dict[str, int] = {}
+    for arn, assets in topic_assets(platform).items():
+        registry = arn.split(":schema/", 1)[1].split("/", 1)[0]
+        counted[registry] = counted.get(registry, 0) + len(assets)
+    return counted
+
+
+def scope_sections(out: str) -> dict[str, str]:
+    """Each scope's part of `dzlineage sync`'s output, by scope name, and the summary's."""
+    sections: dict[str, str] = {}
+    name = "before"
+    for line in out.splitlines():
+        if line.startswith("== scope "):
+            name = line.split()[2]
+        elif line.startswith("scopes ("):
+            name = "summary"
+        sections[name] = sections.get(name, "") + line + "\n"
+    return sections
+
+
+def test_one_sync_brings_both_scopes_topics_into_datazone_and_a_second_converges(
+    two_scopes, platform, capsys
+):
+    code, out, err = run(capsys, "sync")
+    assert code == 0, err
+    sections = scope_sections(out)
+    assert sections["shop"].startswith("== scope shop (1 of 2): registry shop-cdc ==\n")
+    assert sections["billing"].startswith(
+        "== scope billing (2 of 2): registry billing-cdc in us-east-1 ==\n"
+    )
+    for topic in BILLING_TOPICS:
+        assert re.search(rf"^{re.escape(topic)} +created +published r1 ", sections["billing"], re.M)
+        assert topic not in sections["shop"]
+    assert "shop.sales.orders " in sections["shop"]
+    assert "  shop     ok\n  billing  ok\n" in sections["summary"]
+    assert out.rstrip().endswith("2 synced, 0 failed")
+    first = assets_by_registry(platform)
+    assert first == {"shop-cdc": 7, "billing-cdc": 2}
+
+    code, out, err = run(capsys, "sync")
+    assert code == 0, err
+    sections = scope_sections(out)
+    assert "registry shop-cdc unchanged since the last complete sync" in sections["shop"]
+    assert "registry billing-cdc unchanged since the last complete sync" in sections["billing"]
+    assert assets_by_registry(platform) == first
+
+
+def test_a_broken_scope_is_named_and_the_other_still_syncs(
+    two_scopes, platform, capsys, monkeypatch
+):
+    two_scopes["scopes"][0]["registry_name"] = "no-such-registry"
+    monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
+    code, out, err = run(capsys, "sync")
+    assert code == 1
+    assert (
+        "dzlineage sync: scope shop: could not start: DZLINEAGE_SCOPES scope 'shop': "
+        "registry_name='no-such-registry': Glue Schema Registry does not exist"
+    ) in err
+    sections = scope_sections(out)
+    assert "billing.sales.orders " in sections["billing"]
+    assert "  shop     FAILED: could not start: DZLINEAGE_SCOPES scope 'shop': " in out
+    assert "  billing  ok" in out
+    assert out.rstrip().endswith("1 synced, 1 failed: shop")
+    assert assets_by_registry(platform) == {"billing-cdc": 2}
+
+
+def test_scope_picks_scopes_and_a_wrong_name_or_document_is_refused(
+    two_scopes, platform, capsys, monkeypatch
+):
+    code, out, err = run(capsys, "sync", "--scope", "billing", "--dry-run")
+    assert code == 0, err
+    assert "== scope billing (1 of 1)" in out and "scope shop" not in out
+    assert "billing.sales.orders" in out and "dry run: nothing was written" in out
+    assert assets_by_registry(platform) == {}
+
+    with pytest.raises(
+        SystemExit,
+        match="--scope sales: no such scope in DZLINEAGE_SCOPES; its scopes: shop, billing",
+    ):
+        dzlineage(["sync", "--scope", "sales"])
+
+    two_scopes["scopes"][1]["topic_namespace_style"] = "sideways"
+    monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
+    wrong = "DZLINEAGE_SCOPES: scope 'billing': topic_namespace_style='sideways'"
+    with pytest.raises(SystemExit, match=wrong):
+        dzlineage(["sync"])
+    for command in (["trace", SHOP_TOPIC], ["orphans"], ["doctor"], ["impact", SHOP_TOPIC]):
+        code, out, err = run(capsys, *command)
+        assert (code, out) == (2, ""), command
+        assert wrong in err, command
