@@ -190,3 +190,79 @@ def test_scope_picks_scopes_and_a_wrong_name_or_document_is_refused(
         code, out, err = run(capsys, *command)
         assert (code, out) == (2, ""), command
         assert wrong in err, command
+
+
+def test_trace_orphans_impact_and_doctor_answer_across_the_scopes(two_scopes, platform, capsys):
+    assert run(capsys, "sync")[0] == 0
+
+    # trace finds each scope's datasets in the scope that has them
+    code, out, err = run(capsys, "trace", "billing_lake.sales_payments", "--no-owners")
+    assert code == 0, err
+    assert "<- topic billing.sales.payments  via kafka-connect.billing-iceberg-sink/" in out
+    code, out, err = run(capsys, "trace", SHOP_TOPIC, "--downstream", "--format", "json")
+    assert code == 0, err
+    labels = {node["label"] for node in json.loads(out)["nodes"]}
+    assert labels == {SHOP_TOPIC, "lakehouse.sales_orders"}
+    code, out, err = run(capsys, "trace", SHOP_TOPIC, "--scope", "billing")
+    assert (code, out) == (2, "")
+    assert "'shop.sales.orders' is in no scope:\n  scope billing: no dataset named" in err
+
+    # orphans: a section per scope
+    code, out, err = run(capsys, "orphans", "--format", "json")
+    assert code == 0, err
+    found = json.loads(out)
+    assert set(found) == {"shop", "billing"}
+    assert found["billing"] == {
+        "topics_without_downstream_table": [],
+        "tables_without_upstream": [],
+    }
+    assert [table.rsplit("/", 1)[-1] for table in found["shop"]["tables_without_upstream"]] == [
+        "daily_revenue"
+    ]
+    code, out, err = run(capsys, "orphans")
+    assert code == 0, err
+    assert out.index("== scope shop ==") < out.index("== scope billing ==")
+    assert "topics of registry billing-cdc that feed no table (0):" in out
+
+    # impact asks every scope
+    code, out, err = run(capsys, "impact", "billing.sales.orders", "--format", "json")
+    assert code == 0, err
+    assert [report["topic"] for report in json.loads(out)] == ["billing.sales.orders"]
+
+    # doctor: the shared checks once, the others per scope
+    code, out, err = run(capsys, "doctor", "--format", "json")
+    rows = json.loads(out)["checks"]
+    assert code == 0, [row for row in rows if row["status"] == "FAIL"]
+    by_check: dict[str, list[str | None]] = {}
+    for row in rows:
+        by_check.setdefault(row["check"], []).append(row.get("scope"))
+    assert set(by_check["domain"]) == {None} and set(by_check["project"]) == {None}
+    assert set(by_check["registry"]) == {"shop", "billing"}
+    assert any(
+        row["check"] == "registry" and row["scope"] == "billing" and "billing-cdc" in row["detail"]
+        for row in rows
+    )
+    code, out, err = run(capsys, "doctor")
+    assert out.splitlines()[0].split()[:3] == ["STATUS", "SCOPE", "CHECK"]
+    assert re.search(r"^OK +\(all\) +domain ", out, re.M)
+    assert re.search(r"^OK +billing +registry ", out, re.M)
+
+
+def test_a_scope_that_cannot_be_read_is_named_by_every_command(
+    two_scopes, platform, capsys, monkeypatch
+):
+    assert run(capsys, "sync")[0] == 0
+    two_scopes["scopes"][1]["registry_name"] = "billing-gone"
+    monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
+    gone = "scope billing: DZLINEAGE_SCOPES scope 'billing': registry_name='billing-gone'"
+
+    code, out, err = run(capsys, "trace", SHOP_TOPIC, "--no-owners")
+    assert code == 0 and out.startswith(f"topic {SHOP_TOPIC}")
+    assert f"dzlineage trace: not looked up in {gone}" in err
+    code, out, err = run(capsys, "orphans")
+    assert code == 2 and "== scope shop ==" in out and "scope billing" not in out
+    assert f"dzlineage orphans: {gone}" in err
+    code, out, err = run(capsys, "doctor", "--format", "json")
+    assert code == 1
+    failed = [row for row in json.loads(out)["checks"] if row["status"] == "FAIL"]
+    assert [(row["check"], row["scope"]) for row in failed] == [("registry", "billing")]

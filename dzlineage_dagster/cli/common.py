@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import argparse
 import os
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
@@ -18,10 +19,11 @@ from dzlineage_dagster.settings import (
     aws_side_options,
     env_name,
 )
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 
 #: What stops a command before it can answer: settings, AWS access.
 SETUP_ERRORS = (MissingSettings, InvalidSettings, SyncError, ClientError, BotoCoreError)
+T = TypeVar("T")
 
 
 def add_scope_option(command: argparse.ArgumentParser, what: str) -> None:
@@ -91,3 +93,32 @@ def in_scope_terms(scope: ScopeConfig | None, text: str) -> str:
     for field in scope.settings:
         text = text.replace(env_name(field), f"{SCOPES_VARIABLE} scope {scope.name!r}: {field}")
     return text
+
+
+def in_each_scope(
+    scopes: list[ScopeConfig] | None,
+    attempt: Callable[[ScopeConfig | None], T],
+    errors: tuple[type[Exception], ...] = SETUP_ERRORS,
+) -> tuple[list[tuple[ScopeConfig | None, T]], list[ScopeFailure]]:
+    """``attempt`` in each scope (``None``: once, in the settings' one registry, its errors
+    raised as ever): what each scope answered, and each scope whose attempt raised one of
+    ``errors``, so one broken scope does not hide the others' answers."""
+    if scopes is None:
+        return [(None, attempt(None))], []
+    answers, failures = [], []
+    for scope in scopes:
+        try:
+            answers.append((scope, attempt(scope)))
+        except errors as error:
+            failures.append(ScopeFailure(scope, error))
+    return answers, failures
+
+
+@dataclass(frozen=True)
+class ScopeFailure:
+    scope: ScopeConfig
+    error: Exception
+
+    def __str__(self) -> str:
+        """The error, naming the scope, in its terms."""
+        return f"scope {self.scope.name}: {in_scope_terms(self.scope, describe_error(self.error))}"
