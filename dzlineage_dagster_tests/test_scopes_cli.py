@@ -266,3 +266,30 @@ def test_a_scope_that_cannot_be_read_is_named_by_every_command(
     assert code == 1
     failed = [row for row in json.loads(out)["checks"] if row["status"] == "FAIL"]
     assert [(row["check"], row["scope"]) for row in failed] == [("registry", "billing")]
+
+
+def test_settings_shows_each_scopes_settings_and_names_a_wrong_one(monkeypatch, capsys):
+    monkeypatch.setenv("DZLINEAGE_MSK_CLUSTER_ARN", "arn:aws:kafka:us-east-1:1:cluster/c/1")
+    monkeypatch.setenv(
+        "DZLINEAGE_SCOPES",
+        "scopes: [{name: shop, registry_name: shop-cdc, glue_database: lake},"
+        " {name: billing, region: eu-west-1, registry_name: billing-cdc}]",
+    )
+    code, out, err = run(capsys, "settings")
+    scopes = out[out.index("DZLINEAGE_SCOPES = ") :]
+    assert "  scope shop: Region the deployment's" in scopes
+    assert "  scope billing: Region eu-west-1;" in scopes
+    assert "    glue_database = lake  (the scope's)\n" in scopes
+    assert (
+        "    msk_cluster_arn = arn:aws:kafka:us-east-1:1:cluster/c/1  (DZLINEAGE_MSK_CLUSTER_ARN)"
+        in scopes
+    )
+    assert "    table_name_pattern = {schema}_{table}  (default)" in scopes
+    assert "DZLINEAGE_SCOPES" not in err
+
+    monkeypatch.setenv("DZLINEAGE_SCOPES", "scopes: [{name: billing, registry_name: 'a b'}]")
+    code, out, err = run(capsys, "settings")
+    assert code == 1
+    wrong = "DZLINEAGE_SCOPES: scope 'billing': registry_name='a b'"
+    assert f"    INVALID: {wrong}" in out
+    assert f"dzlineage settings: invalid setting {wrong}" in err
