@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from dzlineage_dagster.cli import main as dzlineage
+from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
 from dzlineage_dagster.sandbox.demo.seed import DEMO_PLATFORM, seed_platform
 from dzlineage_dagster_tests.test_catalog_sync import topic_assets
 
@@ -293,3 +294,30 @@ def test_settings_shows_each_scopes_settings_and_names_a_wrong_one(monkeypatch, 
     wrong = "DZLINEAGE_SCOPES: scope 'billing': registry_name='a b'"
     assert f"    INVALID: {wrong}" in out
     assert f"dzlineage settings: invalid setting {wrong}" in err
+
+
+def test_from_queue_drains_each_scopes_own_queue(two_scopes, platform, capsys, monkeypatch):
+    assert run(capsys, "sync")[0] == 0
+    for scope in two_scopes["scopes"]:
+        # Each queue's rules match every registry's events: each scope keeps its own.
+        scope["change_queue_url"] = create_change_queue(
+            platform.client("sqs"), platform.client("events"), name=f"{scope['name']}-changes"
+        )
+    monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
+    platform.register_new_version(SHOP_TOPIC, "note")
+    glue = platform.client("glue")
+    billing_orders = {"RegistryName": "billing-cdc", "SchemaName": BILLING_TOPICS[0]}
+    glue.update_schema(SchemaId=billing_orders, Compatibility="FULL")
+    platform.control.clear_calls()
+
+    code, out, err = run(capsys, "sync", "--from-queue")
+    assert code == 0, err
+    sections = scope_sections(out)
+    assert re.search(rf"^{re.escape(SHOP_TOPIC)}  synced", sections["shop"], re.M)
+    assert "\n1 topics named by 2 messages, 0 failed" in sections["shop"]
+    assert re.search(rf"^{re.escape(BILLING_TOPICS[0])}  synced", sections["billing"], re.M)
+    assert "\n1 topics named by 2 messages, 0 failed" in sections["billing"]
+    assert platform.control.call_counts().get(("glue", "ListSchemas"), 0) == 0
+    for scope in two_scopes["scopes"]:
+        left = platform.client("sqs").receive_message(QueueUrl=scope["change_queue_url"])
+        assert "Messages" not in left
