@@ -156,12 +156,12 @@ def test_a_broken_scope_is_named_and_the_other_still_syncs(
     code, out, err = run(capsys, "sync")
     assert code == 1
     assert (
-        "dzlineage sync: scope shop: could not start: DZLINEAGE_SCOPES scope 'shop': "
-        "registry_name='no-such-registry': Glue Schema Registry does not exist"
+        "dzlineage sync: scope shop: could not start: registry_name='no-such-registry': "
+        "Glue Schema Registry does not exist"
     ) in err
     sections = scope_sections(out)
     assert "billing.sales.orders " in sections["billing"]
-    assert "  shop     FAILED: could not start: DZLINEAGE_SCOPES scope 'shop': " in out
+    assert "  shop     FAILED: could not start: registry_name='no-such-registry': " in out
     assert "  billing  ok" in out
     assert out.rstrip().endswith("1 synced, 1 failed: shop")
     assert assets_by_registry(platform) == {"billing-cdc": 2}
@@ -255,7 +255,7 @@ def test_a_scope_that_cannot_be_read_is_named_by_every_command(
     assert run(capsys, "sync")[0] == 0
     two_scopes["scopes"][1]["registry_name"] = "billing-gone"
     monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
-    gone = "scope billing: DZLINEAGE_SCOPES scope 'billing': registry_name='billing-gone'"
+    gone = "scope billing: registry_name='billing-gone': Glue Schema Registry does not exist"
 
     code, out, err = run(capsys, "trace", SHOP_TOPIC, "--no-owners")
     assert code == 0 and out.startswith(f"topic {SHOP_TOPIC}")
@@ -267,6 +267,7 @@ def test_a_scope_that_cannot_be_read_is_named_by_every_command(
     assert code == 1
     failed = [row for row in json.loads(out)["checks"] if row["status"] == "FAIL"]
     assert [(row["check"], row["scope"]) for row in failed] == [("registry", "billing")]
+    assert failed[0]["fix"].startswith("set registry_name to a registry of the data account")
 
 
 def test_settings_shows_each_scopes_settings_and_names_a_wrong_one(monkeypatch, capsys):

@@ -18,6 +18,7 @@ from dzlineage_dagster.settings import (
     MissingSettings,
     aws_side_options,
     env_name,
+    side_role_variables,
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
@@ -85,14 +86,16 @@ def scope_settings(
 
 
 def in_scope_terms(scope: ScopeConfig | None, text: str) -> str:
-    """``text`` with the variables ``scope`` sets said as the scope's keys: a message about
-    ``DZLINEAGE_REGISTRY_NAME='x'`` is about the scope's ``registry_name``, which the user
-    wrote in ``DZLINEAGE_SCOPES``, not about a variable."""
+    """``text`` (said where the scope is named) with the variables ``scope`` sets said as the
+    scope's keys: a message about ``DZLINEAGE_REGISTRY_NAME='x'`` is about the scope's
+    ``registry_name``, which the user wrote in ``DZLINEAGE_SCOPES``, not about a variable."""
     if scope is None:
         return text
     for field in scope.settings:
-        text = text.replace(env_name(field), f"{SCOPES_VARIABLE} scope {scope.name!r}: {field}")
-    return text
+        text = text.replace(env_name(field), field)
+    # The data side's role of a scope is the scope's to set: the advice says where.
+    data_role = side_role_variables("data")["role_arn"]
+    return text.replace(f"set {data_role} ", "set the scope's role_arn ")
 
 
 def in_each_scope(

@@ -14,6 +14,7 @@ from dzlineage_dagster.cli.common import (
     ScopeFailure,
     add_scope_option,
     in_each_scope,
+    in_scope_terms,
     scope_settings,
     selected_scopes,
 )
@@ -81,7 +82,15 @@ def doctor_of_scopes(
     per_scope = [check for check in CHECKS if check not in shared]
     for scope, run in runs:
         doctor = run_doctor(run, per_scope, failed=governance.failed)
-        results += [replace(row, scope=scope.name) for row in doctor.results]
+        results += [
+            replace(
+                row,
+                scope=scope.name,
+                detail=in_scope_terms(scope, row.detail),
+                fix=in_scope_terms(scope, row.fix),
+            )
+            for row in doctor.results
+        ]
     return results, governance.synced_before
 
 
