@@ -182,6 +182,9 @@ def test_scope_picks_scopes_and_a_wrong_name_or_document_is_refused(
     ):
         dzlineage(["sync", "--scope", "sales"])
 
+    monkeypatch.delenv("DZLINEAGE_SCOPES")
+    with pytest.raises(SystemExit, match="--scope billing: DZLINEAGE_SCOPES is not set"):
+        dzlineage(["sync", "--scope", "billing"])
     two_scopes["scopes"][1]["topic_namespace_style"] = "sideways"
     monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
     wrong = "DZLINEAGE_SCOPES: scope 'billing': topic_namespace_style='sideways'"
@@ -267,7 +270,7 @@ def test_a_scope_that_cannot_be_read_is_named_by_every_command(
     assert code == 1
     failed = [row for row in json.loads(out)["checks"] if row["status"] == "FAIL"]
     assert [(row["check"], row["scope"]) for row in failed] == [("registry", "billing")]
-    assert failed[0]["fix"].startswith("set registry_name to a registry of the data account")
+    assert failed[0]["fix"].startswith("set the scope's registry_name to a registry of the data")
 
 
 def test_settings_shows_each_scopes_settings_and_names_a_wrong_one(monkeypatch, capsys):

@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.scopes import SCOPES_VARIABLE, ScopeConfig, read_scopes
+from dzlineage_dagster.scopes import SCOPE_SETTINGS, SCOPES_VARIABLE, ScopeConfig, read_scopes
 from dzlineage_dagster.settings import (
     InvalidSettings,
     LineageSettings,
@@ -86,16 +86,19 @@ def scope_settings(
 
 
 def in_scope_terms(scope: ScopeConfig | None, text: str) -> str:
-    """``text`` (said where the scope is named) with the variables ``scope`` sets said as the
-    scope's keys: a message about ``DZLINEAGE_REGISTRY_NAME='x'`` is about the scope's
-    ``registry_name``, which the user wrote in ``DZLINEAGE_SCOPES``, not about a variable."""
+    """``text`` (said where the scope is named) in the scope's terms: advice to set a variable
+    a scope may set is advice to set the scope's key, and a value the scope sets is named by
+    its key (``registry_name='x'``, as written in ``DZLINEAGE_SCOPES``), not by the variable
+    it stands in for."""
     if scope is None:
         return text
+    variables = {env_name(field): field for field in SCOPE_SETTINGS}
+    variables[side_role_variables("data")["role_arn"]] = "role_arn"
+    for variable, key in variables.items():
+        text = text.replace(f"set {variable}", f"set the scope's {key}")
     for field in scope.settings:
         text = text.replace(env_name(field), field)
-    # The data side's role of a scope is the scope's to set: the advice says where.
-    data_role = side_role_variables("data")["role_arn"]
-    return text.replace(f"set {data_role} ", "set the scope's role_arn ")
+    return text
 
 
 def in_each_scope(

@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 import io
 import logging
+import re
+import signal
 import sys
 from collections.abc import Iterator
 from contextlib import contextmanager, redirect_stderr
@@ -92,8 +94,11 @@ class ScopeMessages(io.TextIOBase):
     lines: list[str] = field(default_factory=list)
 
     def write(self, text: str) -> int:
-        said = in_scope_terms(self.scope, text).replace(
-            "dzlineage sync: ", f"dzlineage sync: scope {self.scope.name}: "
+        said = re.sub(
+            r"^(dzlineage sync(?: --from-queue)?): ",
+            rf"\1: scope {self.scope.name}: ",
+            in_scope_terms(self.scope, text),
+            flags=re.M,
         )
         self.lines += [line for line in said.splitlines() if line.strip()]
         return self.stream.write(said)
@@ -139,6 +144,9 @@ def sync_scopes(args: argparse.Namespace, scopes: list[ScopeConfig], out: TextIO
                 code = _sync(args, settings, aws_options, out)
             except (MissingSettings, InvalidSettings) as error:
                 print(f"dzlineage sync: could not start: {error}", file=sys.stderr)
+            except KeyboardInterrupt:
+                # Ctrl-C outside a scope's sync (which stops between topics itself).
+                code = STOPPED_BY_SIGNAL + signal.SIGINT
             except (SyncError, ClientError, BotoCoreError, ValueError) as error:
                 print(f"dzlineage sync: failed: {describe_error(error)}", file=sys.stderr)
             except Exception as error:
