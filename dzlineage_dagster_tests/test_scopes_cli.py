@@ -22,6 +22,9 @@ from dzlineage_dagster_tests.test_catalog_sync import topic_assets
 BILLING_TABLES = ("sales.orders", "sales.payments")
 BILLING_TOPICS = [f"billing.{table}" for table in BILLING_TABLES]
 SHOP_TOPIC = "shop.sales.orders"
+#: The billing platform's Region: its scope's data side is reached there, DataZone where the
+#: deployment is (the demo's us-east-1).
+BILLING_REGION = "eu-west-1"
 
 
 def billing_platform(directory: Path) -> Path:
@@ -68,7 +71,9 @@ def billing_platform(directory: Path) -> Path:
 @pytest.fixture
 def two_scopes(platform, tmp_path, monkeypatch):
     """The demo platform and the billing one in the sandbox, each a scope."""
-    billing = seed_platform(platform.sandbox.endpoint_url, billing_platform(tmp_path))
+    billing = seed_platform(
+        platform.sandbox.endpoint_url, billing_platform(tmp_path), region=BILLING_REGION
+    )
     scopes = {
         "scopes": [
             {
@@ -79,7 +84,7 @@ def two_scopes(platform, tmp_path, monkeypatch):
             },
             {
                 "name": "billing",
-                "region": "us-east-1",
+                "region": BILLING_REGION,
                 "registry_name": billing["DZLINEAGE_REGISTRY_NAME"],
                 "msk_cluster_arn": billing["DZLINEAGE_MSK_CLUSTER_ARN"],
                 "glue_database": billing["DZLINEAGE_GLUE_DATABASE"],
@@ -129,7 +134,7 @@ def test_one_sync_brings_both_scopes_topics_into_datazone_and_a_second_converges
     sections = scope_sections(out)
     assert sections["shop"].startswith("== scope shop (1 of 2): registry shop-cdc ==\n")
     assert sections["billing"].startswith(
-        "== scope billing (2 of 2): registry billing-cdc in us-east-1 ==\n"
+        f"== scope billing (2 of 2): registry billing-cdc in {BILLING_REGION} ==\n"
     )
     for topic in BILLING_TOPICS:
         assert re.search(rf"^{re.escape(topic)} +created +published r1 ", sections["billing"], re.M)
@@ -303,25 +308,29 @@ def test_settings_shows_each_scopes_settings_and_names_a_wrong_one(monkeypatch, 
 def test_from_queue_drains_each_scopes_own_queue(two_scopes, platform, capsys, monkeypatch):
     assert run(capsys, "sync")[0] == 0
     for scope in two_scopes["scopes"]:
-        # Each queue's rules match every registry's events: each scope keeps its own.
+        # Each scope's queue is in its Region, fed by that Region's rules (every registry's).
+        region = {"region_name": scope["region"]} if "region" in scope else {}
         scope["change_queue_url"] = create_change_queue(
-            platform.client("sqs"), platform.client("events"), name=f"{scope['name']}-changes"
+            platform.client("sqs", **region),
+            platform.client("events", **region),
+            name=f"{scope['name']}-changes",
         )
     monkeypatch.setenv("DZLINEAGE_SCOPES", yaml.safe_dump(two_scopes))
     platform.register_new_version(SHOP_TOPIC, "note")
-    glue = platform.client("glue")
     billing_orders = {"RegistryName": "billing-cdc", "SchemaName": BILLING_TOPICS[0]}
-    glue.update_schema(SchemaId=billing_orders, Compatibility="FULL")
+    billing_glue = platform.client("glue", region_name=BILLING_REGION)
+    billing_glue.update_schema(SchemaId=billing_orders, Compatibility="FULL")
     platform.control.clear_calls()
 
     code, out, err = run(capsys, "sync", "--from-queue")
     assert code == 0, err
     sections = scope_sections(out)
     assert re.search(rf"^{re.escape(SHOP_TOPIC)}  synced", sections["shop"], re.M)
-    assert "\n1 topics named by 2 messages, 0 failed" in sections["shop"]
+    assert "\n1 topics named by 1 messages, 0 failed" in sections["shop"]
     assert re.search(rf"^{re.escape(BILLING_TOPICS[0])}  synced", sections["billing"], re.M)
-    assert "\n1 topics named by 2 messages, 0 failed" in sections["billing"]
+    assert "\n1 topics named by 1 messages, 0 failed" in sections["billing"]
     assert platform.control.call_counts().get(("glue", "ListSchemas"), 0) == 0
     for scope in two_scopes["scopes"]:
-        left = platform.client("sqs").receive_message(QueueUrl=scope["change_queue_url"])
+        region = {"region_name": scope["region"]} if "region" in scope else {}
+        left = platform.client("sqs", **region).receive_message(QueueUrl=scope["change_queue_url"])
         assert "Messages" not in left
