@@ -212,6 +212,15 @@ def test_trace_orphans_impact_and_doctor_answer_across_the_scopes(two_scopes, pl
     assert code == 0, err
     labels = {node["label"] for node in json.loads(out)["nodes"]}
     assert labels == {SHOP_TOPIC, "lakehouse.sales_orders"}
+    # a name two scopes have, each its own dataset: --scope says which
+    code, out, err = run(capsys, "trace", "sales.orders", "--downstream")
+    assert (code, out) == (2, "")
+    assert "'sales.orders' names datasets in 2 scopes; choose one with --scope:" in err
+    assert "\n  scope shop: postgres://shop-db." in err
+    assert "\n  scope billing: postgres://billing-db." in err
+    code, out, err = run(capsys, "trace", "sales.orders", "--downstream", "--scope", "billing")
+    assert code == 0, err
+    assert out.splitlines()[0].startswith("source table billing.sales.orders  postgres://billing")
     code, out, err = run(capsys, "trace", SHOP_TOPIC, "--scope", "billing")
     assert (code, out) == (2, "")
     assert "'shop.sales.orders' is in no scope:\n  scope billing: no dataset named" in err
