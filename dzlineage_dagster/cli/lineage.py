@@ -23,6 +23,7 @@ from typing import Any
 
 from dzlineage_dagster.cli.common import (
     SETUP_ERRORS,
+    ScopeFailure,
     add_scope_option,
     in_each_scope,
     scope_settings,
@@ -232,9 +233,9 @@ def _may_name(text: str, topic: str) -> bool:
 
 def find_dataset(
     text: str, kind: str | None, graph: str, scopes: list[ScopeConfig] | None
-) -> tuple[LineageCatalog, str, list[str]]:
+) -> tuple[LineageCatalog, str, list[ScopeFailure]]:
     """The catalog of the scope whose datasets ``text`` names, the sourceIdentifier it names,
-    and a line per scope that could not be asked (it may be there). Without scopes: the
+    and the scopes that did not answer (without it, or not readable). Without scopes: the
     settings' one catalog. LineageQueryError when no scope, or two with different datasets,
     have it (each scope's answer named)."""
 

@@ -27,7 +27,7 @@ from dzlineage_dagster.cli.common import (
     selected_scopes,
 )
 from dzlineage_dagster.scopes import ScopeConfig
-from dzlineage_dagster.settings import InvalidSettings, MissingSettings
+from dzlineage_dagster.settings import InvalidSettings, LineageSettings, MissingSettings
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
 #: Exit statuses from here up are a signal's (128 + its number): the scopes after it do not run.
@@ -64,7 +64,7 @@ def cmd_sync(args: argparse.Namespace) -> int:
 
 def _sync(
     args: argparse.Namespace,
-    settings: Any,
+    settings: LineageSettings,
     aws_options: dict[str, dict[str, Any]],
     out: TextIO,
 ) -> int:
