@@ -38,15 +38,16 @@ SETUP_FAILED = 2
 def cmd_doctor(args: argparse.Namespace) -> int:
     try:
         scopes = selected_scopes(args.scopes)
-        runs = in_each_scope(scopes, _start, (*SETUP_ERRORS, ValueError))
+        runs, failures = in_each_scope(scopes, _start, (*SETUP_ERRORS, ValueError))
     except (*SETUP_ERRORS, ValueError) as error:
         print(f"dzlineage doctor: {describe_error(error)}", file=sys.stderr)
         return SETUP_FAILED
     if scopes is None:
-        doctor = run_doctor(runs[0][0][1])
+        [(_, run)] = runs
+        doctor = run_doctor(run)
         results, synced_before = doctor.results, doctor.synced_before
     else:
-        results, synced_before = doctor_of_scopes(*runs)
+        results, synced_before = doctor_of_scopes(runs, failures)
     render = render_json if args.format == "json" else render_table
     print(render(results, synced_before=synced_before))
     return exit_code(results)
