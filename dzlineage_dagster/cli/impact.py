@@ -20,10 +20,16 @@ import json
 import logging
 import sys
 
-from dzlineage_dagster.cli.common import SETUP_ERRORS
+from dzlineage_dagster.cli.common import (
+    SETUP_ERRORS,
+    add_scope_option,
+    in_each_scope,
+    scope_settings,
+    selected_scopes,
+)
 from dzlineage_dagster.cli.lineage import add_graph_option
 from dzlineage_dagster.core.schemas.impact import ImpactReport
-from dzlineage_dagster.settings import LineageSettings
+from dzlineage_dagster.scopes import ScopeConfig
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
 from dzlineage_dagster.sync.checks.preflight import check_registry
 from dzlineage_dagster.sync.errors import SyncError, describe_error
@@ -36,6 +42,10 @@ from dzlineage_dagster.sync.run_state import SyncRun
 CHANGE_FOUND = 3
 #: ``--fail-on``: the verdicts that make the command exit :data:`CHANGE_FOUND`.
 FAIL_ON = {"breaking": {"breaking"}, "additive": {"breaking", "additive"}, "never": set()}
+
+
+class NotInScope(SyncError):
+    """The subject is no topic of the registry, nor a table one feeds."""
 
 
 def impacts(run: SyncRun, subject: str, graph: str = "datazone") -> list[ImpactReport]:
@@ -54,7 +64,7 @@ def impacts(run: SyncRun, subject: str, graph: str = "datazone") -> list[ImpactR
         and any(t.database == database and t.table == table for t in lineage.tables)
     ]
     if not feeding:
-        raise SyncError(
+        raise NotInScope(
             f"{subject!r} is neither a topic of registry {run.settings.registry_name} nor an "
             "Iceberg table a topic feeds (<database>.<table>[.<column>])"
         )
@@ -66,14 +76,32 @@ def impacts(run: SyncRun, subject: str, graph: str = "datazone") -> list[ImpactR
     ]
 
 
+def scope_impacts(scope: ScopeConfig | None, subject: str, graph: str) -> list[ImpactReport]:
+    """:func:`impacts` in ``scope`` (None: the settings' one registry)."""
+    settings, aws_options = scope_settings(scope)
+    run = start_run(settings, logging.getLogger("dzlineage.impact"), aws_options)
+    check_registry(run)
+    return impacts(run, subject, graph)
+
+
 def cmd_impact(args: argparse.Namespace) -> int:
     try:
-        run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.impact"))
-        check_registry(run)
-        reports = impacts(run, args.subject, args.graph)
+        scopes = selected_scopes(args.scopes)
+        answers, failures = in_each_scope(
+            scopes,
+            lambda scope: scope_impacts(scope, args.subject, args.graph),
+            (LineageQueryError, *SETUP_ERRORS),
+        )
+        if not answers:
+            raise SyncError("\n  ".join([f"{args.subject!r} is in no scope:", *map(str, failures)]))
     except (LineageQueryError, *SETUP_ERRORS) as error:
         print(f"dzlineage impact: {describe_error(error)}", file=sys.stderr)
         return 2
+    # A scope that has it not is no news; one that could not be asked may have had it.
+    for failure in failures:
+        if not isinstance(failure.error, NotInScope):
+            print(f"dzlineage impact: not looked up in {failure}", file=sys.stderr)
+    reports = [report for _, found in answers for report in found]
     if args.format == "json":
         print(json.dumps([report.to_json() for report in reports], indent=2))
     else:
@@ -95,7 +123,9 @@ def add_impact_command(commands: argparse._SubParsersAction) -> None:
         "(removed and renamed columns, type changes Iceberg cannot promote, nullability "
         "tightened, enum symbols removed, added columns) and name the Iceberg columns each "
         "change reaches, the assets downstream and their owners. Given an Iceberg table "
-        "(<database>.<table>) or one of its columns, compare the topics feeding it. Exits 3 "
+        "(<database>.<table>) or one of its columns, compare the topics feeding it. With "
+        "DZLINEAGE_SCOPES set, every scope (or those --scope names) is asked, and each "
+        "topic found reported. Exits 3 "
         "when a change is breaking (see --fail-on), 2 when the lookup fails, else 0.",
     )
     impact.add_argument("subject", metavar="TOPIC|TABLE[.COLUMN]")
@@ -108,4 +138,5 @@ def add_impact_command(commands: argparse._SubParsersAction) -> None:
         "('additive': any column change), or never; 2 when the lookup fails, else 0",
     )
     add_graph_option(impact)
+    add_scope_option(impact, "look the topic or table up")
     impact.set_defaults(handler=cmd_impact)

@@ -21,7 +21,14 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
-from dzlineage_dagster.cli.common import SETUP_ERRORS
+from dzlineage_dagster.cli.common import (
+    SETUP_ERRORS,
+    ScopeFailure,
+    add_scope_option,
+    in_each_scope,
+    scope_settings,
+    selected_scopes,
+)
 from dzlineage_dagster.core.connectors.topics import TopicKind, classify_topic
 from dzlineage_dagster.core.lineage.graph import (
     GraphNode,
@@ -39,6 +46,7 @@ from dzlineage_dagster.core.lineage.openlineage import (
     glue_source_identifier,
 )
 from dzlineage_dagster.core.ownership.owners import InvalidOwner
+from dzlineage_dagster.scopes import ScopeConfig
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.catalog.owners import datazone_owners, topic_owners
 from dzlineage_dagster.sync.checks.preflight import check_cluster, check_registry
@@ -66,12 +74,16 @@ class LineageCatalog:
     lineage: LineageReader
 
     @classmethod
-    def from_environment(cls, graph: str = "datazone") -> LineageCatalog:
+    def from_environment(
+        cls, graph: str = "datazone", scope: ScopeConfig | None = None
+    ) -> LineageCatalog:
+        """The catalog the environment's settings name, or ``scope``'s (DZLINEAGE_SCOPES)."""
         import logging
 
         from dzlineage_dagster.sync.headless import start_run
 
-        run = start_run(LineageSettings.from_env(), logging.getLogger("dzlineage.lineage"))
+        settings, aws_options = scope_settings(scope)
+        run = start_run(settings, logging.getLogger("dzlineage.lineage"), aws_options)
         # Every query reads the registry and the cluster: a wrong setting is named up front.
         check_registry(run)
         check_cluster(run)
@@ -219,11 +231,40 @@ def _may_name(text: str, topic: str) -> bool:
     return text.lower().rsplit(".", 1)[-1] == topic.lower().rsplit(".", 1)[-1]
 
 
+def find_dataset(
+    text: str, kind: str | None, graph: str, scopes: list[ScopeConfig] | None
+) -> tuple[LineageCatalog, str, list[ScopeFailure]]:
+    """The catalog of the scope whose datasets ``text`` names, the sourceIdentifier it names,
+    and the scopes that did not answer (without it, or not readable). Without scopes: the
+    settings' one catalog. LineageQueryError when no scope, or two with different datasets,
+    have it (each scope's answer named)."""
+
+    def resolved(scope: ScopeConfig | None) -> tuple[LineageCatalog, str]:
+        catalog = LineageCatalog.from_environment(graph, scope)
+        return catalog, catalog.resolve(text, kind)
+
+    answers, failures = in_each_scope(scopes, resolved, (LineageQueryError, *SETUP_ERRORS))
+    roots = {root for _, (_, root) in answers}
+    if len(roots) == 1:
+        (catalog, root) = answers[0][1]
+        return catalog, root, failures
+    if not answers:
+        raise LineageQueryError("\n  ".join([f"{text!r} is in no scope:", *map(str, failures)]))
+    found = "\n  ".join(f"scope {scope.name}: {root}" for scope, (_, root) in answers)
+    raise LineageQueryError(
+        f"{text!r} names datasets in {len(answers)} scopes; choose one with --scope:\n  {found}"
+    )
+
+
 def cmd_trace(args: argparse.Namespace) -> int:
     direction = "downstream" if args.downstream else "upstream"
     try:
-        catalog = LineageCatalog.from_environment(args.graph)
-        root = catalog.resolve(args.dataset, args.kind)
+        scopes = selected_scopes(args.scopes)
+        catalog, root, failures = find_dataset(args.dataset, args.kind, args.graph, scopes)
+        # A scope that has it not is no news; one that could not be asked may have had it.
+        for failure in failures:
+            if not isinstance(failure.error, LineageQueryError):
+                print(f"dzlineage trace: not looked up in {failure}", file=sys.stderr)
         if args.history:
             return _print_history(catalog, root, direction, args)
         graph = catalog.lineage.walk(root, direction, args.depth)
@@ -266,26 +307,38 @@ def _print_history(
 
 
 def cmd_orphans(args: argparse.Namespace) -> int:
+    """The orphans of the settings' registry, or of each scope's (a section each)."""
+
+    def orphans(scope: ScopeConfig | None) -> tuple[LineageCatalog, dict[str, list[str]]]:
+        catalog = LineageCatalog.from_environment(args.graph, scope)
+        return catalog, catalog.orphans()
+
     try:
-        catalog = LineageCatalog.from_environment(args.graph)
-        found = catalog.orphans()
+        scopes = selected_scopes(args.scopes)
+        answers, failures = in_each_scope(scopes, orphans, (LineageQueryError, *SETUP_ERRORS))
     except (LineageQueryError, *SETUP_ERRORS) as error:
         print(f"dzlineage orphans: {describe_error(error)}", file=sys.stderr)
         return 2
+    for failure in failures:
+        print(f"dzlineage orphans: {failure}", file=sys.stderr)
     if args.format == "json":
-        print(json.dumps(found, indent=2))
-        return 0
+        found = {scope.name if scope else None: found for scope, (_, found) in answers}
+        print(json.dumps(found[None] if scopes is None else found, indent=2))
+        return 2 if failures else 0
+    for scope, (catalog, found) in answers:
+        if scope is not None:
+            print(f"== scope {scope.name} ==")
+        _print_orphans(catalog.settings, found)
+    return 2 if failures else 0
+
+
+def _print_orphans(settings: LineageSettings, found: dict[str, list[str]]) -> None:
     topics, tables = found["topics_without_downstream_table"], found["tables_without_upstream"]
-    print(
-        f"topics of registry {catalog.settings.registry_name} that feed no table ({len(topics)}):"
-    )
+    print(f"topics of registry {settings.registry_name} that feed no table ({len(topics)}):")
     print("".join(f"  {t}\n" for t in topics) or "  (none)\n", end="")
-    print(
-        f"tables of Glue database {catalog.settings.glue_database} that nothing feeds ({len(tables)}):"
-    )
+    print(f"tables of Glue database {settings.glue_database} that nothing feeds ({len(tables)}):")
     labelled = (f"  {GraphNode(t, node_kind(t)).label}  {t}\n" for t in tables)
     print("".join(labelled) or "  (none)\n", end="")
-    return 0
 
 
 def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
@@ -297,7 +350,9 @@ def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
         "from DATASET: a Glue table "
         "(`lakehouse.sales_orders`), a topic (`shop.sales.orders`), a source table "
         "(`inventory.customers`) or a full sourceIdentifier. Upstream by default (what feeds "
-        "it); --downstream for what depends on it (what breaks if it goes).",
+        "it); --downstream for what depends on it (what breaks if it goes). With "
+        "DZLINEAGE_SCOPES set, DATASET is looked up in every scope (or those --scope names) "
+        "and traced from the one that has it.",
     )
     trace.add_argument("dataset", metavar="DATASET")
     way = trace.add_mutually_exclusive_group()
@@ -328,6 +383,7 @@ def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
         "dzlineage.owners, the DataZone project's owners; docs/impact.md)",
     )
     add_graph_option(trace)
+    add_scope_option(trace, "look DATASET up")
     trace.set_defaults(handler=cmd_trace)
 
     orphans = commands.add_parser(
@@ -335,10 +391,17 @@ def add_lineage_commands(commands: argparse._SubParsersAction) -> None:
         help="topics that feed no table and tables nothing feeds (can I delete this?)",
         description="List the registry's data topics with no downstream Glue table and the "
         "configured Glue database's tables with no upstream, per DataZone's lineage graph "
-        "(or the Glue Data Catalog's, --graph glue).",
+        "(or the Glue Data Catalog's, --graph glue). With DZLINEAGE_SCOPES set, one section "
+        "per scope; exits 2 if a scope could not be read (the others are listed).",
     )
     add_graph_option(orphans)
-    orphans.add_argument("--format", choices=("text", "json"), default="text", help="output format")
+    orphans.add_argument(
+        "--format",
+        choices=("text", "json"),
+        default="text",
+        help="output format (with scopes: a section, or a JSON object, per scope)",
+    )
+    add_scope_option(orphans, "list orphans")
     orphans.set_defaults(handler=cmd_orphans)
 
 

@@ -35,9 +35,15 @@ class CheckResult:
     status: Status
     detail: str
     fix: str = ""
+    #: The scope of DZLINEAGE_SCOPES the row is about; None: the deployment's (shared by every
+    #: scope, or the one registry when there are no scopes).
+    scope: str | None = None
 
     def to_json(self) -> dict[str, str]:
-        return {**asdict(self), "status": self.status.value}
+        row = {**asdict(self), "status": self.status.value}
+        if self.scope is None:
+            del row["scope"]  # as the rows read without scopes
+        return row
 
 
 def exit_code(results: Iterable[CheckResult]) -> int:
@@ -58,9 +64,19 @@ def verdict(results: Sequence[CheckResult], *, synced_before: bool = False) -> s
     return f"{summary}: ready to sync" if synced_before else f"{summary}: ready for the first sync"
 
 
+#: The SCOPE column's word for a row of the deployment's, shared by every scope.
+SHARED_SCOPE = "(all)"
+
+
 def render_table(results: Sequence[CheckResult], *, synced_before: bool = False) -> str:
     header = ("STATUS", "CHECK", "SUBJECT", "DETAIL", "FIX")
     rows = [(r.status.value, r.check, r.subject, r.detail, r.fix) for r in results]
+    if any(r.scope is not None for r in results):
+        header = ("STATUS", "SCOPE", *header[1:])
+        rows = [
+            (row[0], r.scope or SHARED_SCOPE, *row[1:])
+            for r, row in zip(results, rows, strict=True)
+        ]
     # The last column is free-running: fixes are sentences.
     widths = [max(len(row[i]) for row in [header, *rows]) for i in range(len(header) - 1)]
     lines = []

@@ -105,14 +105,18 @@ class Check:
     both_sides: bool = False
 
 
-def run_doctor(run: SyncRun) -> Doctor:
-    """Every check of :data:`CHECKS`, in order, in :attr:`Doctor.results`; never raises for an
-    AWS error."""
+def run_doctor(
+    run: SyncRun, checks: Iterable[Check] | None = None, failed: Iterable[str] = ()
+) -> Doctor:
+    """Every check of ``checks`` (default :data:`CHECKS`), in order, in
+    :attr:`Doctor.results`; never raises for an AWS error. ``failed``: checks that did not pass
+    elsewhere (a scope's run is told the shared checks' failures), so what needs them is not
+    checked here either."""
     # Foreign runs through the whole lookback window, as a reconcile looks: the lineage-landed
     # row and the read-back's plans then share the run's one lookup.
     run.reconciling = True
-    doctor = Doctor(run)
-    for check in CHECKS:
+    doctor = Doctor(run, failed=set(failed))
+    for check in CHECKS if checks is None else checks:
         side = doctor.side_of(check.resource)
         if side in doctor.unassumable and not check.both_sides:
             doctor.results.append(_not_assumed(check.name, side))
@@ -813,3 +817,14 @@ CHECKS: tuple[Check, ...] = (
         f"{env_name('change_queue_url')} (docs/change-events.md)",
     ),
 )
+
+
+def shared_checks() -> tuple[Check, ...]:
+    """The checks of what every scope of DZLINEAGE_SCOPES shares, made once: the governance
+    side's (DataZone, the SSM mapping) that need nothing of a scope's data side."""
+    shared: list[Check] = []
+    for check in CHECKS:
+        governance = AWS_RESOURCES[check.resource][1] == "governance" and not check.both_sides
+        if governance and all(need in {c.name for c in shared} for need in check.needs):
+            shared.append(check)
+    return tuple(shared)
