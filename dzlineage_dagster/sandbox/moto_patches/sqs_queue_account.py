@@ -14,12 +14,12 @@ grants the caller's account the action (evaluated as
 
 from __future__ import annotations
 
-import json
 import re
 
 from moto.sqs.models import sqs_backends
 
 from dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy import denied_resource
+from dzlineage_dagster.sandbox.protocol.aws import json_text_member
 
 #: A queue URL's path: /<account>/<queue name>.
 _QUEUE_PATH = re.compile(r"https?://[^/]+/(\d{12})/([\w-]{1,80}(?:\.fifo)?)")
@@ -27,13 +27,8 @@ _QUEUE_PATH = re.compile(r"https?://[^/]+/(\d{12})/([\w-]{1,80}(?:\.fifo)?)")
 
 def queue_of_call(service: str, body: bytes) -> tuple[str, str] | None:
     """The (account, queue name) an SQS call's ``QueueUrl`` names, if any."""
-    if service != "sqs" or b'"QueueUrl"' not in body:
-        return None
-    try:
-        url = json.loads(body).get("QueueUrl")
-    except ValueError:
-        return None
-    match = _QUEUE_PATH.fullmatch(url) if isinstance(url, str) else None
+    url = json_text_member(body, "QueueUrl") if service == "sqs" else None
+    match = _QUEUE_PATH.fullmatch(url) if url else None
     return (match.group(1), match.group(2)) if match else None
 
 

@@ -60,6 +60,7 @@ from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sandbox.protocol.aws import (
     ClientTokenPolicy,
     aws_error_response,
+    json_text_member,
     resolve_operation_name,
 )
 from dzlineage_dagster.sandbox.server import operations
@@ -128,13 +129,8 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     account's id reads that account's catalog, which AWS allows when the catalog's resource
     policy grants the caller (:mod:`~dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy`).
     """
-    if service != "glue" or b'"CatalogId"' not in body:
-        return None
-    try:
-        catalog = json.loads(body).get("CatalogId")
-    except ValueError:
-        return None
-    return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
+    catalog = json_text_member(body, "CatalogId") if service == "glue" else None
+    return catalog if catalog and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
 def _iam_denial(authorization: str | None, account: str, operation: str | None) -> str:
