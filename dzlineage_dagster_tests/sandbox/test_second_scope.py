@@ -31,6 +31,7 @@ from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
 from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
 from dzlineage_dagster.scopes import ScopeConfig, read_scopes
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
+from dzlineage_dagster.sync.changes import run_queue_sync
 from dzlineage_dagster.sync.headless import run_headless_sync
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_sync import topic_assets
@@ -84,16 +85,22 @@ class TwoScopes:
     def setting(self, scope: str, name: str) -> str:
         return self.scopes[scope].settings[name]
 
-    def sync(self, scope: ScopeConfig) -> str:
-        """`dzlineage sync` of one scope, as a scope-aware CLI runs it: the scope's settings,
+    def scope_run(self, scope: ScopeConfig) -> tuple[LineageSettings, dict[str, dict]]:
+        """A scope's settings and AWS options, as a scope-aware CLI takes them: its settings,
         its data side with its Region and role, the governance side the deployment's."""
         scoped = scope.environ(self.environment)
         sides = aws_side_options(scoped)
         sides["data"].update(scope.data_side_options())
+        return LineageSettings.from_env(scoped), sides
+
+    def sync(self, scope: ScopeConfig, *, from_queue: bool = False) -> str:
+        """`dzlineage sync` (``from_queue``: ``--from-queue``) of one scope; its output."""
+        settings, sides = self.scope_run(scope)
         out = io.StringIO()
-        code = run_headless_sync(
-            LineageSettings.from_env(scoped), dry_run=False, out=out, aws_options=sides
-        )
+        if from_queue:
+            code = run_queue_sync(settings, out=out, aws_options=sides)
+        else:
+            code = run_headless_sync(settings, dry_run=False, out=out, aws_options=sides)
         assert code == 0, out.getvalue()
         return out.getvalue()
 
@@ -293,3 +300,36 @@ def test_one_deployment_syncs_both_registries_into_the_one_domain_and_converges(
         two_scopes.sync(scope)
     assert writes(two_scopes.sandbox.control.call_counts(), "datazone", "ssm", "glue") == {}
     assert topic_assets(platform) == assets
+
+
+def test_a_change_in_the_second_scope_is_synced_from_its_own_queue(two_scopes):
+    """The demo on events, per scope: a new schema version in billing's registry reaches
+    billing's queue only, and `dzlineage sync --from-queue` of that scope syncs exactly its
+    topic, reading it by name in billing's account (no listing)."""
+    for scope in two_scopes.scopes.values():
+        two_scopes.sync(scope)
+    platform = two_scopes.platform
+    glue = two_scopes.client(SECOND_SCOPE, "glue")
+    topic = "billing.ledger.entries"
+    schema = {
+        "RegistryName": two_scopes.setting(SECOND_SCOPE, "registry_name"),
+        "SchemaName": topic,
+    }
+    latest = glue.get_schema_version(SchemaId=schema, SchemaVersionNumber={"LatestVersion": True})
+    envelope = json.loads(latest["SchemaDefinition"])
+    before = next(f for f in envelope["fields"] if f["name"] == "before")
+    row = next(branch for branch in before["type"] if isinstance(branch, dict))
+    row["fields"].append({"name": "memo", "type": ["null", "string"], "default": None})
+    glue.register_schema_version(SchemaId=schema, SchemaDefinition=json.dumps(envelope))
+
+    platform.control.clear_calls()
+    out = two_scopes.sync(two_scopes.scopes[SECOND_SCOPE], from_queue=True)
+    assert f"{topic}  synced" in out and "1 topics named by 1 messages, 0 failed" in out, out
+    calls = platform.control.calls()
+    assert ("glue", "ListSchemas") not in {(c.service, c.operation) for c in calls}
+    assert {c.account for c in calls if c.service in ("sqs", "glue")} == {SECOND_ACCOUNT}
+    # The first scope's queue saw nothing of it.
+    first_queue = two_scopes.setting(FIRST_SCOPE, "change_queue_url")
+    assert "Messages" not in two_scopes.client(FIRST_SCOPE, "sqs").receive_message(
+        QueueUrl=first_queue
+    )
