@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import io
 import json
+import signal
+import subprocess
 from collections.abc import Callable
 from functools import partial
 
@@ -33,8 +35,10 @@ from dzlineage_dagster.scopes import ScopeConfig, read_scopes
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.changes import run_queue_sync
 from dzlineage_dagster.sync.headless import run_headless_sync
+from dzlineage_dagster_tests.clients import written_env_file
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_sync import topic_assets
+from dzlineage_dagster_tests.test_cli import COMMAND, free_port
 
 BILLING_TOPICS = (
     "billing.invoicing.invoice_lines",
@@ -333,3 +337,44 @@ def test_a_change_in_the_second_scope_is_synced_from_its_own_queue(two_scopes):
     assert "Messages" not in two_scopes.client(FIRST_SCOPE, "sqs").receive_message(
         QueueUrl=first_queue
     )
+
+
+def test_the_sandbox_command_with_two_scopes_prints_both_and_each_role_reads_its_registry(
+    tmp_path,
+):
+    env_file = tmp_path / "sandbox.env"
+    command = [
+        "sandbox",
+        "--port",
+        str(free_port()),
+        "--scopes",
+        "two",
+        "--env-file",
+        str(env_file),
+    ]
+    process = subprocess.Popen([*COMMAND, *command], stdout=subprocess.DEVNULL)
+    try:
+        environment = written_env_file(process, env_file)
+        first, second = read_scopes(environment)
+        assert (first.name, second.name) == (FIRST_SCOPE, SECOND_SCOPE)
+        endpoint = environment["AWS_ENDPOINT_URL"]
+        for scope, session in (
+            (first, deployment_session(SANDBOX_REGION)),
+            (
+                second,
+                role_session(
+                    deployment_session(SANDBOX_REGION),
+                    second.role_arn,
+                    endpoint,
+                    second.role_external_id,
+                    region_name=second.region_name,
+                ),
+            ),
+        ):
+            registries = session.client("glue", endpoint_url=endpoint).list_registries()
+            names = {r["RegistryName"] for r in registries["Registries"]}
+            assert scope.settings["registry_name"] in names
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert process.returncode == 0
