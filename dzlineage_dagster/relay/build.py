@@ -26,6 +26,7 @@ from dzlineage_dagster.relay.connectors import debezium_connectors
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache
 from dzlineage_dagster.relay.platform.glue_catalog import GlueCatalogCache
+from dzlineage_dagster.relay.platform.scopes import GlueScope, ScopedGlue
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
@@ -205,6 +206,33 @@ def scoped_rules(settings: RelaySettings, views: list[PlatformView]) -> NameRule
     )
 
 
+def glue_destination(
+    settings: RelaySettings, views: list[PlatformView], rules: NameRules | ScopedNameRules
+) -> GlueDestination | ScopedGlue | None:
+    """Where Glue's lineage goes (None: not a destination): the data side's Glue, or with
+    scopes each scope's, with its Region and role (:mod:`.platform.scopes`)."""
+    if "glue" not in settings.lineage_destinations:
+        return None
+    destinations = {
+        view.scope: GlueDestination(
+            GlueDataCatalogResource(**view.sides["data"]).client(), settings.glue_lineage_tps
+        )
+        for view in views
+    }
+    if not isinstance(rules, ScopedNameRules):
+        return destinations[None]
+    scopes = {}
+    for view in views:
+        region = destinations[view.scope].client.meta.region_name
+        account = view.settings.glue_catalog_account()
+        scopes[view.scope] = GlueScope(
+            destinations[view.scope],
+            rules.scopes[view.scope].kafka_namespaces(),
+            f"arn:aws:glue:{region}:{account}" if account else None,
+        )
+    return ScopedGlue(scopes)
+
+
 def build_relay(
     settings: RelaySettings, *, with_spool: bool, environ: Mapping[str, str] | None = None
 ) -> Relay:
@@ -218,6 +246,7 @@ def build_relay(
     except InvalidSettings as error:
         raise RelaySettingsError(str(error)) from None
     views = platform_views(settings, sides, scopes, environ)
+    rules = scoped_rules(settings, views)
     try:
         keys = KeyStore(
             api_key=settings.relay_api_key,
@@ -239,7 +268,7 @@ def build_relay(
     return Relay(
         datazone=DataZoneResource(**sides["governance"]).client(),
         domain_id=settings.domain_id,
-        rules=scoped_rules(settings, views),
+        rules=rules,
         keys=keys,
         reserved=ReservedNamespaces.of_product(settings.job_namespace),
         glue_accounts=frozenset().union(*(v.settings.glue_accounts_allowed() for v in views)),
@@ -256,12 +285,6 @@ def build_relay(
             )
         },
         refuse_unmapped_topics=settings.relay_refuse_unmapped_topics,
-        glue=(
-            GlueDestination(
-                GlueDataCatalogResource(**sides["data"]).client(), settings.glue_lineage_tps
-            )
-            if "glue" in settings.lineage_destinations
-            else None
-        ),
+        glue=glue_destination(settings, views, rules),
         to_datazone="datazone" in settings.lineage_destinations,
     )

@@ -44,6 +44,7 @@ from dzlineage_dagster.core.lineage.relay_events import (
 )
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache, UnmappedReport
+from dzlineage_dagster.relay.platform.scopes import ScopedGlue
 from dzlineage_dagster.relay.shared_nodes import RunDatasets, SharedNodes
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
 from dzlineage_dagster.sync.destinations.glue import GlueDestination, GlueRefused
@@ -97,7 +98,7 @@ class Relay:
         hold_streaming_runs: bool = False,
         platforms: Mapping[str | None, PlatformCache] | None = None,
         refuse_unmapped_topics: bool = False,
-        glue: GlueDestination | None = None,
+        glue: GlueDestination | ScopedGlue | None = None,
         to_datazone: bool = True,
     ) -> None:
         self.datazone = datazone

@@ -115,3 +115,36 @@ def test_a_second_scope_topic_under_a_foreign_broker_is_unmapped_with_its_cluste
     billing_broker = brokers(two_scopes, SECOND_SCOPE)["BootstrapBrokerStringSaslIam"]
     assert billing_broker.split(",")[0] in listed["fix"], listed
     assert set(relay.status()["unmapped"]["platform"]) == {FIRST_SCOPE, SECOND_SCOPE}
+
+
+def test_glues_lineage_goes_to_the_account_of_the_scope_whose_datasets_the_event_names(
+    two_scopes,
+):
+    relay = relay_with(lineage_destinations="datazone,glue")
+    billing_table = OutputDataset(
+        f"awsathena://athena.{SECOND_REGION}.amazonaws.com",
+        "AwsDataCatalog.billing_lake.ledger_entries",
+    )
+    shop_topic = InputDataset(canonical(two_scopes, FIRST_SCOPE), SHOP_TOPIC)
+    posted = {}
+    for label, event in (
+        ("billing", run_event(outputs=[billing_table])),
+        ("shop", run_event(inputs=[shop_topic])),
+        ("both", run_event(inputs=[shop_topic], outputs=[billing_table])),
+        ("neither", run_event(inputs=[InputDataset("s3://elsewhere", "x")])),
+    ):
+        two_scopes.sandbox.control.clear_calls()
+        forwarded(relay, event)
+        posted[label] = sorted(
+            call.account
+            for call in two_scopes.sandbox.control.calls()
+            if (call.service, call.operation) == ("glue", "PostLineageEvent")
+        )
+    # (The call log names the account; each scope's client is in its own Region.)
+    first, second = "123456789012", SECOND_ACCOUNT
+    assert posted == {
+        "billing": [second],
+        "shop": [first],
+        "both": sorted([first, second]),
+        "neither": [first],
+    }
