@@ -277,7 +277,10 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 
 def run(command: str, argv: Sequence[str]) -> int:
     """Parse ``argv`` for ``command`` and run it; Ctrl-C and SIGTERM stop it quietly."""
-    args = build_parser(command).parse_args(argv)
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    if args.empty and args.scopes == "two":
+        parser.error("--scopes two seeds a second platform beside the first; --empty seeds none")
     problem = missing_extra(command)
     if problem:
         print(problem, file=sys.stderr)

@@ -18,6 +18,7 @@ from botocore.exceptions import ClientError
 from dagster import DagsterInstance
 
 from dzlineage_dagster.core.changes.cloudtrail import read_message
+from dzlineage_dagster.sandbox.commands import run as run_command
 from dzlineage_dagster.sandbox.demo.accounts import role_session
 from dzlineage_dagster.sandbox.demo.second_scope import (
     FIRST_SCOPE,
@@ -378,3 +379,12 @@ def test_the_sandbox_command_with_two_scopes_prints_both_and_each_role_reads_its
         process.send_signal(signal.SIGINT)
         process.wait(timeout=30)
     assert process.returncode == 0
+
+
+def test_two_scopes_with_an_empty_sandbox_is_refused_naming_both_options(capsys):
+    with pytest.raises(SystemExit) as refused:
+        run_command("sandbox", ["--empty", "--scopes", "two"])
+    assert refused.value.code == 2
+    assert "--scopes two seeds a second platform beside the first; --empty seeds none" in (
+        capsys.readouterr().err
+    )
