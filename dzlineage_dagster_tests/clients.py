@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import shlex
+import subprocess
+import time
 from collections.abc import Mapping
 from functools import cache
 from pathlib import Path
@@ -12,6 +14,7 @@ import boto3
 from botocore.config import Config
 
 from dzlineage_dagster.boto3_sessions import new_session
+from dzlineage_dagster_tests.waits import HANG_GUARD_SECONDS
 
 
 @cache
@@ -40,6 +43,16 @@ def sandbox_client(environment: Mapping[str, str], service_name: str, **config: 
         endpoint_url=environment["AWS_ENDPOINT_URL"],
         config=Config(**{"retries": {"mode": "standard", "total_max_attempts": 1}, **config}),
     )
+
+
+def written_env_file(process: subprocess.Popen, path: Path) -> dict[str, str]:
+    """The variables a started `dzlineage sandbox` (``process``) writes to ``path``, once it
+    has written them; the process must not exit before."""
+    deadline = time.monotonic() + HANG_GUARD_SECONDS
+    while not path.exists() and time.monotonic() < deadline:
+        assert process.poll() is None, "the sandbox exited early"
+        time.sleep(0.2)
+    return read_env_file(path)
 
 
 def read_env_file(path: Path) -> dict[str, str]:

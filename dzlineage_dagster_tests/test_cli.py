@@ -14,7 +14,7 @@ import pytest
 
 from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE
 from dzlineage_dagster.settings import LineageSettings, env_name
-from dzlineage_dagster_tests.clients import read_env_file, sandbox_client
+from dzlineage_dagster_tests.clients import read_env_file, sandbox_client, written_env_file
 from dzlineage_dagster_tests.ui_process import start_demo
 from dzlineage_dagster_tests.waits import HANG_GUARD_SECONDS
 
@@ -43,11 +43,7 @@ def test_sandbox_serves_the_seeded_platform_and_writes_its_environment(tmp_path)
         text=True,
     )
     try:
-        deadline = time.monotonic() + HANG_GUARD_SECONDS
-        while not env_file.exists() and time.monotonic() < deadline:
-            assert process.poll() is None, "the sandbox exited early"
-            time.sleep(0.2)
-        environment = read_env_file(env_file)
+        environment = written_env_file(process, env_file)
         assert environment["AWS_ENDPOINT_URL"] == f"http://127.0.0.1:{port}"
         required = [env_name(n) for n, f in LineageSettings.model_fields.items() if f.is_required()]
         assert set(required) <= set(environment)

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from typing import Any
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -15,11 +17,16 @@ from dzlineage_dagster.core.identity.kafka import (
 )
 from dzlineage_dagster.core.identity.sources import SourceHosts
 from dzlineage_dagster.core.lineage.relay_access import InvalidKeys, ReservedNamespaces
-from dzlineage_dagster.core.lineage.relay_events import NameRules, PlatformDatasets
+from dzlineage_dagster.core.lineage.relay_events import (
+    NameRules,
+    PlatformDatasets,
+    ScopedNameRules,
+)
 from dzlineage_dagster.relay.connectors import debezium_connectors
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache
 from dzlineage_dagster.relay.platform.glue_catalog import GlueCatalogCache
+from dzlineage_dagster.relay.platform.scopes import GlueScope, ScopedGlue
 from dzlineage_dagster.relay.service import Relay
 from dzlineage_dagster.relay.settings import RelaySettings, RelaySettingsError
 from dzlineage_dagster.relay.spool import Spool
@@ -29,6 +36,7 @@ from dzlineage_dagster.resources import (
     LineageSyncResource,
     MskResource,
 )
+from dzlineage_dagster.scopes import ScopeConfig, read_scopes
 from dzlineage_dagster.settings import (
     InvalidSettings,
     LineageSettings,
@@ -102,10 +110,16 @@ def name_rules(
 
 
 def platform_cache(
-    settings: RelaySettings, sides: dict[str, dict[str, Any]], environ: Mapping[str, str] | None
+    settings: RelaySettings,
+    sides: dict[str, dict[str, Any]],
+    environ: Mapping[str, str] | None,
+    scopes: Sequence[ScopeConfig] = (),
+    scope: str | None = None,
 ) -> PlatformCache | None:
     """The platform's datasets, read as a sync reads them, when the sync's settings are set
-    (else None: the relay cannot tell what is unmapped, and says so in its log)."""
+    (else None: the relay cannot tell what is unmapped, and says so in its log). ``scope``:
+    one of ``scopes``' platforms, read with its settings, Region and role
+    (:meth:`LineageSyncResource.for_scope`)."""
     try:
         lineage_settings = LineageSettings.from_env(environ)
     except (MissingSettings, InvalidSettings) as error:
@@ -120,8 +134,8 @@ def platform_cache(
         return None
 
     def read() -> PlatformDatasets:
-        resource = LineageSyncResource.with_settings(lineage_settings, sides)
-        run = SyncRun(resource, logging.getLogger("dzlineage.relay"))
+        resource = LineageSyncResource.with_settings(lineage_settings, sides, list(scopes))
+        run = SyncRun(resource.for_scope(scope), logging.getLogger("dzlineage.relay"))
         # The registry and the cluster first, as the sync starts: a failure names the setting.
         check_registry(run)
         check_cluster(run)
@@ -129,11 +143,94 @@ def platform_cache(
 
     cache = PlatformCache(read, settings.relay_platform_ttl_seconds)
     if settings.relay_refuse_unmapped_topics and cache.current() is None:
+        where = f" of scope {scope!r}" if scope else ""
         raise RelaySettingsError(
-            f"{env_name('relay_refuse_unmapped_topics')}=true needs the platform's topics, and "
-            f"they cannot be read: {cache.error}"
+            f"{env_name('relay_refuse_unmapped_topics')}=true needs the platform's topics"
+            f"{where}, and they cannot be read: {cache.error}"
         )
     return cache
+
+
+@dataclass(frozen=True)
+class PlatformView:
+    """One platform the relay maps names for: the settings' one (``scope`` None), or a scope's,
+    with the relay's settings as the scope sees them and its data side's Region and role."""
+
+    scope: str | None
+    settings: RelaySettings
+    sides: dict[str, dict[str, Any]]
+    environ: Mapping[str, str] | None
+
+
+def platform_views(
+    settings: RelaySettings,
+    sides: dict[str, dict[str, Any]],
+    scopes: Sequence[ScopeConfig],
+    environ: Mapping[str, str] | None,
+) -> list[PlatformView]:
+    """Each scope's platform (DZLINEAGE_SCOPES), or the settings' one when there are none."""
+    if not scopes:
+        return [PlatformView(None, settings, sides, environ)]
+    environ = os.environ if environ is None else environ
+    views = []
+    for scope in scopes:
+        scoped = scope.environ(environ)
+        try:
+            scope_settings = RelaySettings.from_env(scoped)
+        except RelaySettingsError as error:
+            raise RelaySettingsError(f"scope {scope.name!r}: {error}") from None
+        data = {**sides["data"], **scope.data_side_options()}
+        views.append(PlatformView(scope.name, scope_settings, {**sides, "data": data}, scoped))
+    return views
+
+
+def scoped_rules(settings: RelaySettings, views: list[PlatformView]) -> NameRules | ScopedNameRules:
+    """The renaming rules of every platform the relay serves (a scope's error names it)."""
+    rules = {}
+    for view in views:
+        data = view.sides["data"]
+        try:
+            rules[view.scope] = name_rules(
+                view.settings,
+                MskResource(**data),
+                glue_catalog(view.settings, GlueDataCatalogResource(**data)),
+            )
+        except RelaySettingsError as error:
+            raise RelaySettingsError(f"scope {view.scope!r}: {error}") from None
+    if list(rules) == [None]:
+        return rules[None]
+    # The namespace map is the relay's, applied once between the scopes' Glue and Kafka rules.
+    return ScopedNameRules(
+        {scope: replace(one, namespace_map={}) for scope, one in rules.items()},
+        dict(settings.relay_namespace_map),
+    )
+
+
+def glue_destination(
+    settings: RelaySettings, views: list[PlatformView], rules: NameRules | ScopedNameRules
+) -> GlueDestination | ScopedGlue | None:
+    """Where Glue's lineage goes (None: not a destination): the data side's Glue, or with
+    scopes each scope's, with its Region and role (:mod:`.platform.scopes`)."""
+    if "glue" not in settings.lineage_destinations:
+        return None
+    destinations = {
+        view.scope: GlueDestination(
+            GlueDataCatalogResource(**view.sides["data"]).client(), settings.glue_lineage_tps
+        )
+        for view in views
+    }
+    if not isinstance(rules, ScopedNameRules):
+        return destinations[None]
+    scopes = {}
+    for view in views:
+        region = destinations[view.scope].client.meta.region_name
+        account = view.settings.glue_catalog_account()
+        scopes[view.scope] = GlueScope(
+            destinations[view.scope],
+            rules.scopes[view.scope].kafka_namespaces(),
+            f"arn:aws:glue:{region}:{account}" if account else None,
+        )
+    return ScopedGlue(scopes)
 
 
 def build_relay(
@@ -145,8 +242,11 @@ def build_relay(
             side: {"max_attempts": attempts, **options}
             for side, options in aws_side_options(environ).items()
         }
+        scopes = read_scopes(environ)
     except InvalidSettings as error:
         raise RelaySettingsError(str(error)) from None
+    views = platform_views(settings, sides, scopes, environ)
+    rules = scoped_rules(settings, views)
     try:
         keys = KeyStore(
             api_key=settings.relay_api_key,
@@ -168,27 +268,23 @@ def build_relay(
     return Relay(
         datazone=DataZoneResource(**sides["governance"]).client(),
         domain_id=settings.domain_id,
-        rules=name_rules(
-            settings,
-            MskResource(**sides["data"]),
-            glue_catalog(settings, GlueDataCatalogResource(**sides["data"])),
-        ),
+        rules=rules,
         keys=keys,
         reserved=ReservedNamespaces.of_product(settings.job_namespace),
-        glue_accounts=settings.glue_accounts_allowed(),
+        glue_accounts=frozenset().union(*(v.settings.glue_accounts_allowed() for v in views)),
         max_body_bytes=settings.relay_max_body_bytes,
         spool=spool,
         max_backoff_seconds=settings.relay_max_backoff_seconds,
         # A Lambda keeps no memory between invocations: only the server holds runs' datasets.
         hold_streaming_runs=with_spool,
-        platform=platform_cache(settings, sides, environ),
-        refuse_unmapped_topics=settings.relay_refuse_unmapped_topics,
-        glue=(
-            GlueDestination(
-                GlueDataCatalogResource(**sides["data"]).client(), settings.glue_lineage_tps
+        platforms={
+            view.scope: cache
+            for view in views
+            if (
+                cache := platform_cache(view.settings, view.sides, view.environ, scopes, view.scope)
             )
-            if "glue" in settings.lineage_destinations
-            else None
-        ),
+        },
+        refuse_unmapped_topics=settings.relay_refuse_unmapped_topics,
+        glue=glue_destination(settings, views, rules),
         to_datazone="datazone" in settings.lineage_destinations,
     )

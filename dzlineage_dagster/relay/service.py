@@ -13,7 +13,7 @@ import threading
 import time
 import zlib
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any
@@ -33,16 +33,18 @@ from dzlineage_dagster.core.lineage.relay_events import (
     InvalidEvent,
     NameRules,
     ReceivedEvent,
+    ScopedNameRules,
     UnmappedDataset,
     canonicalize,
     client_token,
     compact_json,
     fit_to_size,
     parse_event,
-    unmapped_dataset,
+    unmapped_in_scopes,
 )
 from dzlineage_dagster.relay.keys import KeyStore
 from dzlineage_dagster.relay.platform.datasets import PlatformCache, UnmappedReport
+from dzlineage_dagster.relay.platform.scopes import ScopedGlue
 from dzlineage_dagster.relay.shared_nodes import RunDatasets, SharedNodes
 from dzlineage_dagster.relay.spool import Spool, SpooledEvent, SpoolFull
 from dzlineage_dagster.sync.destinations.glue import GlueDestination, GlueRefused
@@ -85,7 +87,7 @@ class Relay:
         *,
         datazone: Any,
         domain_id: str,
-        rules: NameRules,
+        rules: NameRules | ScopedNameRules,
         keys: KeyStore,
         reserved: ReservedNamespaces,
         max_body_bytes: int,
@@ -94,9 +96,9 @@ class Relay:
         max_backoff_seconds: float = 30.0,
         first_backoff_seconds: float = 0.05,
         hold_streaming_runs: bool = False,
-        platform: PlatformCache | None = None,
+        platforms: Mapping[str | None, PlatformCache] | None = None,
         refuse_unmapped_topics: bool = False,
-        glue: GlueDestination | None = None,
+        glue: GlueDestination | ScopedGlue | None = None,
         to_datazone: bool = True,
     ) -> None:
         self.datazone = datazone
@@ -115,12 +117,12 @@ class Relay:
         #: Schemas set aside on the platform's nodes; with ``hold_streaming_runs`` (the server,
         #: not the Lambda, which keeps no memory between invocations) runs' datasets held.
         self.shared_nodes = SharedNodes(
-            {rules.kafka.namespace} if rules.kafka is not None else (),
-            RunDatasets() if hold_streaming_runs else None,
+            rules.kafka_namespaces(), RunDatasets() if hold_streaming_runs else None
         )
-        #: The platform's own datasets, what the relay measures unmapped datasets against
-        #: (None: not known, nothing is reported as unmapped).
-        self.platform = platform
+        #: The platform's own datasets by scope (None: the settings' one platform), what the
+        #: relay measures unmapped datasets against (none: not known, nothing is reported as
+        #: unmapped).
+        self.platforms = dict(platforms or {})
         self.refuse_unmapped_topics = refuse_unmapped_topics
         self.unmapped = UnmappedReport()
         self.counts: Counter[str] = Counter()
@@ -274,8 +276,9 @@ class Relay:
         once per event in :attr:`unmapped`. With ``refuse_unmapped_topics``, raises
         :class:`UnmappedTopic` with the fix when one names a platform topic under another
         namespace; a dataset foreign to the platform is never refused."""
-        known = self.platform.current() if self.platform is not None else None
-        if known is None:
+        known = [platform.current() for platform in self.platforms.values()]
+        # A scope's platform not read yet: a dataset of it would look foreign to the others.
+        if not known or None in known:
             return []
         document = event.document
         # A dataset event names one dataset and no job or run.
@@ -285,7 +288,7 @@ class Relay:
             datasets.append(document["dataset"])
         found: dict[str, UnmappedDataset] = {}
         for dataset in datasets:
-            unmapped = unmapped_dataset(dataset, job, known)
+            unmapped = unmapped_in_scopes(dataset, job, known)
             if unmapped is not None:
                 found.setdefault(unmapped.identity, unmapped)
         example = {
@@ -543,13 +546,29 @@ class Relay:
             "backoff_seconds": backoff_seconds,
             "last_error": last_error or self.keys.last_error,
             "producers": self.keys.producers(),
-            "glue_catalog": self.rules.glue_catalog.status() if self.rules.glue_catalog else None,
+            "glue_catalog": self._glue_catalog_status(),
             "details": dict(sorted(counts.items())),
             "unmapped": {
                 **self.unmapped.status(),
-                "platform": self.platform.status() if self.platform is not None else None,
+                "platform": self._platform_status(),
             },
         }
+
+    def _glue_catalog_status(self) -> dict[str, Any] | None:
+        """The Glue catalog's status; with scopes, each scope's by name."""
+        if isinstance(self.rules, ScopedNameRules):
+            return {
+                name: rules.glue_catalog.status()
+                for name, rules in self.rules.scopes.items()
+                if rules.glue_catalog is not None
+            }
+        return self.rules.glue_catalog.status() if self.rules.glue_catalog else None
+
+    def _platform_status(self) -> dict[str, Any] | None:
+        """The platform's datasets' status; with scopes, each scope's by name."""
+        if list(self.platforms) == [None]:
+            return self.platforms[None].status()
+        return {name: platform.status() for name, platform in self.platforms.items()} or None
 
 
 class _BodyTooLarge(ValueError):

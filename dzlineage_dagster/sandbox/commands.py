@@ -164,6 +164,16 @@ def add_sandbox_options(parser: argparse.ArgumentParser, default_port: int = 456
         "ids); a call with the wrong side's credentials then fails as on AWS (default 'one')",
     )
     parser.add_argument(
+        "--scopes",
+        choices=("one", "two"),
+        default="one",
+        help="'two' also seeds a second CDC platform (billing: its own MSK cluster, registry, "
+        "connectors, Glue database and, with --change-queue, change queue) in account "
+        "333333333333 and eu-west-1, reached by its own role, and prints DZLINEAGE_SCOPES "
+        "naming both scopes, which share the one DataZone domain (docs/many-registries.md; "
+        "default 'one')",
+    )
+    parser.add_argument(
         "--domain-version",
         choices=("V1", "V2"),
         default="V1",
@@ -267,7 +277,10 @@ def build_parser(command: str) -> argparse.ArgumentParser:
 
 def run(command: str, argv: Sequence[str]) -> int:
     """Parse ``argv`` for ``command`` and run it; Ctrl-C and SIGTERM stop it quietly."""
-    args = build_parser(command).parse_args(argv)
+    parser = build_parser(command)
+    args = parser.parse_args(argv)
+    if args.empty and args.scopes == "two":
+        parser.error("--scopes two seeds a second platform beside the first; --empty seeds none")
     problem = missing_extra(command)
     if problem:
         print(problem, file=sys.stderr)
@@ -352,6 +365,17 @@ def _start_sandbox(args: argparse.Namespace) -> tuple[object, dict[str, str]]:
                 change_queue=args.change_queue,
             )
         )
+        if args.scopes == "two":
+            from dzlineage_dagster.sandbox.demo.second_scope import seed_second_scope
+
+            environment.update(
+                seed_second_scope(
+                    sandbox.endpoint_url,
+                    environment,
+                    region=environment["AWS_REGION"],
+                    change_queue=args.change_queue,
+                )
+            )
         # The seeding calls are set-up, not the project's: start the call log afresh.
         SandboxControl(sandbox.endpoint_url).clear_calls()
     # Seeding is set-up: it runs at full speed, the pacing applies from the first real call.

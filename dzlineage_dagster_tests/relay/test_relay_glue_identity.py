@@ -41,7 +41,7 @@ def relay(module_platform, monkeypatch) -> Relay:
         monkeypatch.setenv(name, value)
     environ = {**os.environ, "DZLINEAGE_RELAY_API_KEY": API_KEY}
     built = build_relay(RelaySettings.from_env(environ), with_spool=False, environ=environ)
-    assert built.platform is not None and built.platform.current() is not None
+    assert built.platforms[None].current() is not None
     return built
 
 

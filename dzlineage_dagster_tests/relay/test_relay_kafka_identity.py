@@ -190,7 +190,7 @@ def test_debeziums_unknown_namespace_joins_only_for_a_topic_its_connector_writes
     namespace = canonical(platform)
     relay = relay_with()
     # The platform's datasets (what unmapped ones are measured against) are read on their own.
-    assert relay.platform is not None and relay.platform.current() is not None
+    assert relay.platforms[None].current() is not None
     source = ("postgres://shop-db:5432", "shop.sales.orders")
     calls_before = platform.control.call_counts()[("kafkaconnect", "ListConnectors")]
     written = debezium_events(

@@ -27,7 +27,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
 from urllib.parse import urlparse
@@ -357,14 +357,20 @@ class NameRules:
     ) -> tuple[str, str, str] | None:
         """The (namespace, name, rule) ``dataset`` of a run of a job in ``job_namespace``
         should have, or None if it keeps its own."""
-        namespace, name = dataset["namespace"], dataset["name"]
-        if self.glue_catalog is not None:
-            glue = resolve_glue_table(dataset, self.glue_catalog)
-            if glue is not None:
-                return glue
-        if namespace in self.namespace_map:
-            target = self.namespace_map[namespace]
-            return (target, name, self.SETTINGS_RULE) if target != namespace else None
+        return _renamed((self,), self.namespace_map, dataset, job_namespace)
+
+    def kafka_namespaces(self) -> frozenset[str]:
+        """The cluster's Kafka namespace (none without a cluster)."""
+        return frozenset({self.kafka.namespace} if self.kafka is not None else ())
+
+    def glue_rename(self, dataset: Mapping[str, Any]) -> tuple[str, str, str] | None:
+        """The Glue table of :attr:`glue_catalog` ``dataset`` names, by any of its names."""
+        return resolve_glue_table(dataset, self.glue_catalog) if self.glue_catalog else None
+
+    def platform_rename(
+        self, namespace: str, name: str, job_namespace: str | None
+    ) -> tuple[str, str, str] | None:
+        """The rename by the platform's cluster, Debezium connectors or source hosts."""
         if self.kafka is not None:
             canonical = self.kafka.canonical(namespace)
             if canonical is not None:
@@ -379,6 +385,50 @@ class NameRules:
         if canonical is not None:
             return canonical, name, self.SOURCE_HOST_RULE
         return None
+
+
+@dataclass(frozen=True)
+class ScopedNameRules:
+    """The renaming rules of several platforms, one :class:`NameRules` per scope (its cluster,
+    Debezium connectors, Glue catalog and source hosts), and the settings' one namespace map.
+
+    Each kind of rule applies in :class:`NameRules`' order, the scopes' in their order: a Glue
+    table of any scope's catalog first, then the namespace map, then any scope's cluster,
+    connectors or source hosts. A name is one scope's at most (a broker, a connector's job
+    namespace, a database host or a Glue catalog's account and Region are a platform's own).
+    """
+
+    scopes: Mapping[str, NameRules]
+    namespace_map: Mapping[str, str] = field(default_factory=dict)
+
+    def rename(
+        self, dataset: Mapping[str, Any], job_namespace: str | None = None
+    ) -> tuple[str, str, str] | None:
+        return _renamed(tuple(self.scopes.values()), self.namespace_map, dataset, job_namespace)
+
+    def kafka_namespaces(self) -> frozenset[str]:
+        return frozenset().union(*(rules.kafka_namespaces() for rules in self.scopes.values()))
+
+
+def _renamed(
+    platforms: tuple[NameRules, ...],
+    namespace_map: Mapping[str, str],
+    dataset: Mapping[str, Any],
+    job_namespace: str | None,
+) -> tuple[str, str, str] | None:
+    namespace, name = dataset["namespace"], dataset["name"]
+    for rules in platforms:
+        glue = rules.glue_rename(dataset)
+        if glue is not None:
+            return glue
+    if namespace in namespace_map:
+        target = namespace_map[namespace]
+        return (target, name, NameRules.SETTINGS_RULE) if target != namespace else None
+    for rules in platforms:
+        renamed = rules.platform_rename(namespace, name, job_namespace)
+        if renamed is not None:
+            return renamed
+    return None
 
 
 def canonicalize(event: ReceivedEvent, rules: NameRules) -> tuple[ReceivedEvent, list[str]]:
@@ -561,6 +611,21 @@ def unmapped_dataset(
         identity,
         "is none of the platform's datasets (its topics, Glue tables and captured source tables)",
     )
+
+
+def unmapped_in_scopes(
+    dataset: Mapping[str, Any], job: Mapping[str, Any], known: Sequence[PlatformDatasets]
+) -> UnmappedDataset | None:
+    """:func:`unmapped_dataset` across several platforms (one per scope): None when any of
+    them has the dataset; else the finding that says the most (refusable, then with a fix,
+    then the first scope's), so a fix names the platform whose topic or table it is."""
+    found = []
+    for platform in known:
+        unmapped = unmapped_dataset(dataset, job, platform)
+        if unmapped is None:
+            return None
+        found.append(unmapped)
+    return max(found, key=lambda f: (f.refusable, f.fix is not None), default=None)
 
 
 def _topic_fix(namespace: str, job: Mapping[str, Any], known: PlatformDatasets) -> str:

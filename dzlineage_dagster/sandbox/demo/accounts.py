@@ -74,28 +74,47 @@ def account_administrator(
     base: boto3.session.Session, side: str, endpoint_url: str
 ) -> boto3.Session:
     """A session as the administrator of ``side``'s account (:data:`SETUP_ROLE_NAME`)."""
-    account = SIDE_ACCOUNTS[side]
-    return _assumed(base, f"arn:aws:iam::{account}:role/{SETUP_ROLE_NAME}", endpoint_url)
+    return _administrator(base, SIDE_ACCOUNTS[side], endpoint_url)
+
+
+def _administrator(base: boto3.session.Session, account: str, endpoint_url: str) -> boto3.Session:
+    return role_session(base, f"arn:aws:iam::{account}:role/{SETUP_ROLE_NAME}", endpoint_url)
 
 
 def create_side_roles(base: boto3.session.Session, endpoint_url: str) -> None:
     """Each side's role in its account, trusting ``base``'s account with the side's external id."""
     for side in SIDE_ACCOUNTS:
-        setup = account_administrator(base, side, endpoint_url)
-        setup.client("iam", endpoint_url=endpoint_url).create_role(
-            RoleName=side_role_arn(side).rsplit("/", 1)[1],
-            AssumeRolePolicyDocument=trust_policy(base, endpoint_url, side_external_id(side)),
-        )
+        create_trusted_role(base, side_role_arn(side), endpoint_url, side_external_id(side))
+
+
+def create_trusted_role(
+    base: boto3.session.Session, role_arn: str, endpoint_url: str, external_id: str
+) -> None:
+    """The role ``role_arn`` in its account (made by that account's administrator), trusting
+    ``base``'s account with ``external_id``."""
+    account, role_name = role_arn.split(":")[4], role_arn.rsplit("/", 1)[1]
+    _administrator(base, account, endpoint_url).client(
+        "iam", endpoint_url=endpoint_url
+    ).create_role(
+        RoleName=role_name,
+        AssumeRolePolicyDocument=trust_policy(base, endpoint_url, external_id),
+    )
 
 
 def side_session(base: boto3.session.Session, side: str, endpoint_url: str) -> boto3.Session:
     """A session with ``side``'s role's credentials, assumed from ``base`` as the project does."""
-    return _assumed(base, side_role_arn(side), endpoint_url, side_external_id(side))
+    return role_session(base, side_role_arn(side), endpoint_url, side_external_id(side))
 
 
-def _assumed(
-    base: boto3.session.Session, role_arn: str, endpoint_url: str, external_id: str | None = None
+def role_session(
+    base: boto3.session.Session,
+    role_arn: str,
+    endpoint_url: str,
+    external_id: str | None = None,
+    region_name: str | None = None,
 ) -> boto3.Session:
+    """A session with ``role_arn``'s credentials, assumed from ``base`` (with ``external_id``
+    where its trust policy asks for one), in ``region_name`` (default: ``base``'s)."""
     extra = {"ExternalId": external_id} if external_id else {}
     credentials = base.client("sts", endpoint_url=endpoint_url).assume_role(
         RoleArn=role_arn, RoleSessionName=SEED_SESSION_NAME, **extra
@@ -104,5 +123,5 @@ def _assumed(
         aws_access_key_id=credentials["AccessKeyId"],
         aws_secret_access_key=credentials["SecretAccessKey"],
         aws_session_token=credentials["SessionToken"],
-        region_name=base.region_name,
+        region_name=region_name or base.region_name,
     )

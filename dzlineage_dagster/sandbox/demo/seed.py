@@ -654,6 +654,17 @@ def register_column_showcase(glue: Any, registry_name: str) -> None:
 # --- seeding ----------------------------------------------------------------------------------
 
 
+def deployment_session(region: str) -> Any:
+    """A session with the sandbox's own credentials: the deployment's account, which reaches
+    another account only by assuming a role there."""
+    return new_session(
+        aws_access_key_id=SANDBOX_CREDENTIALS["AWS_ACCESS_KEY_ID"],
+        aws_secret_access_key=SANDBOX_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
+        aws_session_token=SANDBOX_CREDENTIALS["AWS_SESSION_TOKEN"],
+        region_name=region,
+    )
+
+
 def seed_platform(
     endpoint_url: str,
     spec_path: Path | None = None,
@@ -676,12 +687,7 @@ def seed_platform(
     ``DZLINEAGE_*`` variables that point the project at it (both roles and the queue too, then).
     """
     spec = load_platform_spec(spec_path or DEMO_PLATFORM)
-    session = new_session(
-        aws_access_key_id=SANDBOX_CREDENTIALS["AWS_ACCESS_KEY_ID"],
-        aws_secret_access_key=SANDBOX_CREDENTIALS["AWS_SECRET_ACCESS_KEY"],
-        aws_session_token=SANDBOX_CREDENTIALS["AWS_SESSION_TOKEN"],
-        region_name=region,
-    )
+    session = deployment_session(region)
 
     governance = session
     if two_accounts:
@@ -689,18 +695,12 @@ def seed_platform(
         session = side_session(governance, "data", endpoint_url)
         governance = side_session(governance, "governance", endpoint_url)
 
-    def client(service: str) -> Any:
-        return session.client(service, endpoint_url=endpoint_url)
-
-    account_id = client("sts").get_caller_identity()["Account"]
-    placeholders = {"${region}": region, "${account_id}": account_id}
-    cluster_arn, bootstrap_servers = _create_cluster(client("kafka"), spec.cluster)
-    _create_schemas(client("glue"), spec)
-    if column_showcase:
-        register_column_showcase(client("glue"), spec.registry["name"])
-    _create_catalog(client("glue"), spec, placeholders)
-    _create_connectors(
-        client("kafkaconnect"), spec, cluster_arn, bootstrap_servers, placeholders, account_id
+    data = seed_data_side(
+        session,
+        endpoint_url,
+        spec,
+        column_showcase=column_showcase,
+        change_queue=change_queue,
     )
     domain_id, project_id = _create_datazone(
         governance.client("datazone", endpoint_url=endpoint_url),
@@ -711,26 +711,65 @@ def seed_platform(
     if "tables_project" in spec.datazone:
         _import_glue_tables(
             governance.client("datazone", endpoint_url=endpoint_url),
-            client("glue"),
+            session.client("glue", endpoint_url=endpoint_url),
             spec,
             domain_id,
             region,
-            account_id,
+            data.account_id,
         )
-    queue = (
-        {"DZLINEAGE_CHANGE_QUEUE_URL": create_change_queue(client("sqs"), client("events"))}
-        if change_queue
-        else {}
-    )
     return {
         **(side_environment() if two_accounts else {}),
-        **queue,
+        **data.queue_environment(),
         "DZLINEAGE_DOMAIN_ID": domain_id,
         "DZLINEAGE_PROJECT_ID": project_id,
         "DZLINEAGE_REGISTRY_NAME": spec.registry["name"],
-        "DZLINEAGE_MSK_CLUSTER_ARN": cluster_arn,
+        "DZLINEAGE_MSK_CLUSTER_ARN": data.cluster_arn,
         "DZLINEAGE_GLUE_DATABASE": spec.catalog["database"],
     }
+
+
+@dataclass(frozen=True)
+class SeededDataSide:
+    """Where a seeded platform's data side is: its account, its cluster, and its change queue
+    if made."""
+
+    account_id: str
+    cluster_arn: str
+    change_queue_url: str | None
+
+    def queue_environment(self) -> dict[str, str]:
+        url = self.change_queue_url
+        return {"DZLINEAGE_CHANGE_QUEUE_URL": url} if url else {}
+
+
+def seed_data_side(
+    session: Any,
+    endpoint_url: str,
+    spec: PlatformSpec,
+    *,
+    column_showcase: bool = False,
+    change_queue: bool = False,
+) -> SeededDataSide:
+    """The platform's data side (MSK cluster, registries, Glue database and tables, connectors,
+    and with ``change_queue`` the rules and queue of its changes, made last so the seeding's
+    own calls are not on it) in ``session``'s account and Region."""
+
+    def client(service: str) -> Any:
+        return session.client(service, endpoint_url=endpoint_url)
+
+    region = session.region_name
+    account_id = client("sts").get_caller_identity()["Account"]
+    placeholders = {"${region}": region, "${account_id}": account_id}
+    cluster_arn, bootstrap_servers = _create_cluster(client("kafka"), spec.cluster)
+    _create_schemas(client("glue"), spec)
+    if column_showcase:
+        register_column_showcase(client("glue"), spec.registry["name"])
+    _create_catalog(client("glue"), spec, placeholders)
+    _create_connectors(
+        client("kafkaconnect"), spec, cluster_arn, bootstrap_servers, placeholders, account_id
+    )
+    queue = create_change_queue(client("sqs"), client("events")) if change_queue else None
+    return SeededDataSide(account_id, cluster_arn, queue)
 
 
 #: The private CA that signs the demo's client certificates (mutual TLS).

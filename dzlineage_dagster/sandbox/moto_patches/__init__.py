@@ -5,6 +5,8 @@
 - :mod:`.ssm_rules`: what SSM accepts as a parameter name, as pure rules;
 - :mod:`.msk_arns`: MSK cluster ARNs in AWS's shape (``cluster/<name>/<uuid>-<n>``);
 - :mod:`.cloudformation_queue_policy`: ``AWS::SQS::QueuePolicy`` in moto's CloudFormation;
+- :mod:`.sqs_queue_account`: an SQS call on another account's queue URL is served on that
+  account, and only when the queue's policy grants the caller (the server asks it);
 - :func:`apply_moto_patches`: the changes to moto's own module state (quota constants, the MSK
   ARN generator). Importing
   any sandbox module changes nothing in moto; the sandbox applies these when it starts, so a
@@ -57,6 +59,15 @@ MOTO_PATCHES: tuple[MotoPatch, ...] = (
         "FakeKafkaCluster._generate_arn",
         aws_shaped_cluster_arn,
         "AWS: arn:aws:kafka:<region>:<account>:cluster/<name>/<uuid>-<n>",
+    ),
+    MotoPatch(
+        "moto.events.utils",
+        "EventTemplateParser.DEFAULT_EVENT_INPUT_TEMPLATE",
+        # moto's template leaves the account out of what a rule sends its target.
+        '{"version": "0", "id": "<id>", "detail-type": "<detail-type>", "source": "<source>", '
+        '"account": "<account>", "time": <time>, "region": "<region>", '
+        '"resources": <resources>, "detail": <detail>}',
+        "AWS: an event names its account (EventBridge user guide, 'Amazon EventBridge events')",
     ),
 )
 

@@ -78,6 +78,18 @@ def _match_operation(
         return None
 
 
+def json_text_member(body: bytes, member: str) -> str | None:
+    """A JSON-protocol request's top-level text ``member`` (``CatalogId``, ``QueueUrl``), read
+    only when the body names it; None when absent, not text, or the body is no JSON object."""
+    if f'"{member}"'.encode() not in body:
+        return None
+    try:
+        value = json.loads(body).get(member)
+    except (ValueError, AttributeError):
+        return None
+    return value if isinstance(value, str) else None
+
+
 def aws_error_response(service_name: str, code: str, message: str, status: int) -> Response:
     """An error answer that botocore parses as ``Error.Code == code`` with HTTP ``status``."""
     request_id = str(uuid.uuid4())

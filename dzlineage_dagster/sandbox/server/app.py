@@ -52,10 +52,15 @@ from dzlineage_dagster.sandbox.moto_patches import (
 )
 from dzlineage_dagster.sandbox.moto_patches.gaps import answer_moto_gap
 from dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy import cross_account_denial
+from dzlineage_dagster.sandbox.moto_patches.sqs_queue_account import (
+    cross_account_queue_denial,
+    queue_of_call,
+)
 from dzlineage_dagster.sandbox.moto_patches.ssm_rules import SsmLimits
 from dzlineage_dagster.sandbox.protocol.aws import (
     ClientTokenPolicy,
     aws_error_response,
+    json_text_member,
     resolve_operation_name,
 )
 from dzlineage_dagster.sandbox.server import operations
@@ -124,13 +129,8 @@ def glue_catalog_account(service: str, body: bytes) -> str | None:
     account's id reads that account's catalog, which AWS allows when the catalog's resource
     policy grants the caller (:mod:`~dzlineage_dagster.sandbox.moto_patches.glue_catalog_policy`).
     """
-    if service != "glue" or b'"CatalogId"' not in body:
-        return None
-    try:
-        catalog = json.loads(body).get("CatalogId")
-    except ValueError:
-        return None
-    return catalog if isinstance(catalog, str) and _ACCOUNT_ID.fullmatch(catalog) else None
+    catalog = json_text_member(body, "CatalogId") if service == "glue" else None
+    return catalog if catalog and _ACCOUNT_ID.fullmatch(catalog) else None
 
 
 def _iam_denial(authorization: str | None, account: str, operation: str | None) -> str:
@@ -220,18 +220,24 @@ class SandboxApp:
         region, service = scope
         account = caller_account(request.headers.get("Authorization"))
         catalog = glue_catalog_account(service, body)
-        if catalog not in (None, account):
+        queue = queue_of_call(service, body)
+        owner = catalog or (queue[0] if queue else None)
+        if owner not in (None, account):
             # moto serves a request from the account its x-moto-account-id header names.
-            environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": catalog}
+            environ = {**environ, "HTTP_X_MOTO_ACCOUNT_ID": owner}
         model_name = _BOTOCORE_NAMES.get(service, service)
         operation = resolve_operation_name(model_name, fresh_request())
-        if catalog not in (None, account):
-            denial = cross_account_denial(region, account, catalog, operation or "", body)
+        if owner not in (None, account):
+            denial = (
+                cross_account_denial(region, account, owner, operation or "", body)
+                if catalog
+                else cross_account_queue_denial(region, account, owner, queue[1], operation or "")
+            )
             if denial is not None:
                 self.calls.record(service, operation, 400, False, account=account)
-                return aws_error_response(model_name, "AccessDeniedException", denial, 400)(
-                    environ, start_response
-                )
+                # Glue's code and status, and SQS's (its JSON protocol keeps the query's code).
+                code, status = ("AccessDeniedException", 400) if catalog else ("AccessDenied", 403)
+                return aws_error_response(model_name, code, denial, status)(environ, start_response)
 
         if not self.quotas.admits(service, operation):
             status = _THROTTLE_STATUS.get(service, 400)

@@ -1,0 +1,390 @@
+"""The sandbox's second scope (`dzlineage sandbox --scopes two`): another team's CDC platform in
+its own account and Region, reached by its own role. Each account sees only its own registry,
+cluster, connectors, Glue database and change queue, as on AWS; each account's CloudTrail
+events reach only its own queue; and one deployment syncs both registries into the one
+DataZone domain, with their lineage, converging on a second run."""
+
+from __future__ import annotations
+
+import io
+import json
+import signal
+import subprocess
+from collections.abc import Callable
+from functools import partial
+
+import pytest
+from botocore.exceptions import ClientError
+from dagster import DagsterInstance
+
+from dzlineage_dagster.core.changes.cloudtrail import read_message
+from dzlineage_dagster.sandbox.commands import run as run_command
+from dzlineage_dagster.sandbox.demo.accounts import role_session
+from dzlineage_dagster.sandbox.demo.second_scope import (
+    FIRST_SCOPE,
+    SECOND_ACCOUNT,
+    SECOND_EXTERNAL_ID,
+    SECOND_REGION,
+    SECOND_ROLE_ARN,
+    SECOND_SCOPE,
+    seed_second_scope,
+)
+from dzlineage_dagster.sandbox.demo.seed import deployment_session, seed_platform
+from dzlineage_dagster.sandbox.server.app import SANDBOX_ACCOUNT_ID
+from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
+from dzlineage_dagster.scopes import ScopeConfig, read_scopes
+from dzlineage_dagster.settings import LineageSettings, aws_side_options
+from dzlineage_dagster.sync.changes import run_queue_sync
+from dzlineage_dagster.sync.headless import run_headless_sync
+from dzlineage_dagster_tests.clients import written_env_file
+from dzlineage_dagster_tests.platform import DemoPlatform, writes
+from dzlineage_dagster_tests.test_catalog_sync import topic_assets
+from dzlineage_dagster_tests.test_cli import COMMAND, free_port
+
+BILLING_TOPICS = (
+    "billing.invoicing.invoice_lines",
+    "billing.invoicing.invoices",
+    "billing.ledger.entries",
+)
+
+
+class TwoScopes:
+    """The demo platform (the first scope, in the deployment's account) and the billing platform
+    (the second, in :data:`SECOND_ACCOUNT` and :data:`SECOND_REGION`), each with its change
+    queue, seeded into the emptied sandbox."""
+
+    def __init__(self, sandbox, monkeypatch) -> None:
+        sandbox.control.reset()
+        seeded = seed_platform(sandbox.endpoint_url, change_queue=True)
+        seeded.update(
+            seed_second_scope(
+                sandbox.endpoint_url, seeded, region=SANDBOX_REGION, change_queue=True
+            )
+        )
+        self.sandbox = sandbox
+        self.environment = {**sandbox.environment(), **seeded}
+        for name, value in self.environment.items():
+            monkeypatch.setenv(name, value)
+        self.scopes = {scope.name: scope for scope in read_scopes(self.environment)}
+        #: The deployment's view: DataZone (shared by the scopes) with its own credentials.
+        self.platform = DemoPlatform(sandbox, self.environment, DagsterInstance.ephemeral())
+        sandbox.control.clear_calls()
+
+    def session(self, scope: str, region: str | None = None):
+        """A session with ``scope``'s credentials (the deployment's own for the first, the
+        second's role for the second), in its Region unless told another."""
+        base = deployment_session(region or SANDBOX_REGION)
+        if scope == FIRST_SCOPE:
+            return base
+        return role_session(
+            base,
+            SECOND_ROLE_ARN,
+            self.sandbox.endpoint_url,
+            SECOND_EXTERNAL_ID,
+            region_name=region or SECOND_REGION,
+        )
+
+    def client(self, scope: str, service: str, region: str | None = None):
+        return self.session(scope, region).client(service, endpoint_url=self.sandbox.endpoint_url)
+
+    def setting(self, scope: str, name: str) -> str:
+        return self.scopes[scope].settings[name]
+
+    def scope_run(self, scope: ScopeConfig) -> tuple[LineageSettings, dict[str, dict]]:
+        """A scope's settings and AWS options, as a scope-aware CLI takes them: its settings,
+        its data side with its Region and role, the governance side the deployment's."""
+        scoped = scope.environ(self.environment)
+        sides = aws_side_options(scoped)
+        sides["data"].update(scope.data_side_options())
+        return LineageSettings.from_env(scoped), sides
+
+    def sync(self, scope: ScopeConfig, *, from_queue: bool = False) -> str:
+        """`dzlineage sync` (``from_queue``: ``--from-queue``) of one scope; its output."""
+        settings, sides = self.scope_run(scope)
+        out = io.StringIO()
+        if from_queue:
+            code = run_queue_sync(settings, out=out, aws_options=sides)
+        else:
+            code = run_headless_sync(settings, dry_run=False, out=out, aws_options=sides)
+        assert code == 0, out.getvalue()
+        return out.getvalue()
+
+
+@pytest.fixture
+def two_scopes(sandbox, monkeypatch) -> TwoScopes:
+    return TwoScopes(sandbox, monkeypatch)
+
+
+def test_the_sandbox_names_both_scopes_each_in_its_account_and_region(two_scopes):
+    first, second = two_scopes.scopes[FIRST_SCOPE], two_scopes.scopes[SECOND_SCOPE]
+    assert list(two_scopes.scopes) == [FIRST_SCOPE, SECOND_SCOPE]
+    assert (first.region_name, first.role_arn) == (SANDBOX_REGION, None)
+    assert (second.region_name, second.role_arn) == (SECOND_REGION, SECOND_ROLE_ARN)
+    for scope, account, region in (
+        (first, SANDBOX_ACCOUNT_ID, SANDBOX_REGION),
+        (second, SECOND_ACCOUNT, SECOND_REGION),
+    ):
+        assert scope.settings["msk_cluster_arn"].split(":")[3:5] == [region, account]
+        assert f"/{account}/" in scope.settings["change_queue_url"]
+    # The deployment's own variables still name the first platform: tools that read one
+    # registry serve the first scope.
+    assert two_scopes.environment["DZLINEAGE_REGISTRY_NAME"] == first.settings["registry_name"]
+
+
+@pytest.mark.parametrize("region", [SANDBOX_REGION, SECOND_REGION])
+def test_each_account_lists_only_its_own_platform(two_scopes, region):
+    def platform_of(scope: str) -> dict[str, set[str]]:
+        def client(service: str):
+            return two_scopes.client(scope, service, region)
+
+        return {
+            "registries": {
+                r["RegistryName"] for r in client("glue").list_registries()["Registries"]
+            },
+            "databases": {d["Name"] for d in client("glue").get_databases()["DatabaseList"]},
+            "clusters": {
+                c["ClusterName"] for c in client("kafka").list_clusters_v2()["ClusterInfoList"]
+            },
+            "connectors": {
+                c["connectorName"] for c in client("kafkaconnect").list_connectors()["connectors"]
+            },
+            "queues": set(client("sqs").list_queues().get("QueueUrls", [])),
+            "rules": {r["Name"] for r in client("events").list_rules()["Rules"]},
+        }
+
+    first, second = platform_of(FIRST_SCOPE), platform_of(SECOND_SCOPE)
+    # Each scope's platform is in its own account and Region only.
+    home = first if region == SANDBOX_REGION else second
+    away = second if region == SANDBOX_REGION else first
+    assert home["registries"] and home["connectors"] and home["queues"] and home["rules"]
+    assert all(not resources for resources in away.values()), away
+    if region == SANDBOX_REGION:
+        assert {"shop-cdc", "shop-cdc-keys"} == home["registries"]
+    else:
+        assert {"billing-cdc", "billing-cdc-keys"} == home["registries"]
+        assert home["connectors"] == {"billing-debezium-source", "billing-iceberg-sink"}
+
+
+def reads_of(two_scopes: TwoScopes, owner: str) -> list[tuple[str, Callable]]:
+    """Reads of ``owner``'s registry, cluster, connector and change queue, each with the error
+    code AWS answers a caller of another account (given a client factory)."""
+    registry = two_scopes.setting(owner, "registry_name")
+    cluster = two_scopes.setting(owner, "msk_cluster_arn")
+    queue = two_scopes.setting(owner, "change_queue_url")
+    [connector, *_] = two_scopes.client(owner, "kafkaconnect").list_connectors()["connectors"]
+    return [
+        (
+            "EntityNotFoundException",
+            lambda c: c("glue").get_registry(RegistryId={"RegistryName": registry}),
+        ),
+        ("NotFoundException", lambda c: c("kafka").describe_cluster_v2(ClusterArn=cluster)),
+        (
+            "NotFoundException",
+            lambda c: c("kafkaconnect").describe_connector(connectorArn=connector["connectorArn"]),
+        ),
+        ("AccessDenied", lambda c: c("sqs").receive_message(QueueUrl=queue)),
+    ]
+
+
+def test_one_accounts_credentials_cannot_read_the_others_resources(two_scopes):
+    for reader, owner in ((FIRST_SCOPE, SECOND_SCOPE), (SECOND_SCOPE, FIRST_SCOPE)):
+        # In the owner's Region: only the account differs.
+        region = SECOND_REGION if owner == SECOND_SCOPE else SANDBOX_REGION
+        clients = partial(two_scopes.client, reader, region=region)
+        for code, read in reads_of(two_scopes, owner):
+            with pytest.raises(ClientError) as refused:
+                read(clients)
+            assert refused.value.response["Error"]["Code"] == code, (reader, code)
+        # The owner's own credentials read them all.
+        for _, read in reads_of(two_scopes, owner):
+            read(partial(two_scopes.client, owner))
+
+
+def test_a_queue_policy_granting_the_other_account_lets_it_read_that_queue(two_scopes):
+    url = two_scopes.setting(SECOND_SCOPE, "change_queue_url")
+    sqs = two_scopes.client(SECOND_SCOPE, "sqs")
+    arn = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["QueueArn"])["Attributes"]
+    policy = {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"AWS": f"arn:aws:iam::{SANDBOX_ACCOUNT_ID}:root"},
+                "Action": "sqs:ReceiveMessage",
+                "Resource": arn["QueueArn"],
+            }
+        ],
+    }
+    sqs.set_queue_attributes(QueueUrl=url, Attributes={"Policy": json.dumps(policy)})
+    sqs.send_message(QueueUrl=url, MessageBody="granted")
+    reader = two_scopes.client(FIRST_SCOPE, "sqs", SECOND_REGION)
+    [message] = reader.receive_message(QueueUrl=url)["Messages"]
+    assert message["Body"] == "granted"
+    # The grant is ReceiveMessage's only.
+    with pytest.raises(ClientError) as refused:
+        reader.delete_message(QueueUrl=url, ReceiptHandle=message["ReceiptHandle"])
+    assert refused.value.response["Error"]["Code"] == "AccessDenied"
+
+
+def test_each_scopes_changes_reach_its_own_queue_only(two_scopes):
+    changed = {
+        FIRST_SCOPE: "shop.sales.orders",
+        SECOND_SCOPE: "billing.ledger.entries",
+    }
+    for scope, topic in changed.items():
+        two_scopes.client(scope, "glue").update_schema(
+            SchemaId={
+                "RegistryName": two_scopes.setting(scope, "registry_name"),
+                "SchemaName": topic,
+            },
+            Compatibility="FULL",
+        )
+    for scope, topic in changed.items():
+        url = two_scopes.setting(scope, "change_queue_url")
+        [message] = two_scopes.client(scope, "sqs").receive_message(
+            QueueUrl=url, MaxNumberOfMessages=10
+        )["Messages"]
+        change = read_message(message["Body"], two_scopes.setting(scope, "registry_name"))
+        assert (change.action, change.topic) == ("UpdateSchema", topic)
+        detail = json.loads(message["Body"])
+        region = SECOND_REGION if scope == SECOND_SCOPE else SANDBOX_REGION
+        assert (detail["account"], detail["region"]) == (
+            SECOND_ACCOUNT if scope == SECOND_SCOPE else SANDBOX_ACCOUNT_ID,
+            region,
+        )
+
+
+def test_one_deployment_syncs_both_registries_into_the_one_domain_and_converges(two_scopes):
+    scopes = list(two_scopes.scopes.values())
+    reports = {scope.name: two_scopes.sync(scope) for scope in scopes}
+    assert all("0 failed" in report for report in reports.values()), reports
+    calls = two_scopes.sandbox.control.calls()
+    # Each scope's data side was read in its own account, DataZone only in the deployment's.
+    data_accounts = {c.account for c in calls if c.service in ("glue", "kafka", "kafkaconnect")}
+    assert data_accounts == {SANDBOX_ACCOUNT_ID, SECOND_ACCOUNT}
+    assert {c.account for c in calls if c.service == "datazone"} == {SANDBOX_ACCOUNT_ID}
+
+    platform = two_scopes.platform
+    assets = topic_assets(platform)
+    registry_arns = {
+        name: two_scopes.client(name, "glue").get_registry(
+            RegistryId={"RegistryName": two_scopes.setting(name, "registry_name")}
+        )["RegistryArn"]
+        for name in two_scopes.scopes
+    }
+    by_registry = {
+        name: {arn for arn in assets if arn.startswith(registry.replace(":registry/", ":schema/"))}
+        for name, registry in registry_arns.items()
+    }
+    assert len(by_registry[SECOND_SCOPE]) == len(BILLING_TOPICS)
+    assert by_registry[FIRST_SCOPE], "the demo platform's topics are assets too"
+    assert all(len(ids) == 1 for ids in assets.values())
+
+    # A billing table's lineage node, in its account's and Region's Glue catalog, has its topic
+    # upstream.
+    table = f"arn:aws:glue:{SECOND_REGION}:{SECOND_ACCOUNT}:table/billing_lake/ledger_entries"
+    node = platform.client("datazone").get_lineage_node(
+        domainIdentifier=platform.settings.domain_id, identifier=table
+    )
+    upstream = platform.upstream_source_identifiers(node, depth=2)
+    assert any(source.endswith("/billing.ledger.entries") for source in upstream), upstream
+
+    # Converged: each scope's registry is unchanged since its own last sync, and nothing is
+    # written to DataZone. (The second run of each keeps what its version sweep learnt of the
+    # registry's UpdatedTime, one PutParameter, as a one-registry sync does; the third writes
+    # nothing at all.)
+    two_scopes.sandbox.control.clear_calls()
+    for scope in scopes:
+        registry = scope.settings["registry_name"]
+        assert f"registry {registry} unchanged since the last complete sync" in two_scopes.sync(
+            scope
+        )
+    assert writes(two_scopes.sandbox.control.call_counts(), "datazone") == {}
+    two_scopes.sandbox.control.clear_calls()
+    for scope in scopes:
+        two_scopes.sync(scope)
+    assert writes(two_scopes.sandbox.control.call_counts(), "datazone", "ssm", "glue") == {}
+    assert topic_assets(platform) == assets
+
+
+def test_a_change_in_the_second_scope_is_synced_from_its_own_queue(two_scopes):
+    """The demo on events, per scope: a new schema version in billing's registry reaches
+    billing's queue only, and `dzlineage sync --from-queue` of that scope syncs exactly its
+    topic, reading it by name in billing's account (no listing)."""
+    for scope in two_scopes.scopes.values():
+        two_scopes.sync(scope)
+    platform = two_scopes.platform
+    glue = two_scopes.client(SECOND_SCOPE, "glue")
+    topic = "billing.ledger.entries"
+    schema = {
+        "RegistryName": two_scopes.setting(SECOND_SCOPE, "registry_name"),
+        "SchemaName": topic,
+    }
+    latest = glue.get_schema_version(SchemaId=schema, SchemaVersionNumber={"LatestVersion": True})
+    envelope = json.loads(latest["SchemaDefinition"])
+    before = next(f for f in envelope["fields"] if f["name"] == "before")
+    row = next(branch for branch in before["type"] if isinstance(branch, dict))
+    row["fields"].append({"name": "memo", "type": ["null", "string"], "default": None})
+    glue.register_schema_version(SchemaId=schema, SchemaDefinition=json.dumps(envelope))
+
+    platform.control.clear_calls()
+    out = two_scopes.sync(two_scopes.scopes[SECOND_SCOPE], from_queue=True)
+    assert f"{topic}  synced" in out and "1 topics named by 1 messages, 0 failed" in out, out
+    calls = platform.control.calls()
+    assert ("glue", "ListSchemas") not in {(c.service, c.operation) for c in calls}
+    assert {c.account for c in calls if c.service in ("sqs", "glue")} == {SECOND_ACCOUNT}
+    # The first scope's queue saw nothing of it.
+    first_queue = two_scopes.setting(FIRST_SCOPE, "change_queue_url")
+    assert "Messages" not in two_scopes.client(FIRST_SCOPE, "sqs").receive_message(
+        QueueUrl=first_queue
+    )
+
+
+def test_the_sandbox_command_with_two_scopes_prints_both_and_each_role_reads_its_registry(
+    tmp_path,
+):
+    env_file = tmp_path / "sandbox.env"
+    command = [
+        "sandbox",
+        "--port",
+        str(free_port()),
+        "--scopes",
+        "two",
+        "--env-file",
+        str(env_file),
+    ]
+    process = subprocess.Popen([*COMMAND, *command], stdout=subprocess.DEVNULL)
+    try:
+        environment = written_env_file(process, env_file)
+        first, second = read_scopes(environment)
+        assert (first.name, second.name) == (FIRST_SCOPE, SECOND_SCOPE)
+        endpoint = environment["AWS_ENDPOINT_URL"]
+        for scope, session in (
+            (first, deployment_session(SANDBOX_REGION)),
+            (
+                second,
+                role_session(
+                    deployment_session(SANDBOX_REGION),
+                    second.role_arn,
+                    endpoint,
+                    second.role_external_id,
+                    region_name=second.region_name,
+                ),
+            ),
+        ):
+            registries = session.client("glue", endpoint_url=endpoint).list_registries()
+            names = {r["RegistryName"] for r in registries["Registries"]}
+            assert scope.settings["registry_name"] in names
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=30)
+    assert process.returncode == 0
+
+
+def test_two_scopes_with_an_empty_sandbox_is_refused_naming_both_options(capsys):
+    with pytest.raises(SystemExit) as refused:
+        run_command("sandbox", ["--empty", "--scopes", "two"])
+    assert refused.value.code == 2
+    assert "--scopes two seeds a second platform beside the first; --empty seeds none" in (
+        capsys.readouterr().err
+    )
