@@ -29,6 +29,7 @@ from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.core.connectors import report as topology_report
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.lineage.readback import ReadbackReport
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
 from dzlineage_dagster.core.scopes import split_partition_key
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
@@ -83,6 +84,16 @@ def _across_scopes(
     return problems, checked
 
 
+def _scope_records(run: SyncRun) -> dict[str, MappingRecord]:
+    """The mapping's records a check reads, read only; with scopes, those of the run's
+    registry (the mapping holds every scope's, each keyed by its schema ARN)."""
+    run.mappings.read_only = True  # the checks write nothing, not even a layout migration
+    records = run.mappings.all()
+    if run.resource.scopes:
+        records = {arn: record for arn, record in records.items() if run.in_registry(record)}
+    return records
+
+
 def _listed(problems: list[str], shown: int = 3) -> str:
     """The first problems, for the one-line description the check's row shows."""
     more = f"; {len(problems) - shown} more in `problems`" if len(problems) > shown else ""
@@ -111,8 +122,7 @@ def ssm_mappings_point_at_existing_assets(lineage_sync: LineageSyncResource) -> 
 
 
 def _missing_assets(run: SyncRun) -> tuple[list[str], int]:
-    run.mappings.read_only = True  # the checks write nothing, not even a layout migration
-    records = run.mappings.all()
+    records = _scope_records(run)
     client = run.resource.datazone.client()
     problems = []
     for record in records.values():
@@ -282,7 +292,9 @@ def _readback_result(
     reports: list[ReadbackReport] = []
 
     def read_back(run: SyncRun) -> tuple[list[str], int]:
-        report = last_sync_readback(run, graph=graph)
+        # With scopes, the topics of the run's registry's records (not another scope's).
+        topics = [r.topic for r in _scope_records(run).values()] if run.resource.scopes else None
+        report = last_sync_readback(run, topics, graph=graph)
         reports.append(report)
         # A read-back that could not run proves nothing: it fails, saying why.
         problems = [str(m) for m in report.mismatches]

@@ -115,8 +115,9 @@ def retire_topics_job() -> None:
 RETIRE_TOPICS_JOB = retire_topics_job
 
 
-def retire_run_config(topics: list[str]) -> dict:
-    return {"ops": {"retire_topic_assets": {"config": {"topics": topics}}}}
+def retire_run_config(keys: list[str]) -> dict:
+    """The retire_topics run config of the topics of these partition keys."""
+    return {"ops": {"retire_topic_assets": {"config": {"topics": keys}}}}
 
 
 class ReconcileConfig(Config):

@@ -184,7 +184,7 @@ def registry_schema_tick(
             RunRequest(
                 run_key=_run_key(removed[0], removed[-1], dict.fromkeys(removed, "removed")),
                 job_name=RETIRE_TOPICS_JOB.name,
-                run_config=retire_run_config(removed),
+                run_config=retire_run_config(partitions.keys(removed)),
                 tags=partitions.tags,
             )
         )
@@ -665,7 +665,7 @@ class ChangePlan:
                 RunRequest(
                     run_key=_run_key(self.removed[0], self.removed[-1], {"removed": self.removed}),
                     job_name=RETIRE_TOPICS_JOB.name,
-                    run_config=retire_run_config(self.removed),
+                    run_config=retire_run_config(self.scope_partitions.keys(self.removed)),
                     tags=self.scope_partitions.tags,
                 )
             )

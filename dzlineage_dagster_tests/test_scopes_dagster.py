@@ -128,10 +128,13 @@ class ScopedLocation:
 
     def run(self, request):
         return self.definitions.resolve_job_def(request.job_name).execute_in_process(
-            instance=self.platform.instance, tags=request.tags, raise_on_error=False
+            run_config=request.run_config,
+            instance=self.platform.instance,
+            tags=request.tags,
+            raise_on_error=False,
         )
 
-    def keys(self) -> list[str]:
+    def partition_keys(self) -> list[str]:
         return self.platform.instance.get_dynamic_partitions(kafka_topics.name)
 
 
@@ -174,7 +177,7 @@ def test_two_registries_sync_from_one_code_location_each_with_its_sensors_keys_a
     billed = location.tick("registry_schema_sensor__billing")
     # Every partition names its scope; each scope's topics are its own registry's.
     shop_topics = platform.registry_topics()
-    assert set(location.keys()) == {f"shop/{t}" for t in shop_topics} | {
+    assert set(location.partition_keys()) == {f"shop/{t}" for t in shop_topics} | {
         f"billing/{t}" for t in BILLING_TOPICS
     }
     # Each sensor has its own cursor, listing its own registry.
@@ -222,6 +225,12 @@ def test_two_registries_sync_from_one_code_location_each_with_its_sensors_keys_a
     assert not location.tick("registry_schema_sensor__billing").run_requests
 
 
+def gone_scope(platform) -> dict:
+    """A scope whose registry and cluster do not exist."""
+    cluster = platform.settings.msk_cluster_arn.rsplit("/", 2)[0] + "/gone/0000-1"
+    return {"name": "gone", "registry_name": "gone-cdc", "msk_cluster_arn": cluster}
+
+
 def topic_external_identifiers(platform) -> list[str]:
     datazone = platform.client("datazone")
     pages = datazone.get_paginator("search").paginate(
@@ -240,11 +249,7 @@ def topic_external_identifiers(platform) -> list[str]:
 def test_a_scope_whose_registry_and_cluster_are_gone_fails_only_itself(
     platform, billing, monkeypatch
 ):
-    gone_cluster = platform.settings.msk_cluster_arn.rsplit("/", 2)[0] + "/gone/0000-1"
-    scopes = [
-        *two_scopes(platform, billing)[1:],
-        {"name": "gone", "registry_name": "gone-cdc", "msk_cluster_arn": gone_cluster},
-    ]
+    scopes = [*two_scopes(platform, billing)[1:], gone_scope(platform)]
     location = ScopedLocation(platform, monkeypatch, scopes)
     # Its sensor's tick fails (its registry does not exist); the other scope's ticks on.
     with pytest.raises(Exception, match="gone-cdc"):
@@ -312,3 +317,49 @@ def test_the_definitions_load_with_scopes(platform, billing, monkeypatch):
         "registry_schema_sensor__billing"
     ).description
     assert "scope billing" in description and json.dumps("billing/<topic>")[1:-1] in description
+
+
+def test_a_scopes_deleted_schema_is_retired_with_its_own_settings(platform, billing, monkeypatch):
+    location = ScopedLocation(platform, monkeypatch, two_scopes(platform, billing))
+    [first] = location.tick("registry_schema_sensor__billing").run_requests
+    assert location.run(first).success
+    gone = f"billing/{BILLING_TOPICS[1]}"
+    asset_id = latest_metadata(platform, "datazone_topic_asset", gone)["datazone_asset_id"]
+    arn = latest_metadata(platform, "registry_schema", gone)["schema_arn"]
+    glue = platform.sandbox.client("glue", region_name=BILLING_REGION)
+    glue.delete_schema(SchemaId={"SchemaArn": arn})
+
+    [retire] = location.tick("registry_schema_sensor__billing").run_requests
+    assert retire.job_name == "retire_topics" and retire.tags == {SCOPE_TAG: "billing"}
+    config = retire.run_config["ops"]["retire_topic_assets"]["config"]
+    assert config == {"topics": [gone]}
+    assert gone not in location.partition_keys()
+    assert location.run(retire).success
+    asset = platform.client("datazone").get_asset(
+        domainIdentifier=platform.settings.domain_id, identifier=asset_id
+    )
+    assert asset["description"].startswith(f"DEPRECATED: schema {arn} was deleted")
+
+
+def test_the_catalog_checks_go_scope_by_scope_and_name_a_scope_they_cannot_read(
+    platform, billing, monkeypatch
+):
+    scopes = [*two_scopes(platform, billing)[1:], gone_scope(platform)]
+    location = ScopedLocation(platform, monkeypatch, scopes)
+    [first] = location.tick("registry_schema_sensor__billing").run_requests
+    assert location.run(first).success
+    checks = location.definitions.resolve_job_def("catalog_checks").execute_in_process(
+        instance=platform.instance, raise_on_error=False
+    )
+    results = {e.check_name: e for e in checks.get_asset_check_evaluations()}
+    tables = results["lineage_tables_exist_in_glue"]
+    # billing's two tables exist; gone's registry cannot be read, and says so.
+    assert not tables.passed
+    assert tables.description.startswith("1 of 2 lineage output tables: gone: not checked: ")
+    assert "EntityNotFoundException" in tables.description
+    # The mapping holds both scopes' records: each scope checks its own registry's.
+    mappings = results["ssm_mappings_point_at_existing_assets"]
+    assert mappings.metadata["checked"].value == len(BILLING_TOPICS)
+    assert mappings.description.startswith("1 of 2 mappings: gone: not checked: ListSchemas")
+    landed = results["lineage_landed_on_datazone_nodes"]
+    assert "billing" not in landed.description
