@@ -79,14 +79,28 @@ def scope_note(scope: str | None) -> str:
     )
 
 
+def scope_sensor(
+    name: str, scope: str | None, *, jobs: list, minimum_interval_seconds: int, description: str
+):
+    """The ``@sensor`` of sensor ``name`` in ``scope``: its name and description say the
+    scope; it runs by default, as every sensor of the sync does."""
+    return sensor(
+        name=sensor_name(name, scope),
+        jobs=jobs,
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=DefaultSensorStatus.RUNNING,
+        description=description + scope_note(scope),
+    )
+
+
 def registry_schema_sensor_for(scope: str | None) -> SensorDefinition:
     """The registry sensor of ``scope`` (None: the deployment's one registry)."""
 
-    @sensor(
-        name=sensor_name("registry_schema_sensor", scope),
+    @scope_sensor(
+        "registry_schema_sensor",
+        scope,
         jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB],
         minimum_interval_seconds=60,
-        default_status=DefaultSensorStatus.RUNNING,
         description=(
             "Lists the Glue Schema Registry each tick, keeps one `kafka_topics` partition per "
             "topic, and requests the catalog sync only for topics whose schema changed since the "
@@ -100,7 +114,7 @@ def registry_schema_sensor_for(scope: str | None) -> SensorDefinition:
             "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS. With DZLINEAGE_CHANGE_QUEUE_URL set, "
             "change_queue_sensor syncs the changes as their events arrive, and this sensor lists "
             "the registry only every DZLINEAGE_REGISTRY_LISTING_SECONDS (a day), as a safety net "
-            "that logs what the events missed." + scope_note(scope)
+            "that logs what the events missed."
         ),
     )
     def registry_schema_sensor(
@@ -366,18 +380,18 @@ def _run_key(start: str, end: str, tokens: Mapping[str, str]) -> str:
 def connector_config_sensor_for(scope: str | None) -> SensorDefinition:
     """The connector sensor of ``scope`` (None: the deployment's one cluster)."""
 
-    @sensor(
-        name=sensor_name("connector_config_sensor", scope),
+    @scope_sensor(
+        "connector_config_sensor",
+        scope,
         jobs=[CATALOG_SYNC_JOB, CONNECTOR_TOPOLOGY_JOB],
         minimum_interval_seconds=120,
-        default_status=DefaultSensorStatus.RUNNING,
         description=(
             "Notices changed connector configurations: each tick lists the connectors (MSK "
             "Connect ListConnectors: their currentVersion and creation time; Kafka Connect "
             "REST: their configs) and compares a digest with the cursor. Only when it moved "
             "does it derive the topology and request the lineage of just the topics whose "
             "mapping changed, plus an observation of connector_topology (on the first tick "
-            "too)." + scope_note(scope)
+            "too)."
         ),
     )
     def connector_config_sensor(
@@ -474,11 +488,11 @@ MAX_RECEIVES_PER_TICK = 5
 def change_queue_sensor_for(scope: str | None) -> SensorDefinition:
     """The change queue sensor of ``scope`` (None: the deployment's one queue)."""
 
-    @sensor(
-        name=sensor_name("change_queue_sensor", scope),
+    @scope_sensor(
+        "change_queue_sensor",
+        scope,
         jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, CONNECTOR_TOPOLOGY_JOB],
         minimum_interval_seconds=30,
-        default_status=DefaultSensorStatus.RUNNING,
         description=(
             "With DZLINEAGE_CHANGE_QUEUE_URL set, drains the SQS queue EventBridge delivers "
             "CloudTrail's registry, MSK Connect and Glue table calls to (long polling, 10 messages "
@@ -488,7 +502,6 @@ def change_queue_sensor_for(scope: str | None) -> SensorDefinition:
             "Messages are deleted by the next tick, once Dagster recorded the runs; a redelivered "
             "change requests nothing new; an unreadable message is reported and left to the "
             "queue's dead-letter queue. Unset: skips (registry_schema_sensor lists the registry)."
-            + scope_note(scope)
         ),
     )
     def change_queue_sensor(
