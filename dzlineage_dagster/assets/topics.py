@@ -185,7 +185,7 @@ class ScopeSyncs:
             self.runs.append(run)
             self._preflight(run, topics)
         except (SyncError, ClientError, BotoCoreError) as error:
-            if not self.lineage_sync.scopes:
+            if scope is None and not self.lineage_sync.scopes:
                 # The one registry's wrong cluster or project fails every topic the same
                 # way: say it once, try none.
                 if isinstance(error, SyncError):
