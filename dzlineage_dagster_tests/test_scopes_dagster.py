@@ -363,3 +363,41 @@ def test_the_catalog_checks_go_scope_by_scope_and_name_a_scope_they_cannot_read(
     assert mappings.description.startswith("1 of 2 mappings: gone: not checked: ListSchemas")
     landed = results["lineage_landed_on_datazone_nodes"]
     assert "billing" not in landed.description
+
+
+def test_the_topology_and_the_reconcile_go_scope_by_scope(platform, billing, monkeypatch):
+    scopes = [*two_scopes(platform, billing), gone_scope(platform)]
+    location = ScopedLocation(platform, monkeypatch, scopes)
+    [first] = location.tick("registry_schema_sensor__billing").run_requests
+    assert location.run(first).success
+
+    # One observation of every scope's connectors; the one that cannot be read is named, and
+    # fails the run after the others were observed.
+    [observe] = location.tick("connector_config_sensor__billing").run_requests
+    observed = location.run(observe)
+    assert not observed.success
+    [observation] = [
+        event.asset_observation_data.asset_observation
+        for event in observed.all_events
+        if event.event_type_value == "ASSET_OBSERVATION"
+    ]
+    metadata = {key: value.value for key, value in observation.metadata.items()}
+    assert metadata["billing/sources"] == ["billing-debezium-source"]
+    assert metadata["shop/connector_count"] == 3
+    assert list(metadata["unreadable_scopes"]) == ["gone"]
+    [failure] = observed.get_step_failure_events()
+    assert "scope gone: " in failure.step_failure_data.user_failure_data.description
+
+    # The reconcile of the run's scope (its tag) reads that scope's registry only.
+    reconcile = location.definitions.resolve_job_def("catalog_reconcile").execute_in_process(
+        instance=platform.instance,
+        run_config={"ops": {"reconcile_catalog": {"config": {"dry_run": True}}}},
+        tags={SCOPE_TAG: "billing"},
+    )
+    [output] = [
+        e.event_specific_data.metadata
+        for e in reconcile.all_events
+        if e.event_type_value == "STEP_OUTPUT"
+    ]
+    assert output["billing/repair_count"].value == 0
+    assert not any(key.startswith("shop/") for key in output)
