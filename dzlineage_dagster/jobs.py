@@ -24,7 +24,7 @@ from dzlineage_dagster.core.scopes import SCOPE_TAG, keys_by_scope, partition_ke
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.catalog.reconcile import apply_repairs, inspect_catalog
-from dzlineage_dagster.sync.errors import SyncError
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.retire import retire_removed_topics
@@ -148,7 +148,9 @@ def reconcile_catalog(
             run = SyncRun(scope_resource(lineage_sync, scope), context.log)
             result = reconcile_scope(context, config, run)
         except (Failure, SyncError, ClientError, BotoCoreError) as error:
-            failed[scope] = error.description if isinstance(error, Failure) else str(error)
+            failed[scope] = (
+                error.description if isinstance(error, Failure) else describe_error(error)
+            )
             context.log.error(f"scope {scope}: {failed[scope]}")
             continue
         metadata.update({f"{scope}/{key}": value for key, value in result.metadata.items()})
