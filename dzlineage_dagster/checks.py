@@ -2,7 +2,9 @@
 
 import json
 from collections import defaultdict
+from collections.abc import Callable
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetCheckExecutionContext,
     AssetCheckResult,
@@ -11,7 +13,7 @@ from dagster import (
     asset_check,
 )
 
-from dzlineage_dagster.assets.common import Advice, kafka_topics
+from dzlineage_dagster.assets.common import Advice, kafka_topics, scope_resource
 from dzlineage_dagster.assets.schema_change import (
     SCHEMA_CHANGE_CHECK,
     SCHEMA_CHANGE_DESCRIPTION,
@@ -27,8 +29,11 @@ from dzlineage_dagster.core.catalog.forms import KAFKA_SCHEMA_FORM
 from dzlineage_dagster.core.connectors import report as topology_report
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.lineage.readback import ReadbackReport
+from dzlineage_dagster.core.mapping.ssm_names import MappingRecord
+from dzlineage_dagster.core.scopes import split_partition_key
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.lineage.impact import topic_impact
 from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -60,6 +65,35 @@ def _problems_result(
     )
 
 
+def _across_scopes(
+    lineage_sync: LineageSyncResource, check: Callable[[SyncRun], tuple[list[str], int]]
+) -> tuple[list[str], int]:
+    """``check``'s problems and count over every scope (each problem named by its scope),
+    each scope as it sees the platform (its registry, cluster, Glue database, Region and
+    role); a scope AWS refuses is a problem of its own, not the end of the check."""
+    if not lineage_sync.scopes:
+        return check(SyncRun(lineage_sync))
+    problems, checked = [], 0
+    for scope in lineage_sync.scope_names:
+        try:
+            found, count = check(SyncRun(scope_resource(lineage_sync, scope)))
+        except (ClientError, BotoCoreError, SyncError) as error:
+            found, count = [f"not checked: {describe_error(error)}"], 0
+        problems += [f"{scope}: {problem}" for problem in found]
+        checked += count
+    return problems, checked
+
+
+def _scope_records(run: SyncRun) -> dict[str, MappingRecord]:
+    """The mapping's records a check reads, read only; with scopes, those of the run's
+    registry (the mapping holds every scope's, each keyed by its schema ARN)."""
+    run.mappings.read_only = True  # the checks write nothing, not even a layout migration
+    records = run.mappings.all()
+    if run.resource.scopes:
+        records = {arn: record for arn, record in records.items() if run.in_registry(record)}
+    return records
+
+
 def _listed(problems: list[str], shown: int = 3) -> str:
     """The first problems, for the one-line description the check's row shows."""
     more = f"; {len(problems) - shown} more in `problems`" if len(problems) > shown else ""
@@ -83,19 +117,20 @@ MISSING_ASSETS = Advice(
     description="Every SSM mapping points at a DataZone asset that exists.",
 )
 def ssm_mappings_point_at_existing_assets(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    run = SyncRun(lineage_sync)
-    run.mappings.read_only = True  # the checks write nothing, not even a layout migration
-    records = run.mappings.all()
-    client = lineage_sync.datazone.client()
+    problems, checked = _across_scopes(lineage_sync, _missing_assets)
+    return _problems_result(problems, checked, "mappings", MISSING_ASSETS)
+
+
+def _missing_assets(run: SyncRun) -> tuple[list[str], int]:
+    records = _scope_records(run)
+    client = run.resource.datazone.client()
     problems = []
     for record in records.values():
         try:
-            client.get_asset(
-                domainIdentifier=lineage_sync.settings.domain_id, identifier=record.asset_id
-            )
+            client.get_asset(domainIdentifier=run.settings.domain_id, identifier=record.asset_id)
         except client.exceptions.ResourceNotFoundException:
             problems.append(f"{record.topic}: asset {record.asset_id} does not exist")
-    return _problems_result(problems, len(records), "mappings", MISSING_ASSETS)
+    return problems, len(records)
 
 
 DUPLICATE_ASSETS = Advice(
@@ -169,7 +204,11 @@ MISSING_TABLES = Advice(
     description="Every Iceberg table the lineage points at exists in the Glue Data Catalog.",
 )
 def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    run = SyncRun(lineage_sync)
+    problems, checked = _across_scopes(lineage_sync, _missing_tables)
+    return _problems_result(problems, checked, "lineage output tables", MISSING_TABLES)
+
+
+def _missing_tables(run: SyncRun) -> tuple[list[str], int]:
     problems, checked = [], 0
     for topic in run.registry_topics:
         for table in run.topology.lineage_for(topic).tables:
@@ -178,11 +217,11 @@ def lineage_tables_exist_in_glue(lineage_sync: LineageSyncResource) -> AssetChec
             problem = table.ref.glue_name_problem
             if problem:
                 problems.append(f"{topic} -> {problem}")
-            elif not lineage_sync.data_catalog.table_exists(
-                table.database, table.table, lineage_sync.settings.glue_catalog_id
+            elif not run.resource.data_catalog.table_exists(
+                table.database, table.table, run.settings.glue_catalog_id
             ):
                 problems.append(f"{topic} -> {table.ref}: no such Glue table")
-    return _problems_result(problems, checked, "lineage output tables", MISSING_TABLES)
+    return problems, checked
 
 
 UNLANDED_LINEAGE = Advice(
@@ -207,7 +246,7 @@ UNLANDED_LINEAGE = Advice(
     ),
 )
 def lineage_landed_on_datazone_nodes(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    return _readback_result(last_sync_readback(SyncRun(lineage_sync)), UNLANDED_LINEAGE)
+    return _readback_result(lineage_sync, "datazone", UNLANDED_LINEAGE)
 
 
 UNLANDED_GLUE_LINEAGE = Advice(
@@ -244,21 +283,32 @@ def lineage_landed_on_glue_nodes(lineage_sync: LineageSyncResource) -> AssetChec
                 "not to the Glue Data Catalog (DZLINEAGE_LINEAGE_DESTINATIONS)"
             ),
         )
-    report = last_sync_readback(SyncRun(lineage_sync), graph="glue")
-    return _readback_result(report, UNLANDED_GLUE_LINEAGE)
+    return _readback_result(lineage_sync, "glue", UNLANDED_GLUE_LINEAGE)
 
 
-def _readback_result(report: ReadbackReport, advice: Advice) -> AssetCheckResult:
-    # A read-back that could not run proves nothing: it fails, saying why.
-    problems = [str(m) for m in report.mismatches] + ([] if report.checked else [*report.notes])
+def _readback_result(
+    lineage_sync: LineageSyncResource, graph: str, advice: Advice
+) -> AssetCheckResult:
+    reports: list[ReadbackReport] = []
+
+    def read_back(run: SyncRun) -> tuple[list[str], int]:
+        # With scopes, the topics of the run's registry's records (not another scope's).
+        topics = [r.topic for r in _scope_records(run).values()] if run.resource.scopes else None
+        report = last_sync_readback(run, topics, graph=graph)
+        reports.append(report)
+        # A read-back that could not run proves nothing: it fails, saying why.
+        problems = [str(m) for m in report.mismatches]
+        return problems + ([] if report.checked else [*report.notes]), report.tables + report.assets
+
+    problems, checked = _across_scopes(lineage_sync, read_back)
     return _problems_result(
         problems,
-        report.tables + report.assets,
+        checked,
         "lineage landings",
         advice,
         metadata={
-            "read-back": MetadataValue.text(report.summary),
-            "GetLineageNode calls": report.calls,
+            "read-back": MetadataValue.text("\n".join(report.summary for report in reports)),
+            "GetLineageNode calls": sum(report.calls for report in reports),
         },
     )
 
@@ -289,9 +339,10 @@ CONVENTION_DRIFT = Advice(
     ),
 )
 def connector_mapping_matches_convention(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    run = SyncRun(lineage_sync)
-    problems = topology_report.drift(run.topology, run.convention)
-    checked = sum(1 for lineage in run.topology.lineages() if lineage.kind is TopicKind.TABLE)
+    def drift(run: SyncRun) -> tuple[list[str], int]:
+        return topology_report.drift(run.topology, run.convention), _table_topics(run)
+
+    problems, checked = _across_scopes(lineage_sync, drift)
     return _problems_result(
         problems, checked, "table topics", CONVENTION_DRIFT, AssetCheckSeverity.WARN
     )
@@ -314,10 +365,15 @@ UNSUNK_TOPICS = Advice(
     description="Every table topic is consumed by an Iceberg sink connector.",
 )
 def every_table_topic_has_a_sink(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    topology = SyncRun(lineage_sync).topology
-    problems = topology_report.table_topics_without_sink(topology)
-    checked = sum(1 for lineage in topology.lineages() if lineage.kind is TopicKind.TABLE)
+    def unsunk(run: SyncRun) -> tuple[list[str], int]:
+        return topology_report.table_topics_without_sink(run.topology), _table_topics(run)
+
+    problems, checked = _across_scopes(lineage_sync, unsunk)
     return _problems_result(problems, checked, "table topics", UNSUNK_TOPICS)
+
+
+def _table_topics(run: SyncRun) -> int:
+    return sum(1 for lineage in run.topology.lineages() if lineage.kind is TopicKind.TABLE)
 
 
 UNFED_TABLES = Advice(
@@ -340,22 +396,24 @@ UNFED_TABLES = Advice(
     ),
 )
 def every_iceberg_table_is_fed_by_a_topic(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    run = SyncRun(lineage_sync)
+    problems, checked = _across_scopes(lineage_sync, _unfed_tables)
+    return _problems_result(
+        problems, checked, "Iceberg tables", UNFED_TABLES, AssetCheckSeverity.WARN
+    )
+
+
+def _unfed_tables(run: SyncRun) -> tuple[list[str], int]:
     fed = topology_report.fed_tables(run.topology)
-    databases = sorted({lineage_sync.settings.glue_database, *(db for db, _ in fed)})
+    databases = sorted({run.settings.glue_database, *(db for db, _ in fed)})
     problems, checked = [], 0
     for database in databases:
-        for table in lineage_sync.data_catalog.tables(
-            database, lineage_sync.settings.glue_catalog_id
-        ):
+        for table in run.resource.data_catalog.tables(database, run.settings.glue_catalog_id):
             if (table.get("Parameters") or {}).get("table_type", "").upper() != "ICEBERG":
                 continue
             checked += 1
             if (database.lower(), table["Name"].lower()) not in fed:
                 problems.append(f"{database}.{table['Name']}: no topic feeds this Iceberg table")
-    return _problems_result(
-        problems, checked, "Iceberg tables", UNFED_TABLES, AssetCheckSeverity.WARN
-    )
+    return problems, checked
 
 
 AMBIGUOUS_EDGES = Advice(
@@ -375,9 +433,11 @@ AMBIGUOUS_EDGES = Advice(
     ),
 )
 def no_ambiguous_edges(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    topology = SyncRun(lineage_sync).topology
-    problems = topology_report.ambiguous_edges(topology)
-    return _problems_result(problems, len(topology.topics), "topics and patterns", AMBIGUOUS_EDGES)
+    def ambiguous(run: SyncRun) -> tuple[list[str], int]:
+        return topology_report.ambiguous_edges(run.topology), len(run.topology.topics)
+
+    problems, checked = _across_scopes(lineage_sync, ambiguous)
+    return _problems_result(problems, checked, "topics and patterns", AMBIGUOUS_EDGES)
 
 
 UNKNOWN_CONNECTORS = Advice(
@@ -400,9 +460,11 @@ UNKNOWN_CONNECTORS = Advice(
     ),
 )
 def every_connector_is_understood(lineage_sync: LineageSyncResource) -> AssetCheckResult:
-    topology = SyncRun(lineage_sync).topology
-    problems = topology_report.unknown_connectors(topology)
-    return _problems_result(problems, len(topology.connectors), "connectors", UNKNOWN_CONNECTORS)
+    def unknown(run: SyncRun) -> tuple[list[str], int]:
+        return topology_report.unknown_connectors(run.topology), len(run.topology.connectors)
+
+    problems, checked = _across_scopes(lineage_sync, unknown)
+    return _problems_result(problems, checked, "connectors", UNKNOWN_CONNECTORS)
 
 
 @asset_check(
@@ -415,8 +477,9 @@ def schema_change_is_compatible(
     context: AssetCheckExecutionContext, lineage_sync: LineageSyncResource
 ) -> AssetCheckResult:
     """One topic's partition, on demand (the catalog sync reports it for each new version)."""
-    run = SyncRun(lineage_sync, context.log)
-    return schema_change_result(topic_impact(run, context.partition_key, datazone_owners(run)))
+    scope, topic = split_partition_key(context.partition_key)
+    run = SyncRun(scope_resource(lineage_sync, scope), context.log)
+    return schema_change_result(topic_impact(run, topic, datazone_owners(run)))
 
 
 #: The checks of the whole catalog (the `catalog_checks` job); the per-topic

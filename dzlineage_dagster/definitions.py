@@ -28,12 +28,7 @@ from dzlineage_dagster.jobs import (
 )
 from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
 from dzlineage_dagster.scopes import read_scopes
-from dzlineage_dagster.sensors import (
-    catalog_checks_after_first_sync,
-    change_queue_sensor,
-    connector_config_sensor,
-    registry_schema_sensor,
-)
+from dzlineage_dagster.sensors import catalog_checks_after_first_sync, scope_sensors
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 
 
@@ -57,6 +52,8 @@ def build_resources(environ: Mapping[str, str] | None = None) -> dict[str, objec
     }
 
 
+RESOURCES = build_resources()
+
 defs = Definitions(
     assets=[datazone_custom_types, connector_topology, kafka_topic_catalog],
     asset_checks=[*ALL_CHECKS, schema_change_is_compatible],
@@ -68,13 +65,13 @@ defs = Definitions(
         CATALOG_RECONCILE_JOB,
     ],
     schedules=[catalog_checks_schedule, catalog_reconcile_schedule],
+    # Each scope's registry, connector and change queue sensors (DZLINEAGE_SCOPES), or the
+    # deployment's one registry's under their plain names.
     sensors=[
-        registry_schema_sensor,
-        connector_config_sensor,
+        *scope_sensors(RESOURCES["lineage_sync"].scope_names),
         catalog_checks_after_first_sync,
-        change_queue_sensor,
     ],
-    resources=build_resources(),
+    resources=RESOURCES,
 )
 
 

@@ -1,5 +1,6 @@
 """The jobs: the catalog sync over topic partitions, and retiring deleted topics."""
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetSelection,
     Config,
@@ -15,12 +16,15 @@ from dagster import (
     op,
 )
 
+from dzlineage_dagster.assets.common import scope_resource
 from dzlineage_dagster.assets.connectors import connector_topology
 from dzlineage_dagster.assets.topics import kafka_topic_catalog
 from dzlineage_dagster.checks import schema_change_is_compatible
+from dzlineage_dagster.core.scopes import SCOPE_TAG, keys_by_scope, partition_key
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.custom_types import ensure_custom_types
 from dzlineage_dagster.sync.catalog.reconcile import apply_repairs, inspect_catalog
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import sync_topics
 from dzlineage_dagster.sync.stages.retire import retire_removed_topics
@@ -74,6 +78,7 @@ catalog_checks_schedule = ScheduleDefinition(
 
 
 class RetireTopicsConfig(Config):
+    #: The topics' partition keys (``<scope>/<topic>`` with scopes).
     topics: list[str]
 
 
@@ -83,7 +88,15 @@ def retire_topic_assets(
     config: RetireTopicsConfig,
     lineage_sync: LineageSyncResource,
 ) -> None:
-    results = retire_removed_topics(SyncRun(lineage_sync, context.log), config.topics)
+    results = {}
+    # Each scope's topics with its own settings; a scope that cannot be reached fails its own.
+    for scope, topics in keys_by_scope(config.topics).items():
+        try:
+            run = SyncRun(scope_resource(lineage_sync, scope), context.log)
+            retired = retire_removed_topics(run, topics)
+        except SyncError as error:
+            retired = dict.fromkeys(topics, f"failed: {error}")
+        results.update({partition_key(scope, topic): r for topic, r in retired.items()})
     for topic, result in results.items():
         context.log.info(f"{topic}: {result}")
     failed = {t: r for t, r in results.items() if r.startswith("failed")}
@@ -102,8 +115,9 @@ def retire_topics_job() -> None:
 RETIRE_TOPICS_JOB = retire_topics_job
 
 
-def retire_run_config(topics: list[str]) -> dict:
-    return {"ops": {"retire_topic_assets": {"config": {"topics": topics}}}}
+def retire_run_config(keys: list[str]) -> dict:
+    """The retire_topics run config of the topics of these partition keys."""
+    return {"ops": {"retire_topic_assets": {"config": {"topics": keys}}}}
 
 
 class ReconcileConfig(Config):
@@ -122,7 +136,37 @@ class ReconcileConfig(Config):
 def reconcile_catalog(
     context: OpExecutionContext, config: ReconcileConfig, lineage_sync: LineageSyncResource
 ) -> Output[None]:
-    run = SyncRun(lineage_sync, context.log)
+    # The run's scope (its tag), or every scope in turn; one whose reconcile fails (AWS
+    # refuses its account) is named in the failure, the others still reconciled.
+    tagged = context.run.tags.get(SCOPE_TAG)
+    scopes = [tagged] if tagged else lineage_sync.scope_names
+    if scopes == [None]:
+        return reconcile_scope(context, config, SyncRun(lineage_sync, context.log))
+    failed, metadata = {}, {}
+    for scope in scopes:
+        try:
+            run = SyncRun(scope_resource(lineage_sync, scope), context.log)
+            result = reconcile_scope(context, config, run)
+        except (Failure, SyncError, ClientError, BotoCoreError) as error:
+            failed[scope] = (
+                error.description if isinstance(error, Failure) else describe_error(error)
+            )
+            context.log.error(f"scope {scope}: {failed[scope]}")
+            continue
+        metadata.update({f"{scope}/{key}": value for key, value in result.metadata.items()})
+    if failed:
+        raise Failure(
+            description=f"{len(failed)} of {len(scopes)} scopes failed: "
+            + "; ".join(f"{scope}: {why}" for scope, why in failed.items()),
+            metadata=metadata,
+        )
+    return Output(None, metadata=metadata)
+
+
+def reconcile_scope(
+    context: OpExecutionContext, config: ReconcileConfig, run: SyncRun
+) -> Output[None]:
+    """Reconcile the catalog with one registry's topics (``run``'s)."""
     if config.dry_run:
         run.mappings.read_only = True
     report = inspect_catalog(run)

@@ -14,13 +14,14 @@ from dagster import (
     DefaultSensorStatus,
     RunRequest,
     RunsFilter,
+    SensorDefinition,
     SensorEvaluationContext,
     SensorResult,
     SkipReason,
     sensor,
 )
 
-from dzlineage_dagster.assets.common import kafka_topics
+from dzlineage_dagster.assets.common import UNSCOPED, ScopePartitions, kafka_topics
 from dzlineage_dagster.assets.topics import REGISTRY_SCHEMA, STAGE_ASSET_KEYS
 from dzlineage_dagster.components.platform_graph import REFRESH_HINT, STALENESS_CHECK
 from dzlineage_dagster.core.catalog.discovery import (
@@ -63,38 +64,83 @@ RETRY_TAGS = {"dagster/max_retries": "2", "dagster/retry_strategy": "FROM_FAILUR
 MAX_RUNS_PER_TICK = 4
 
 
-@sensor(
-    name="registry_schema_sensor",
-    jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB],
-    minimum_interval_seconds=60,
-    default_status=DefaultSensorStatus.RUNNING,
-    description=(
-        "Lists the Glue Schema Registry each tick, keeps one `kafka_topics` partition per "
-        "topic, and requests the catalog sync only for topics whose schema changed since the "
-        "cursor, batched into a few runs over partition ranges. A rotating slice of the topics "
-        "is also checked each tick (GetSchema, and their mapping records): a sixtieth where "
-        "UpdatedTime has shown it does not move with new versions (found within 60 ticks), a "
-        "few topics where it moves, twenty until the registry shows which. Deleted "
-        "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY. "
-        "A topic whose partition is failed is synced again DZLINEAGE_SENSOR_RETRY_SECONDS "
-        "after a tick first sees it, each further retry waiting twice as long, up to "
-        "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS. With DZLINEAGE_CHANGE_QUEUE_URL set, "
-        "change_queue_sensor syncs the changes as their events arrive, and this sensor lists "
-        "the registry only every DZLINEAGE_REGISTRY_LISTING_SECONDS (a day), as a safety net "
-        "that logs what the events missed."
-    ),
-)
-def registry_schema_sensor(
-    context: SensorEvaluationContext, lineage_sync: LineageSyncResource
-) -> SensorResult:
-    return registry_schema_tick(context, lineage_sync, datetime.now(timezone.utc))
+def sensor_name(sensor: str, scope: str | None) -> str:
+    """``sensor``'s name in ``scope``: its own without scopes, ``<sensor>__<scope>`` with."""
+    return sensor if scope is None else f"{sensor}__{scope}"
+
+
+def scope_note(scope: str | None) -> str:
+    """What a scope's sensor adds to its description."""
+    if scope is None:
+        return ""
+    return (
+        f" This one serves scope {scope} (DZLINEAGE_SCOPES): its registry, connectors and "
+        f"queue, in its Region and account; its partitions are {scope}/<topic>."
+    )
+
+
+def scope_sensor(
+    name: str, scope: str | None, *, jobs: list, minimum_interval_seconds: int, description: str
+):
+    """The ``@sensor`` of sensor ``name`` in ``scope``: its name and description say the
+    scope; it runs by default, as every sensor of the sync does."""
+    return sensor(
+        name=sensor_name(name, scope),
+        jobs=jobs,
+        minimum_interval_seconds=minimum_interval_seconds,
+        default_status=DefaultSensorStatus.RUNNING,
+        description=description + scope_note(scope),
+    )
+
+
+def registry_schema_sensor_for(scope: str | None) -> SensorDefinition:
+    """The registry sensor of ``scope`` (None: the deployment's one registry)."""
+
+    @scope_sensor(
+        "registry_schema_sensor",
+        scope,
+        jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB],
+        minimum_interval_seconds=60,
+        description=(
+            "Lists the Glue Schema Registry each tick, keeps one `kafka_topics` partition per "
+            "topic, and requests the catalog sync only for topics whose schema changed since the "
+            "cursor, batched into a few runs over partition ranges. A rotating slice of the topics "
+            "is also checked each tick (GetSchema, and their mapping records): a sixtieth where "
+            "UpdatedTime has shown it does not move with new versions (found within 60 ticks), a "
+            "few topics where it moves, twenty until the registry shows which. Deleted "
+            "schemas lose their partition and their asset is retired per DZLINEAGE_DELETED_SCHEMA_POLICY. "
+            "A topic whose partition is failed is synced again DZLINEAGE_SENSOR_RETRY_SECONDS "
+            "after a tick first sees it, each further retry waiting twice as long, up to "
+            "DZLINEAGE_SENSOR_RETRY_MAX_SECONDS. With DZLINEAGE_CHANGE_QUEUE_URL set, "
+            "change_queue_sensor syncs the changes as their events arrive, and this sensor lists "
+            "the registry only every DZLINEAGE_REGISTRY_LISTING_SECONDS (a day), as a safety net "
+            "that logs what the events missed."
+        ),
+    )
+    def registry_schema_sensor(
+        context: SensorEvaluationContext, lineage_sync: LineageSyncResource
+    ) -> SensorResult:
+        return registry_schema_tick(
+            context,
+            lineage_sync.for_scope(scope),
+            datetime.now(timezone.utc),
+            ScopePartitions(scope),
+        )
+
+    return registry_schema_sensor
+
+
+registry_schema_sensor = registry_schema_sensor_for(None)
 
 
 def registry_schema_tick(
-    context: SensorEvaluationContext, lineage_sync: LineageSyncResource, now: datetime
+    context: SensorEvaluationContext,
+    lineage_sync: LineageSyncResource,
+    now: datetime,
+    partitions: ScopePartitions = UNSCOPED,
 ) -> SensorResult:
     """One tick of :func:`registry_schema_sensor` at ``now`` (its clock, given so a test can
-    move it)."""
+    move it), over the registry of ``lineage_sync`` (a scope's: ``partitions`` names it)."""
     queued = bool(lineage_sync.settings.change_queue_url)
     if queued:
         wait = listing_wait(context.cursor, now, lineage_sync.settings.registry_listing_seconds)
@@ -111,7 +157,7 @@ def registry_schema_tick(
     current = run.registry_topics
     changed = changed_topics(current, context.cursor)
     if queued and context.cursor:
-        changed = missed_by_events(context, current, changed)
+        changed = missed_by_events(context, current, changed, partitions)
     state = SweepState.from_text(context.cursor)
     try:
         sweep = sweep_versions(run, state)
@@ -120,14 +166,14 @@ def registry_schema_tick(
         context.log.warning(f"version sweep skipped this tick: {describe_error(error)}")
         sweep = VersionSweep(state.swept_to, {}, state.updated_time)
 
-    existing = context.instance.get_dynamic_partitions(kafka_topics.name)
+    existing = partitions.topics(context.instance)
     existing_set = set(existing)
     added = [topic for topic in current if topic not in existing_set]
     removed = [topic for topic in existing if topic not in current]
     order = [topic for topic in existing if topic in current] + added
     behind = set(sweep.behind) - set(changed)
     found = set(changed) | set(added) | behind
-    failed, busy = failed_partitions(context, [t for t in existing if t in current])
+    failed, busy = failed_partitions(context, [t for t in existing if t in current], partitions)
     backoff = Backoff(run.settings.sensor_retry_seconds, run.settings.sensor_retry_max_seconds)
     retries, schedule = RetrySchedule.from_text(context.cursor).plan(
         failed, busy | found, now.timestamp(), backoff
@@ -145,20 +191,22 @@ def registry_schema_tick(
             + (f"@{retries[t]}" if t in retries else "")
             for t in to_sync
         },
+        partitions,
     )
     if removed:
         run_requests.append(
             RunRequest(
                 run_key=_run_key(removed[0], removed[-1], dict.fromkeys(removed, "removed")),
                 job_name=RETIRE_TOPICS_JOB.name,
-                run_config=retire_run_config(removed),
+                run_config=retire_run_config(partitions.keys(removed)),
+                tags=partitions.tags,
             )
         )
     partition_requests = []
     if added:
-        partition_requests.append(kafka_topics.build_add_request(added))
+        partition_requests.append(partitions.add_request(added))
     if removed:
-        partition_requests.append(kafka_topics.build_delete_request(removed))
+        partition_requests.append(partitions.delete_request(removed))
     cursor = SensorCursor.after(
         current, now, sweep.swept_to, sweep.updated_time, schedule.to_json()
     ).to_json()
@@ -199,7 +247,10 @@ def listing_wait(cursor_text: str | None, now: datetime, interval_seconds: int) 
 
 
 def missed_by_events(
-    context: SensorEvaluationContext, current: Mapping[str, RegistryTopic], changed: list[str]
+    context: SensorEvaluationContext,
+    current: Mapping[str, RegistryTopic],
+    changed: list[str],
+    partitions: ScopePartitions,
 ) -> list[str]:
     """Of the topics the safety net's listing found changed, those the change queue's events
     missed: no run materialized their schema since their ``UpdatedTime``. Logged, so a queue
@@ -208,7 +259,8 @@ def missed_by_events(
     for topic in changed:
         changed_at = current[topic].updated_at
         records = context.instance.fetch_materializations(
-            AssetRecordsFilter(asset_key=REGISTRY_SCHEMA, asset_partitions=[topic]), limit=1
+            AssetRecordsFilter(asset_key=REGISTRY_SCHEMA, asset_partitions=[partitions.key(topic)]),
+            limit=1,
         ).records
         if changed_at is None or not records or records[0].timestamp < changed_at.timestamp():
             missed.append(topic)
@@ -223,7 +275,7 @@ def missed_by_events(
 
 
 def failed_partitions(
-    context: SensorEvaluationContext, topics: Sequence[str]
+    context: SensorEvaluationContext, topics: Sequence[str], partitions: ScopePartitions
 ) -> tuple[set[str], set[str]]:
     """Of ``topics``, those whose partition of a stage's asset is failed (its last planned
     materialization ended in a failed run, whichever launched it), and those a run is
@@ -232,8 +284,12 @@ def failed_partitions(
     failed: set[str] = set()
     busy: set[str] = set()
     for key in STAGE_ASSET_KEYS.values():
-        statuses = context.instance.get_status_by_partition(key, topics, kafka_topics) or {}
-        for topic, status in statuses.items():
+        statuses = (
+            context.instance.get_status_by_partition(key, partitions.keys(topics), kafka_topics)
+            or {}
+        )
+        for partition, status in statuses.items():
+            topic = partitions.topic(partition)
             if status is AssetPartitionStatus.FAILED:
                 failed.add(topic)
             elif status is AssetPartitionStatus.IN_PROGRESS:
@@ -253,10 +309,14 @@ def retry_wait_note(schedule: RetrySchedule, waiting: Collection[str], now: date
 
 
 def catalog_sync_requests(
-    order: Sequence[str], to_sync: Collection[str], tokens: Mapping[str, str]
+    order: Sequence[str],
+    to_sync: Collection[str],
+    tokens: Mapping[str, str],
+    partitions: ScopePartitions,
 ) -> list[RunRequest]:
     """``catalog_sync`` runs over the ranges of ``order`` that cover ``to_sync`` (at most
-    :data:`MAX_RUNS_PER_TICK`), keyed by each range and the ``tokens`` of what changed."""
+    :data:`MAX_RUNS_PER_TICK`), keyed by each range and the ``tokens`` of what changed; the
+    ranges' ends are the topics' partition keys in ``partitions``' scope."""
     if not to_sync:
         return []
     return [
@@ -267,9 +327,12 @@ def catalog_sync_requests(
                 "dagster/asset_partition_range_start": start,
                 "dagster/asset_partition_range_end": end,
                 **RETRY_TAGS,
+                **partitions.tags,
             },
         )
-        for start, end in changed_ranges(order, to_sync, max_ranges=MAX_RUNS_PER_TICK)
+        for start, end in map(
+            partitions.keys, changed_ranges(order, to_sync, max_ranges=MAX_RUNS_PER_TICK)
+        )
     ]
 
 
@@ -290,6 +353,21 @@ def platform_graph_staleness(context: SensorEvaluationContext, connectors_digest
     return ""
 
 
+def scope_sensors(scopes: Sequence[str | None]) -> list[SensorDefinition]:
+    """Each scope's registry, connector and change queue sensors (``[None]``: the deployment's
+    one registry's, under their own names), each with its own cursor: a scope whose tick
+    fails (its AWS account refuses, its registry is gone) holds up no other."""
+    return [
+        make(scope)
+        for scope in scopes
+        for make in (
+            registry_schema_sensor_for,
+            connector_config_sensor_for,
+            change_queue_sensor_for,
+        )
+    ]
+
+
 def _with(note: str, reason: str) -> str:
     return f"{reason}; {note}" if note else reason
 
@@ -299,26 +377,42 @@ def _run_key(start: str, end: str, tokens: Mapping[str, str]) -> str:
     return f"{start}..{end}@{digest}"
 
 
-@sensor(
-    name="connector_config_sensor",
-    jobs=[CATALOG_SYNC_JOB, CONNECTOR_TOPOLOGY_JOB],
-    minimum_interval_seconds=120,
-    default_status=DefaultSensorStatus.RUNNING,
-    description=(
-        "Notices changed connector configurations: each tick lists the connectors (MSK Connect "
-        "ListConnectors: their currentVersion and creation time; Kafka Connect REST: their "
-        "configs) and compares a digest with the cursor. Only when it moved does it derive the "
-        "topology and request the lineage of just the topics whose mapping changed, plus an "
-        "observation of connector_topology (on the first tick too)."
-    ),
-)
-def connector_config_sensor(
-    context: SensorEvaluationContext, lineage_sync: LineageSyncResource
+def connector_config_sensor_for(scope: str | None) -> SensorDefinition:
+    """The connector sensor of ``scope`` (None: the deployment's one cluster)."""
+
+    @scope_sensor(
+        "connector_config_sensor",
+        scope,
+        jobs=[CATALOG_SYNC_JOB, CONNECTOR_TOPOLOGY_JOB],
+        minimum_interval_seconds=120,
+        description=(
+            "Notices changed connector configurations: each tick lists the connectors (MSK "
+            "Connect ListConnectors: their currentVersion and creation time; Kafka Connect "
+            "REST: their configs) and compares a digest with the cursor. Only when it moved "
+            "does it derive the topology and request the lineage of just the topics whose "
+            "mapping changed, plus an observation of connector_topology (on the first tick "
+            "too)."
+        ),
+    )
+    def connector_config_sensor(
+        context: SensorEvaluationContext, lineage_sync: LineageSyncResource
+    ) -> SensorResult:
+        return connector_config_tick(context, lineage_sync.for_scope(scope), ScopePartitions(scope))
+
+    return connector_config_sensor
+
+
+def connector_config_tick(
+    context: SensorEvaluationContext,
+    lineage_sync: LineageSyncResource,
+    partitions: ScopePartitions = UNSCOPED,
 ) -> SensorResult:
+    """One tick of :func:`connector_config_sensor` over the connectors of ``lineage_sync``
+    (a scope's: ``partitions`` names it)."""
     run = SyncRun(lineage_sync, context.log)
     seen = json.loads(context.cursor) if context.cursor else {}
     digest = run.connectors_digest
-    stale = platform_graph_staleness(context, digest)
+    stale = platform_graph_staleness(context, digest) if partitions.scope is None else ""
     if stale:
         context.log.warning(stale)
     if seen.get("digest") == digest:
@@ -333,12 +427,12 @@ def connector_config_sensor(
         context.log.info(
             "recorded the connector topology; requested its observation (connector_topology)"
         )
-        return SensorResult(run_requests=[topology_observation(digest)], cursor=cursor)
-    partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
-    changed = set(changed_lineage_topics(seen.get("topics", {}), signatures)) & set(partitions)
-    run_requests = [topology_observation(digest)]
+        return SensorResult(run_requests=[topology_observation(digest, partitions)], cursor=cursor)
+    topics = partitions.topics(context.instance)
+    changed = set(changed_lineage_topics(seen.get("topics", {}), signatures)) & set(topics)
+    run_requests = [topology_observation(digest, partitions)]
     run_requests += catalog_sync_requests(
-        partitions, changed, {t: signatures.get(t, "gone") for t in changed}
+        topics, changed, {t: signatures.get(t, "gone") for t in changed}, partitions
     )
     context.log.info(
         f"connector configurations changed; lineage of {len(changed)} topics re-derived: "
@@ -347,10 +441,15 @@ def connector_config_sensor(
     return SensorResult(run_requests=run_requests, cursor=cursor)
 
 
-def topology_observation(connectors_digest: str) -> RunRequest:
+connector_config_sensor = connector_config_sensor_for(None)
+
+
+def topology_observation(connectors_digest: str, partitions: ScopePartitions) -> RunRequest:
     """A run observing connector_topology, once per configuration of the connectors."""
     return RunRequest(
-        run_key=f"topology@{connectors_digest[:16]}", job_name=CONNECTOR_TOPOLOGY_JOB.name
+        run_key=f"topology@{connectors_digest[:16]}",
+        job_name=CONNECTOR_TOPOLOGY_JOB.name,
+        tags=partitions.tags,
     )
 
 
@@ -386,28 +485,47 @@ def catalog_checks_after_first_sync(context: SensorEvaluationContext) -> RunRequ
 MAX_RECEIVES_PER_TICK = 5
 
 
-@sensor(
-    name="change_queue_sensor",
-    jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, CONNECTOR_TOPOLOGY_JOB],
-    minimum_interval_seconds=30,
-    default_status=DefaultSensorStatus.RUNNING,
-    description=(
-        "With DZLINEAGE_CHANGE_QUEUE_URL set, drains the SQS queue EventBridge delivers "
-        "CloudTrail's registry, MSK Connect and Glue table calls to (long polling, 10 messages "
-        "a call, at most five calls a tick) and requests the catalog sync of exactly the topics "
-        "named: a changed schema's topic (GetSchema of that schema only), the topics whose "
-        "sink writes a changed Glue table; a changed connector observes connector_topology. "
-        "Messages are deleted by the next tick, once Dagster recorded the runs; a redelivered "
-        "change requests nothing new; an unreadable message is reported and left to the "
-        "queue's dead-letter queue. Unset: skips (registry_schema_sensor lists the registry)."
-    ),
-)
-def change_queue_sensor(
-    context: SensorEvaluationContext,
-    lineage_sync: LineageSyncResource,
-    change_queue: ChangeQueueResource,
-) -> SensorResult | SkipReason:
-    return change_queue_tick(context, lineage_sync, change_queue, datetime.now(timezone.utc))
+def change_queue_sensor_for(scope: str | None) -> SensorDefinition:
+    """The change queue sensor of ``scope`` (None: the deployment's one queue)."""
+
+    @scope_sensor(
+        "change_queue_sensor",
+        scope,
+        jobs=[CATALOG_SYNC_JOB, RETIRE_TOPICS_JOB, CONNECTOR_TOPOLOGY_JOB],
+        minimum_interval_seconds=30,
+        description=(
+            "With DZLINEAGE_CHANGE_QUEUE_URL set, drains the SQS queue EventBridge delivers "
+            "CloudTrail's registry, MSK Connect and Glue table calls to (long polling, 10 messages "
+            "a call, at most five calls a tick) and requests the catalog sync of exactly the topics "
+            "named: a changed schema's topic (GetSchema of that schema only), the topics whose "
+            "sink writes a changed Glue table; a changed connector observes connector_topology. "
+            "Messages are deleted by the next tick, once Dagster recorded the runs; a redelivered "
+            "change requests nothing new; an unreadable message is reported and left to the "
+            "queue's dead-letter queue. Unset: skips (registry_schema_sensor lists the registry)."
+        ),
+    )
+    def change_queue_sensor(
+        context: SensorEvaluationContext,
+        lineage_sync: LineageSyncResource,
+        change_queue: ChangeQueueResource,
+    ) -> SensorResult | SkipReason:
+        if scope is not None:
+            # The scope's queue is in its account and Region, as its registry is.
+            change_queue = change_queue.with_options(
+                **lineage_sync.scope(scope).data_side_options()
+            )
+        return change_queue_tick(
+            context,
+            lineage_sync.for_scope(scope),
+            change_queue,
+            datetime.now(timezone.utc),
+            ScopePartitions(scope),
+        )
+
+    return change_queue_sensor
+
+
+change_queue_sensor = change_queue_sensor_for(None)
 
 
 def change_queue_tick(
@@ -415,8 +533,10 @@ def change_queue_tick(
     lineage_sync: LineageSyncResource,
     change_queue: ChangeQueueResource,
     now: datetime,
+    partitions: ScopePartitions = UNSCOPED,
 ) -> SensorResult | SkipReason:
-    """One tick of :func:`change_queue_sensor` at ``now``."""
+    """One tick of :func:`change_queue_sensor` at ``now``, over the queue and registry of
+    ``lineage_sync`` (a scope's: ``partitions`` names it)."""
     settings = lineage_sync.settings
     url = settings.change_queue_url
     if not url:
@@ -436,7 +556,7 @@ def change_queue_tick(
     )
     for line in read.unreadable_lines():
         context.log.warning(line)
-    plan = ChangePlan(context, lineage_sync, cursor)
+    plan = ChangePlan(context, lineage_sync, cursor, partitions)
     for change in read.changes:
         if not isinstance(change, SchemaChange):
             plan.add(change)
@@ -447,7 +567,7 @@ def change_queue_tick(
         context.log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
     # A failed topic is synced again with the registry sensor's backoff: its listing, now a
     # daily safety net, no longer comes every minute to do it.
-    failed, busy = failed_partitions(context, plan.partitions)
+    failed, busy = failed_partitions(context, plan.partitions, partitions)
     backoff = Backoff(settings.sensor_retry_seconds, settings.sensor_retry_max_seconds)
     retries, schedule = RetrySchedule.from_text(context.cursor).plan(
         failed, busy | set(plan.to_sync), now.timestamp(), backoff
@@ -467,9 +587,9 @@ def change_queue_tick(
             cursor=next_cursor,
         )
     context.log.info(plan.summary())
-    partition_requests = [kafka_topics.build_add_request(plan.added)] if plan.added else []
+    partition_requests = [partitions.add_request(plan.added)] if plan.added else []
     if plan.removed:
-        partition_requests.append(kafka_topics.build_delete_request(plan.removed))
+        partition_requests.append(partitions.delete_request(plan.removed))
     return SensorResult(
         run_requests=run_requests,
         dynamic_partitions_requests=partition_requests,
@@ -488,9 +608,11 @@ class ChangePlan:
         context: SensorEvaluationContext,
         lineage_sync: LineageSyncResource,
         cursor: QueueCursor,
+        scope_partitions: ScopePartitions = UNSCOPED,
     ) -> None:
         self.context, self.lineage_sync, self.cursor = context, lineage_sync, cursor
-        self.partitions = context.instance.get_dynamic_partitions(kafka_topics.name)
+        self.scope_partitions = scope_partitions
+        self.partitions = scope_partitions.topics(context.instance)
         self.known = set(self.partitions)
         #: Topic -> token of what changed, for the topics to sync.
         self.to_sync: dict[str, str] = {}
@@ -550,19 +672,24 @@ class ChangePlan:
         for topic, token in {**self.retries, **self._table_topics()}.items():
             self.to_sync.setdefault(topic, token)
         order = [t for t in self.partitions if t not in self.removed] + self.added
-        requests = catalog_sync_requests(order, self.to_sync, self.to_sync)
+        requests = catalog_sync_requests(order, self.to_sync, self.to_sync, self.scope_partitions)
         if self.removed:
             requests.append(
                 RunRequest(
                     run_key=_run_key(self.removed[0], self.removed[-1], {"removed": self.removed}),
                     job_name=RETIRE_TOPICS_JOB.name,
-                    run_config=retire_run_config(self.removed),
+                    run_config=retire_run_config(self.scope_partitions.keys(self.removed)),
+                    tags=self.scope_partitions.tags,
                 )
             )
         if self.connector_events:
             digest = _run_key("", "", {"events": sorted(self.connector_events)})
             requests.append(
-                RunRequest(run_key=f"topology-event{digest}", job_name=CONNECTOR_TOPOLOGY_JOB.name)
+                RunRequest(
+                    run_key=f"topology-event{digest}",
+                    job_name=CONNECTOR_TOPOLOGY_JOB.name,
+                    tags=self.scope_partitions.tags,
+                )
             )
         return requests
 

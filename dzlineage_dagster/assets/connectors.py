@@ -9,18 +9,22 @@ sync re-derives, through the connector sensor, exactly the topics whose edges a 
 configuration moves.
 """
 
+import hashlib
+import json
 from collections.abc import Iterator
 
+from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetExecutionContext,
     AssetSpec,
     DataVersion,
+    Failure,
     MetadataValue,
     ObserveResult,
     multi_observable_source_asset,
 )
 
-from dzlineage_dagster.assets.common import GROUP, OWNERS
+from dzlineage_dagster.assets.common import GROUP, OWNERS, scope_resource
 from dzlineage_dagster.core.connectors.report import (
     ambiguous_edges,
     connector_role,
@@ -33,6 +37,7 @@ from dzlineage_dagster.core.connectors.report import (
     unknown_connectors,
 )
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
 CONNECTOR_TOPOLOGY_SPEC = AssetSpec(
@@ -55,7 +60,41 @@ CONNECTOR_TOPOLOGY_SPEC = AssetSpec(
 def connector_topology(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
 ) -> Iterator[ObserveResult]:
-    run = SyncRun(lineage_sync, context.log)
+    if not lineage_sync.scopes:
+        run = SyncRun(lineage_sync, context.log)
+        yield ObserveResult(
+            asset_key=CONNECTOR_TOPOLOGY_SPEC.key,
+            data_version=DataVersion(run.connectors_digest),
+            metadata=topology_metadata(run),
+        )
+        return
+    # Every scope's connectors, each metadata entry named by its scope: one observation of the
+    # platform, whose data version moves when any scope's connectors do. A scope whose
+    # connectors cannot be read is named, and fails the run after the others are observed.
+    digests, metadata, unreadable = {}, {}, {}
+    for scope in lineage_sync.scope_names:
+        try:
+            run = SyncRun(scope_resource(lineage_sync, scope), context.log)
+            digests[scope] = run.connectors_digest
+            metadata.update({f"{scope}/{k}": v for k, v in topology_metadata(run).items()})
+        except (ClientError, BotoCoreError, SyncError) as error:
+            unreadable[scope] = describe_error(error)
+            digests[scope] = f"unreadable: {unreadable[scope]}"
+    combined = hashlib.sha256(json.dumps(digests, sort_keys=True).encode()).hexdigest()
+    yield ObserveResult(
+        asset_key=CONNECTOR_TOPOLOGY_SPEC.key,
+        data_version=DataVersion(combined),
+        metadata={**metadata, "unreadable_scopes": MetadataValue.json(unreadable)},
+    )
+    if unreadable:
+        raise Failure(
+            description="the connectors of "
+            + "; ".join(f"scope {scope}: {why}" for scope, why in unreadable.items())
+        )
+
+
+def topology_metadata(run: SyncRun) -> dict[str, object]:
+    """What the observation shows of ``run``'s connectors and the lineage they decide."""
     topology = run.topology
     connectors = markdown_table(
         ("connector", "class", "understood as", "registries (key / value)"),
@@ -78,29 +117,23 @@ def connector_topology(
         f"{openlineage_namespace_fix(name)}"
         for name in openlineage_without_kafka_namespace(topology.connectors)
     ]
-    yield ObserveResult(
-        asset_key=CONNECTOR_TOPOLOGY_SPEC.key,
-        data_version=DataVersion(run.connectors_digest),
-        metadata={
-            "connectors": MetadataValue.md(connectors),
-            "connector_count": len(topology.connectors),
-            "sources": [s.name for s in topology.sources],
-            "sinks": [s.name for s in topology.sinks],
-            "edges": MetadataValue.md(
-                markdown_table(("source tables", "topic", "tables", "origin", "connectors"), edges)
-            ),
-            "edge_count": len(edges),
-            "special_topics": MetadataValue.json(
-                {topic: kind.value for topic, kind in sorted(topology.special_topics().items())}
-            ),
-            "unresolved": MetadataValue.md("\n".join(f"- {u}" for u in unresolved) or "none"),
-            "unresolved_count": len(unresolved),
-            "unknown_connectors": MetadataValue.md("\n".join(f"- {u}" for u in unknown) or "none"),
-            "refused_connectors": MetadataValue.md("\n".join(f"- {r}" for r in refused) or "none"),
-            "refused_connector_count": len(refused),
-            "openlineage_unknown_namespace": MetadataValue.md(
-                "\n".join(unknown_namespace) or "none"
-            ),
-            "api_calls": MetadataValue.json(run.api_calls()),
-        },
-    )
+    return {
+        "connectors": MetadataValue.md(connectors),
+        "connector_count": len(topology.connectors),
+        "sources": [s.name for s in topology.sources],
+        "sinks": [s.name for s in topology.sinks],
+        "edges": MetadataValue.md(
+            markdown_table(("source tables", "topic", "tables", "origin", "connectors"), edges)
+        ),
+        "edge_count": len(edges),
+        "special_topics": MetadataValue.json(
+            {topic: kind.value for topic, kind in sorted(topology.special_topics().items())}
+        ),
+        "unresolved": MetadataValue.md("\n".join(f"- {u}" for u in unresolved) or "none"),
+        "unresolved_count": len(unresolved),
+        "unknown_connectors": MetadataValue.md("\n".join(f"- {u}" for u in unknown) or "none"),
+        "refused_connectors": MetadataValue.md("\n".join(f"- {r}" for r in refused) or "none"),
+        "refused_connector_count": len(refused),
+        "openlineage_unknown_namespace": MetadataValue.md("\n".join(unknown_namespace) or "none"),
+        "api_calls": MetadataValue.json(run.api_calls()),
+    }

@@ -57,8 +57,10 @@ def schema_change_result(report: ImpactReport) -> AssetCheckResult:
     )
 
 
-def schema_change_evaluation(report: ImpactReport, asset_key: AssetKey) -> AssetCheckEvaluation:
-    """The same result as an evaluation of the topic's partition, for the sync to log."""
+def schema_change_evaluation(
+    report: ImpactReport, asset_key: AssetKey, partition: str
+) -> AssetCheckEvaluation:
+    """The same result as an evaluation of the topic's ``partition``, for the sync to log."""
     result = schema_change_result(report)
     return AssetCheckEvaluation(
         asset_key=asset_key,
@@ -67,7 +69,7 @@ def schema_change_evaluation(report: ImpactReport, asset_key: AssetKey) -> Asset
         metadata=result.metadata,
         severity=result.severity,
         description=result.description,
-        partition=report.topic,
+        partition=partition,
     )
 
 

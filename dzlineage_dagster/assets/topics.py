@@ -6,7 +6,9 @@ its own materialization with its own metadata; a failing topic gets none and is 
 run's failure.
 """
 
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
@@ -24,7 +26,13 @@ from dagster import (
     multi_asset,
 )
 
-from dzlineage_dagster.assets.common import GROUP, OWNERS, kafka_topics, table_schema
+from dzlineage_dagster.assets.common import (
+    GROUP,
+    OWNERS,
+    kafka_topics,
+    scope_resource,
+    table_schema,
+)
 from dzlineage_dagster.assets.custom_types import (
     CUSTOM_TYPES_KEY,
     ensure_types,
@@ -34,11 +42,16 @@ from dzlineage_dagster.assets.schema_change import SCHEMA_CHANGE_CHECK, schema_c
 from dzlineage_dagster.core.connectors.topics import TopicKind
 from dzlineage_dagster.core.connectors.topology import Topology
 from dzlineage_dagster.core.ownership.owners import InvalidOwner, Owner
+from dzlineage_dagster.core.scopes import keys_by_scope, partition_key
 from dzlineage_dagster.core.topic_states import NOT_CATALOGED
 from dzlineage_dagster.resources import LineageSyncResource
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
 from dzlineage_dagster.sync.checks.authorization import check_authorization
-from dzlineage_dagster.sync.checks.preflight import check_cluster, check_ownership
+from dzlineage_dagster.sync.checks.preflight import (
+    check_cluster,
+    check_ownership,
+    check_registry,
+)
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.lineage.impact import topic_impact
 from dzlineage_dagster.sync.run_state import SyncRun
@@ -110,53 +123,22 @@ TOPIC_ASSET_SPECS = [
 def kafka_topic_catalog(
     context: AssetExecutionContext, lineage_sync: LineageSyncResource
 ) -> Iterator[AssetMaterialization | AssetObservation | AssetCheckEvaluation]:
-    topics = list(context.partition_keys)
-    # The partitions are the registry's topics as the sensor last listed them: a run over a
-    # few looks those up by name instead of listing the whole registry.
-    run = SyncRun.over_topics(
-        lineage_sync,
-        context.log,
-        topics,
-        context.instance.get_dynamic_partitions(kafka_topics.name),
-    )
+    keys = list(context.partition_keys)
     stages = {STAGE_OF_ASSET_KEY[key] for key in context.selected_asset_keys}
     context.log.info(
-        f"syncing {len(topics)} topics: {', '.join(STAGE_ASSET_KEYS[s].to_user_string() for s in Stage if s in stages)}"
+        f"syncing {len(keys)} topics: {', '.join(STAGE_ASSET_KEYS[s].to_user_string() for s in Stage if s in stages)}"
     )
-    if stages & {Stage.ASSET, Stage.LINEAGE}:
-        # What the checks below and the topics' stages read first, at once: the topology is
-        # built from the connectors and the registry; the authorization check reads the domain.
-        run.prefetch(
-            "cluster",
-            "connectors",
-            "registry_topics",
-            *(["domain"] if Stage.ASSET in stages else []),
-        )
-        try:
-            check_cluster(run)
-            if Stage.ASSET in stages:
-                check_ownership(run, topics)
-                check_authorization(run, (), asset_writes=True)
-        except SyncError as error:
-            # A wrong cluster or project fails every topic the same way: say it once, try none.
-            raise Failure(description=str(error)) from None
-    if Stage.ASSET in stages:
-        types = types_materialization(context, context.instance, ensure_types(run))
-        if types is not None:
-            yield types
-    failed: list[TopicOutcome] = []
-    impact = SchemaChangeReporter(run)
-    for outcome in sync_topics(run, topics, stages):
-        yield from materializations(outcome, stages, run.topology)
-        yield from impact.evaluations(outcome)
-        if not outcome.ok:
-            failed.append(outcome)
-    if run.mappings.committed:
-        forget_registry_digest(run)
-    context.log.info(f"AWS API calls: {run.api_calls()}")
-    if run.api_retries():
-        context.log.warning(f"AWS API attempts retried: {run.api_retries()}")
-    cost = api_cost_metadata(run)
+    # The partitions are the registries' topics as the sensors last listed them: a run over a
+    # few looks those up by name instead of listing the whole registry.
+    known = keys_by_scope(context.instance.get_dynamic_partitions(kafka_topics.name))
+    syncs = ScopeSyncs(context, lineage_sync, stages)
+    for scope, topics in keys_by_scope(keys).items():
+        yield from syncs.sync(scope, topics, known.get(scope, []))
+    calls, retries = syncs.api_calls()
+    context.log.info(f"AWS API calls: {calls}")
+    if retries:
+        context.log.warning(f"AWS API attempts retried: {retries}")
+    cost = api_cost_metadata(calls, retries)
     # The run's totals are known only now, after every topic's materializations went out:
     # they are one observation of the step's first asset, not a figure on each topic.
     yield AssetObservation(
@@ -164,16 +146,115 @@ def kafka_topic_catalog(
         description="AWS API calls this run made, and the attempts botocore retried, by operation",
         metadata=cost,
     )
-    if failed:
-        rows = "\n".join(
-            f"| `{o.topic}` | {STAGE_ASSET_KEYS[o.failed_stage].to_user_string()} | {o.error} |"
-            for o in failed
+    if syncs.failed:
+        raise syncs.failure(len(keys), cost)
+
+
+@dataclass(frozen=True)
+class FailedTopic:
+    """A topic the run could not sync: its partition key, the stage it failed in, and why."""
+
+    key: str
+    stage: str
+    error: str
+
+
+class ScopeSyncs:
+    """The run's topics scope by scope, each a :class:`SyncRun` with its scope's settings,
+    Region and role. A scope that cannot start (its cluster, the project's ownership or
+    authorization, a key naming no scope) fails its own topics only; the others still sync."""
+
+    def __init__(
+        self, context: AssetExecutionContext, lineage_sync: LineageSyncResource, stages: set[Stage]
+    ) -> None:
+        self.context, self.lineage_sync, self.stages = context, lineage_sync, stages
+        self.runs: list[SyncRun] = []
+        self.failed: list[FailedTopic] = []
+        #: Per scope that could not start: why, and how many topics it left untried.
+        self.not_started: dict[str | None, tuple[str, int]] = {}
+        self._types_ensured = False
+
+    def sync(
+        self, scope: str | None, topics: list[str], known: list[str]
+    ) -> Iterator[AssetMaterialization | AssetCheckEvaluation]:
+        """Sync ``topics`` of ``scope`` (``known``: the scope's partitions, its topics)."""
+        try:
+            run = SyncRun.over_topics(
+                scope_resource(self.lineage_sync, scope), self.context.log, topics, known
+            )
+            self.runs.append(run)
+            self._preflight(run, topics)
+        except (SyncError, ClientError, BotoCoreError) as error:
+            if scope is None and not self.lineage_sync.scopes:
+                # The one registry's wrong cluster or project fails every topic the same
+                # way: say it once, try none.
+                if isinstance(error, SyncError):
+                    raise Failure(description=str(error)) from None
+                raise
+            self._not_started(scope, topics, describe_error(error))
+            return
+        if Stage.ASSET in self.stages and not self._types_ensured:
+            # DataZone's side is shared: its custom types are ensured once a run.
+            self._types_ensured = True
+            types = types_materialization(self.context, self.context.instance, ensure_types(run))
+            if types is not None:
+                yield types
+        impact = SchemaChangeReporter(run)
+        for outcome in sync_topics(run, topics, self.stages):
+            key = partition_key(scope, outcome.topic)
+            yield from materializations(outcome, self.stages, run.topology, key)
+            yield from impact.evaluations(outcome, key)
+            if not outcome.ok:
+                stage = STAGE_ASSET_KEYS[outcome.failed_stage].to_user_string()
+                self.failed.append(FailedTopic(key, stage, str(outcome.error)))
+        if run.mappings.committed:
+            forget_registry_digest(run)
+
+    def _preflight(self, run: SyncRun, topics: list[str]) -> None:
+        if not self.stages & {Stage.ASSET, Stage.LINEAGE}:
+            return
+        # What the checks below and the topics' stages read first, at once: the topology is
+        # built from the connectors and the registry; the authorization check reads the domain.
+        run.prefetch(
+            "cluster",
+            "connectors",
+            "registry_topics",
+            *(["domain"] if Stage.ASSET in self.stages else []),
         )
-        left_out = len(failed) - FAILURES_DESCRIBED
-        raise Failure(
+        check_registry(run)
+        check_cluster(run)
+        if Stage.ASSET in self.stages:
+            check_ownership(run, topics)
+            check_authorization(run, (), asset_writes=True)
+
+    def _not_started(self, scope: str | None, topics: list[str], error: str) -> None:
+        error = f"scope {scope}: {error}" if scope else error
+        self.context.log.error(f"{error}: its {len(topics)} topics were not synced")
+        self.not_started[scope] = (error, len(topics))
+        self.failed += [FailedTopic(partition_key(scope, t), "preflight", error) for t in topics]
+
+    def api_calls(self) -> tuple[dict[str, int], dict[str, int]]:
+        """The run's AWS calls and botocore's retries by operation, over every scope's
+        resources (DataZone's side, which the scopes share, counted once)."""
+        resources = {id(aws): aws for run in self.runs for aws in run.resource.aws_resources}
+        calls: Counter[str] = Counter()
+        retries: Counter[str] = Counter()
+        for aws in resources.values():
+            calls.update(aws.api_calls)
+            retries.update(aws.api_retries)
+        return dict(sorted(calls.items())), dict(sorted(retries.items()))
+
+    def failure(self, topics: int, cost: dict[str, object]) -> Failure:
+        """The run's failure: each scope that could not start said once, then the topics that
+        failed; ``failed_topics`` lists every failed topic by its partition key."""
+        said = [f"{error} ({count} topics not tried)" for error, count in self.not_started.values()]
+        said += [f"{f.key}: {f.error}" for f in self.failed if f.stage != "preflight"]
+        rows = "\n".join(f"| `{f.key}` | {f.stage} | {f.error} |" for f in self.failed)
+        left_out = len(said) - FAILURES_DESCRIBED
+        return Failure(
             description=(
-                f"{len(failed)} of {len(topics)} topics failed: "
-                + "; ".join(f"{o.topic}: {o.error}" for o in failed[:FAILURES_DESCRIBED])
+                f"{len(self.failed)} of {topics} topics failed: "
+                + "; ".join(said[:FAILURES_DESCRIBED])
                 + (f"; and {left_out} more (failed_topics lists every one)" if left_out > 0 else "")
             ),
             metadata={
@@ -194,7 +275,7 @@ class SchemaChangeReporter:
         self._run = run
         self._project_owners: tuple[Owner, ...] | None = None
 
-    def evaluations(self, outcome: TopicOutcome) -> Iterator[AssetCheckEvaluation]:
+    def evaluations(self, outcome: TopicOutcome, partition: str) -> Iterator[AssetCheckEvaluation]:
         snapshot = outcome.schema
         if Stage.SCHEMA not in outcome.completed or snapshot is None or snapshot.version < 2:
             return
@@ -213,7 +294,7 @@ class SchemaChangeReporter:
             )
             return
         self._run.log.info(report.summary())
-        yield schema_change_evaluation(report, REGISTRY_SCHEMA)
+        yield schema_change_evaluation(report, REGISTRY_SCHEMA, partition)
 
 
 def forget_registry_digest(run: SyncRun) -> None:
@@ -229,10 +310,9 @@ def forget_registry_digest(run: SyncRun) -> None:
         )
 
 
-def api_cost_metadata(run: SyncRun) -> dict[str, object]:
+def api_cost_metadata(calls: dict[str, int], retries: dict[str, int]) -> dict[str, object]:
     """The run's AWS calls and botocore's retries by `service.Operation`, and their totals:
     the figures the `dzlineage sync` summary prints, from the same counters."""
-    calls, retries = run.api_calls(), run.api_retries()
     return {
         "api_calls": MetadataValue.json(calls),
         "api_call_total": sum(calls.values()),
@@ -242,13 +322,14 @@ def api_cost_metadata(run: SyncRun) -> dict[str, object]:
 
 
 def materializations(
-    outcome: TopicOutcome, stages: set[Stage], topology: Topology
+    outcome: TopicOutcome, stages: set[Stage], topology: Topology, partition: str
 ) -> Iterator[AssetMaterialization]:
-    """One materialization per selected stage the topic completed, with that stage's metadata."""
+    """One materialization per selected stage the topic completed, with that stage's metadata,
+    of the topic's ``partition``."""
     done = outcome.completed & stages
     if Stage.SCHEMA in done:
         yield AssetMaterialization(
-            REGISTRY_SCHEMA, partition=outcome.topic, metadata=schema_metadata(outcome.schema)
+            REGISTRY_SCHEMA, partition=partition, metadata=schema_metadata(outcome.schema)
         )
     if Stage.ASSET in done:
         metadata = (
@@ -259,10 +340,10 @@ def materializations(
                 "reason": not_cataloged_reason(outcome.schema, topology),
             }
         )
-        yield AssetMaterialization(DATAZONE_TOPIC_ASSET, partition=outcome.topic, metadata=metadata)
+        yield AssetMaterialization(DATAZONE_TOPIC_ASSET, partition=partition, metadata=metadata)
     if Stage.LINEAGE in done:
         yield AssetMaterialization(
-            TOPIC_LINEAGE, partition=outcome.topic, metadata=lineage_metadata(outcome.lineage)
+            TOPIC_LINEAGE, partition=partition, metadata=lineage_metadata(outcome.lineage)
         )
 
 
