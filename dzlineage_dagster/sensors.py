@@ -336,15 +336,20 @@ def catalog_sync_requests(
     ]
 
 
-def platform_graph_staleness(context: SensorEvaluationContext, connectors_digest: str) -> str:
-    """What to say when the platform graph in this code location was drawn from other
-    connectors than the ones running now (empty: it was not, or there is no graph)."""
+def platform_graph_staleness(
+    context: SensorEvaluationContext, connectors_digest: str, scope: str | None = None
+) -> str:
+    """What to say when the platform graph of ``scope`` in this code location was drawn from
+    other connectors than the ones running now (empty: it was not, or there is no graph)."""
     repository = context.repository_def
     checks = repository.asset_checks_defs_by_key if repository else {}
     for key, checks_def in checks.items():
-        if not key.name.startswith(STALENESS_CHECK):
+        metadata = checks_def.get_spec_for_check_key(key).metadata
+        if not key.name.startswith(STALENESS_CHECK) or metadata.get("registry_scope", "") != (
+            scope or ""
+        ):
             continue
-        drawn_from = checks_def.get_spec_for_check_key(key).metadata.get("connectors_digest")
+        drawn_from = metadata.get("connectors_digest")
         if drawn_from and drawn_from != connectors_digest:
             return (
                 "the platform graph in Dagster's asset graph was drawn from other connector "
@@ -412,7 +417,7 @@ def connector_config_tick(
     run = SyncRun(lineage_sync, context.log)
     seen = json.loads(context.cursor) if context.cursor else {}
     digest = run.connectors_digest
-    stale = platform_graph_staleness(context, digest) if partitions.scope is None else ""
+    stale = platform_graph_staleness(context, digest, partitions.scope)
     if stale:
         context.log.warning(stale)
     if seen.get("digest") == digest:

@@ -15,6 +15,7 @@ from dagster import (
     AssetCheckKey,
     AssetKey,
     AssetSelection,
+    DagsterInstance,
     Definitions,
     TableColumnDep,
     build_sensor_context,
@@ -35,7 +36,7 @@ from dzlineage_dagster.components.platform_graph import (
 )
 from dzlineage_dagster.core.lineage.platform_graph import PlatformGraphState
 from dzlineage_dagster.definitions import defs as sync_defs
-from dzlineage_dagster.sensors import connector_config_sensor
+from dzlineage_dagster.sensors import connector_config_sensor, platform_graph_staleness
 from dzlineage_dagster.settings import InvalidSettings, MissingSettings
 from dzlineage_dagster.sync.lineage.platform_graph import live_digest
 from dzlineage_dagster_tests.test_connector_lineage import create_connector, posted_events
@@ -388,6 +389,16 @@ def test_each_scope_draws_its_own_graph_keyed_below_its_name(synced, tmp_path):
     assert all(dep.asset_key.path[0] == "shop_copy" for dep in topic.deps)
     check_names = {key.name for key in second.resolve_asset_graph().asset_check_keys}
     assert "platform_graph_is_current__shop_copy" in check_names
+    # Each scope's connector sensor compares its own connectors with its own scope's graph.
+    with build_sensor_context(instance=DagsterInstance.ephemeral(), definitions=second) as context:
+        assert "drawn from other connector" in platform_graph_staleness(
+            context, "connectors as they are now", "shop_copy"
+        )
+        assert platform_graph_staleness(context, "connectors as they are now", "shop") == ""
+    with build_sensor_context(instance=DagsterInstance.ephemeral(), definitions=first) as context:
+        assert "drawn from other connector" in platform_graph_staleness(
+            context, "connectors as they are now", "shop"
+        )
 
     with pytest.raises(InvalidSettings, match=r"'nope' is no scope of DZLINEAGE_SCOPES.*shop"):
         PlatformGraphComponent(

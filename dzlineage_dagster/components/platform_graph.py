@@ -159,6 +159,18 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
     def key_prefix(self) -> tuple[str, ...]:
         return (self.registry_scope,) if self.registry_scope else ()
 
+    @property
+    def environ(self) -> dict[str, str]:
+        """The component's settings as the variables they stand for (unset ones left out)."""
+        return {name: value for name, value in self.settings.items() if value}
+
+    @property
+    def drawn_scope(self) -> str | None:
+        """The scope the graph draws: the named one, else the first of DZLINEAGE_SCOPES (None
+        without scopes)."""
+        first = next(iter(read_scopes(self.environ)), None)
+        return self.registry_scope or (first.name if first else None)
+
     def sync_run(self, log: logging.Logger | None = None) -> SyncRun:
         """A sync run over the component's settings (read only: it writes nothing to AWS)."""
         unknown = sorted(set(self.settings) - SETTING_VARIABLES)
@@ -169,7 +181,7 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
                     for name in unknown
                 ]
             )
-        environ = {name: value for name, value in self.settings.items() if value}
+        environ = self.environ
         scopes = {scope.name: scope for scope in read_scopes(environ)}
         if self.registry_scope and self.registry_scope not in scopes:
             raise InvalidSettings(
@@ -224,7 +236,11 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
             name=staleness_check_name(self.registry_scope),
             # Read by the connector sensor, which tells from it that a connector change left
             # the graph behind without listing the registry.
-            metadata={"connectors_digest": state.connectors_digest if state else ""},
+            metadata={
+                "connectors_digest": state.connectors_digest if state else "",
+                # The connector sensor of this scope compares its connectors with the digest.
+                "registry_scope": self.drawn_scope or "",
+            },
             description=(
                 "The asset graph's platform lineage (source table -> topic -> Iceberg table) "
                 "was read from the topology as it is now: compares a digest of the connectors "
