@@ -130,14 +130,17 @@ class DataZoneReadback:
         self._pool = ThreadPoolExecutor(self._readers, thread_name_prefix="dzlineage-readback")
         self._changed = threading.Condition()
         self._processing = TopicsProcessing()
-        self._landings: dict[str, Landing] = {}
-        #: Each posted topic's place, so the report lists mismatches in the sync's order.
-        self._order: dict[str, int] = {}
-        self._unpolled = self._reading = self._calls = 0
+        #: The waiting topics' landings, each with its place among the posted topics (the
+        #: report lists mismatches in the sync's order).
+        self._landings: dict[str, tuple[int, Landing]] = {}
+        self._posted = self._unpolled = self._reading = self._calls = 0
+        #: What the compared topics add to the report: no landing is kept past its comparison.
+        self._compared = self._tables = self._assets = 0
+        self._mismatches: list[tuple[int, tuple[Mismatch, ...]]] = []
+        self._failed: list[tuple[int, str]] = []
         #: (when, how many events) of the topics posted since the window a listing of the
         #: domain's events would read: what it would cost at least.
         self._posts: deque[tuple[datetime, int]] = deque()
-        self._checked: list[tuple[Landing, tuple[Mismatch, ...]]] = []
         #: Why the read-back could not finish (a failed status or node read).
         self._broken: str | None = None
         self._deadline: float | None = None
@@ -164,8 +167,8 @@ class DataZoneReadback:
         asset_id = outcome.asset.record.asset_id if outcome.asset else None
         landing = landing_of(self.run, outcome.schema, lineage.plan, asset_id)
         with self._changed:
-            self._order[outcome.topic] = len(self._order)
-            self._landings[outcome.topic] = landing
+            self._landings[outcome.topic] = (self._posted, landing)
+            self._posted += 1
             now = datetime.now(timezone.utc)
             self._processing.add(outcome.topic, lineage.event_ids, now)
             self._posts.append((now, len(lineage.event_ids)))
@@ -237,11 +240,14 @@ class DataZoneReadback:
             with self._changed:
                 if self._stopped:
                     return
+                failed_before = len(self._processing.failed)
                 for topic in self._processing.update(statuses):
                     self._reading += 1
-                    self._pool.submit(self._check, self._landings.pop(topic))
+                    self._pool.submit(self._check, *self._landings.pop(topic))
+                for topic in self._processing.failed[failed_before:]:
+                    self._failed.append((self._landings.pop(topic)[0], topic))
 
-    def _check(self, landing: Landing) -> None:
+    def _check(self, place: int, landing: Landing) -> None:
         checked = check_landing(self.run, landing)
         with self._changed:
             self._reading -= 1
@@ -249,11 +255,15 @@ class DataZoneReadback:
             if checked.unreadable is not None:
                 self._broken = self._broken or checked.unreadable
             else:
-                self._checked.append((landing, checked.mismatches))
+                self._compared += 1
+                self._tables += len(landing.table_arns)
+                self._assets += landing.asset_id is not None
+                if checked.mismatches:
+                    self._mismatches.append((place, checked.mismatches))
             self._changed.notify_all()
 
     def _report(self, wait_seconds: float) -> ReadbackReport | None:
-        posted = len(self._order)
+        posted = self._posted
         if not posted:
             return None
         if self._broken is not None:
@@ -266,10 +276,17 @@ class DataZoneReadback:
                 f"after {wait_seconds:g}s (DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS)"
             )
             return ReadbackReport(topics=posted, notes=(note,), checked=False)
-        checked = sorted(self._checked, key=lambda each: self._order[each[0].topic])
-        landings = [landing for landing, _ in checked]
-        report = _report_of(self.run, landings, [found for _, found in checked], self._calls)
-        failed = sorted(self._processing.failed, key=self._order.__getitem__)
+        report = _logged(
+            self.run,
+            ReadbackReport(
+                topics=self._compared,
+                tables=self._tables,
+                assets=self._assets,
+                mismatches=tuple(m for _, found in sorted(self._mismatches) for m in found),
+                calls=self._calls,
+            ),
+        )
+        failed = [topic for _, topic in sorted(self._failed)]
         if failed:
             # A topic whose events DataZone FAILED is known not to have landed; the next
             # sync's lineage health check re-posts it, so it is named, not compared.
@@ -317,18 +334,24 @@ def _report_of(
     calls: int,
     graph: str = "datazone",
 ) -> ReadbackReport:
-    """The report of ``landings`` compared, their mismatches logged as errors."""
-    mismatches = tuple(m for landing_mismatches in found for m in landing_mismatches)
-    report = ReadbackReport(
-        topics=len(landings),
-        tables=sum(len(landing.table_arns) for landing in landings),
-        assets=sum(landing.asset_id is not None for landing in landings),
-        mismatches=mismatches,
-        calls=calls,
-        graph=graph,
+    """The report of ``landings`` compared (:func:`_logged`)."""
+    return _logged(
+        run,
+        ReadbackReport(
+            topics=len(landings),
+            tables=sum(len(landing.table_arns) for landing in landings),
+            assets=sum(landing.asset_id is not None for landing in landings),
+            mismatches=tuple(m for landing_mismatches in found for m in landing_mismatches),
+            calls=calls,
+            graph=graph,
+        ),
     )
-    for mismatch in mismatches:
-        run.log.error(f"lineage read-back ({graph}): {mismatch}")
+
+
+def _logged(run: SyncRun, report: ReadbackReport) -> ReadbackReport:
+    """``report``, its mismatches logged as errors."""
+    for mismatch in report.mismatches:
+        run.log.error(f"lineage read-back ({report.graph}): {mismatch}")
     return report
 
 
