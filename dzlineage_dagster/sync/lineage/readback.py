@@ -196,6 +196,19 @@ class DataZoneReadback:
         self._pool.shutdown(wait=True, cancel_futures=True)
 
     def _poll(self) -> None:
+        try:
+            self._poll_until_done()
+        except Exception as error:
+            # A bug, not AWS: the report says the read-back stopped, not that events wait.
+            self._stop_broken(f"the read-back stopped: {describe_error(error)}")
+            raise
+
+    def _stop_broken(self, why: str) -> None:
+        with self._changed:
+            self._broken = self._broken or why
+            self._changed.notify_all()
+
+    def _poll_until_done(self) -> None:
         last_poll = float("-inf")
         polled_since_sync_done = False
         while True:
@@ -231,10 +244,9 @@ class DataZoneReadback:
             try:
                 statuses = _processing_statuses(self.run, pending, since, one_by_one)
             except (ClientError, BotoCoreError) as error:
-                with self._changed:
-                    self._broken = (
-                        f"reading the events' processing status failed: {describe_error(error)}"
-                    )
+                self._stop_broken(
+                    f"reading the events' processing status failed: {describe_error(error)}"
+                )
                 return
             last_poll = time.monotonic()
             with self._changed:
@@ -248,7 +260,13 @@ class DataZoneReadback:
                     self._failed.append((self._landings.pop(topic)[0], topic))
 
     def _check(self, place: int, landing: Landing) -> None:
-        checked = check_landing(self.run, landing)
+        try:
+            checked = check_landing(self.run, landing)
+        except Exception as error:
+            with self._changed:
+                self._reading -= 1
+            self._stop_broken(f"the read-back stopped: {describe_error(error)}")
+            raise
         with self._changed:
             self._reading -= 1
             self._calls += checked.calls
