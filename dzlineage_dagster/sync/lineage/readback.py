@@ -54,7 +54,7 @@ from dzlineage_dagster.core.lineage.readback import (
     time_to_poll,
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error, error_code
-from dzlineage_dagster.sync.lineage.health import LIST_PAGE_SIZE
+from dzlineage_dagster.sync.lineage.health import LIST_PAGE_SIZE, lineage_events
 from dzlineage_dagster.sync.lineage.nodes import lineage_reader
 
 if TYPE_CHECKING:
@@ -477,14 +477,7 @@ def _processing_statuses(
     listed (ListLineageEvents of the whole domain since then: a page per 50 events of every
     producer, including the sync's own 2 per topic, one page held at a time)."""
     if not one_by_one:
-        items = run.resource.datazone.paginate_lazily(
-            "datazone",
-            "list_lineage_events",
-            "items",
-            page_size=LIST_PAGE_SIZE,
-            domainIdentifier=run.settings.domain_id,
-            timestampAfter=since,
-        )
+        items = lineage_events(run, timestampAfter=since)
         return {item["id"]: item["processingStatus"] for item in items if item["id"] in pending}
     datazone = run.resource.datazone.client()
     domain_id = run.settings.domain_id
