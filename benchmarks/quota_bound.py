@@ -4,8 +4,8 @@ The sandbox is seeded at full speed, then paced (``--latency aws`` and, by defau
 figures typed from AWS's pages in ``aws_quotas.json``, not the product's table) for the
 measured syncs: the first sync, then an idle rerun. The floor is what no client can beat: for
 each quota bucket, the calls the sync needed there (refused calls not counted) over the
-bucket's rate; the busiest bucket sets it (the headless sync's lineage read-back, which comes
-after, adds its own). ``seconds / floor`` is how close to the quota the
+bucket's rate; the busiest bucket sets it (the headless sync's lineage read-back, which reads
+while the sync posts, among them). ``seconds / floor`` is how close to the quota the
 system ran (1.0 is at the quota).
 """
 
@@ -25,26 +25,22 @@ from benchmarks.systems import make_system, pointed_at
 from dzlineage_dagster.sandbox.server.faults import CallRecord
 from dzlineage_dagster.sandbox.server.pacing import Quotas
 
-#: Calls of the headless sync's lineage read-back (``sync/lineage/readback.py``): it starts
-#: only once DataZone has processed every event the sync posted, so its reads cannot overlap
-#: the sync's writes and their floor adds to the sync's instead of competing with it.
+#: Calls of the headless sync's lineage read-back (``sync/lineage/readback.py``): it reads each
+#: topic back as soon as DataZone has processed its events, while the sync posts the later
+#: topics', so its bucket competes with the sync's for the floor instead of adding to it.
 READBACK_OPERATIONS = frozenset({"datazone.GetLineageNode"})
 
 
 @dataclass(frozen=True)
 class QuotaFloor:
-    #: The sync's busiest bucket: its calls over its rate.
-    sync_seconds: float
+    #: The busiest bucket, the read-back's included: its calls over its rate.
+    seconds: float
     bucket: str
     calls: int
     rate: float
-    #: The read-back's busiest bucket, after the sync (0: no read-back).
+    #: The read-back's calls and its bucket's own floor (0: no read-back).
     readback_seconds: float = 0.0
     readback_calls: int = 0
-
-    @property
-    def seconds(self) -> float:
-        return self.sync_seconds + self.readback_seconds
 
 
 def quota_floor(
@@ -52,26 +48,27 @@ def quota_floor(
 ) -> QuotaFloor:
     """What no client can beat, from the calls the sandbox served, at the rates the sandbox
     enforced (``rates`` and ``buckets`` by ``service.Operation``, the benchmark's own figures):
-    the sync's busiest bucket's calls over its rate, plus the read-back's (its reads come after
-    the sync's writes, :data:`READBACK_OPERATIONS`)."""
-    sync, readback = [], []
+    the busiest bucket's calls over its rate, the read-back's (:data:`READBACK_OPERATIONS`)
+    among them, as it runs beside the sync's writes."""
+    served: Counter[str] = Counter()
+    readback: Counter[str] = Counter()
     for record in records:
         name = f"{record.service}.{record.operation}"
         if not record.throttled and name in rates:
-            (readback if name in READBACK_OPERATIONS else sync).append(buckets[name])
+            served[buckets[name]] += 1
+            if name in READBACK_OPERATIONS:
+                readback[buckets[name]] += 1
     bucket_rates = {buckets[name]: rate for name, rate in rates.items()}
-    if not sync:
+    if not served:
         return QuotaFloor(0.0, "-", 0, 0.0)
-    served = Counter(sync)
     bucket = max(served, key=lambda b: served[b] / bucket_rates[b])
-    read = Counter(readback)
     return QuotaFloor(
         served[bucket] / bucket_rates[bucket],
         bucket,
         served[bucket],
         bucket_rates[bucket],
-        readback_seconds=max((read[b] / bucket_rates[b] for b in read), default=0.0),
-        readback_calls=len(readback),
+        readback_seconds=max((served[b] / bucket_rates[b] for b in readback), default=0.0),
+        readback_calls=sum(readback.values()),
     )
 
 
@@ -182,8 +179,7 @@ def quota_table(cells: list[QuotaCell]) -> str:
     lines = [header, "-" * len(header)]
     for cell in cells:
         floor = cell.first.floor
-        readback = " + read-back" if floor.readback_calls else ""
-        label = f"N = {cell.topics:,} {cell.system} (floor: {floor.bucket}{readback})"
+        label = f"N = {cell.topics:,} {cell.system} (floor: {floor.bucket})"
         lines.append(
             f"{label:44}{cell.first.seconds:>11.1f}s{cell.first.floor.seconds:>8.1f}s"
             f"{cell.first.ratio:>7.2f}{cell.first.throttled:>10,}"

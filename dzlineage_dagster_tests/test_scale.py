@@ -21,6 +21,7 @@ from dzlineage_dagster.core.catalog.discovery import (
     clock_sweep,
 )
 from dzlineage_dagster.core.catalog.registry_cursor import topic_bucket
+from dzlineage_dagster.core.lineage.readback import POLL_BATCH_TOPICS
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
@@ -246,3 +247,22 @@ def test_more_topics_than_ssm_s_cap_sync_packed_beside_other_applications(sandbo
         assert packed.idle.datazone_writes == 0
     finally:
         sandbox.control.set_ssm_limits(**SsmLimits().__dict__)
+
+
+def test_the_read_back_reads_the_first_topics_while_the_later_ones_still_post(sandbox, monkeypatch):
+    """DataZone's read-back reads a topic as soon as its events are processed, beside the
+    later topics' posts (GetLineageNode and PostLineageEvent are quotas of their own), three
+    nodes a topic, and reports them all."""
+    topics = 3 * POLL_BATCH_TOPICS
+    sandbox.control.reset()
+    platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
+    sandbox.control.clear_calls()
+    summary = headless_sync(platform, monkeypatch, 4)
+    operations = [c.operation for c in sandbox.control.calls() if c.service == "datazone"]
+    last_post = max(i for i, name in enumerate(operations) if name == "PostLineageEvent")
+    assert operations.index("GetLineageNode") < last_post
+    assert operations.count("GetLineageNode") == 3 * topics
+    assert (
+        f"lineage read-back: all landed ({topics} tables, {topics} topic assets of {topics} "
+        f"topics, {3 * topics} GetLineageNode calls)"
+    ) in summary

@@ -25,7 +25,7 @@ from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_ver
 from dzlineage_dagster.sync.checks.authorization import check_authorization
 from dzlineage_dagster.sync.checks.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.lineage.readback import read_back_sync
+from dzlineage_dagster.sync.lineage.readback import DataZoneReadback, read_back_sync
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
@@ -251,12 +251,17 @@ def run_headless_sync(
         reposted: list[str] = []
         over_foreign: list[str] = []
         failed = done = 0
+        # DataZone's read-back reads each topic back as soon as DataZone has processed its
+        # events, while the later topics post theirs.
+        datazone_readback = DataZoneReadback.start(run)
         try:
             for outcome in sync_topics(
                 run, to_sync, trust_registry_tokens=trust_tokens, stale={*behind, *retry}
             ):
                 done += 1
                 outcomes.append(outcome)
+                if datazone_readback is not None:
+                    datazone_readback.add(outcome)
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
                 if outcome.lineage is not None and outcome.lineage.reposted_over_foreign:
@@ -301,9 +306,15 @@ def run_headless_sync(
                 _record_sweep(run, registry_arn, sweep, last.sweep, log)
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
-        # After the loop: DataZone processes the events while the other topics sync. Before the
-        # summary: what it logs comes before the table on a terminal, not in the middle of it.
-        readbacks = [] if stop else read_back_sync(run, outcomes)
+        except BaseException:
+            if datazone_readback is not None:
+                datazone_readback.abandon()
+            raise
+        # Before the summary: what it logs comes before the table on a terminal, not in the
+        # middle of it.
+        if stop and datazone_readback is not None:
+            datazone_readback.abandon()
+        readbacks = [] if stop else read_back_sync(run, outcomes, datazone_readback)
         if rows:
             print(_table(rows, ("topic", "asset", "catalog", "lineage")), file=out)
         if reposted:

@@ -1,8 +1,10 @@
 """Did the lineage land where it should? The comparison of a sync's read-back (pure, no AWS).
 
 PostLineageEvent is asynchronous: an accepted event says nothing about the nodes DataZone
-builds from it. Once DataZone has processed a sync's events (ListLineageEvents' SUCCESS or
-FAILED), the read-back asks DataZone's own nodes what a user would see:
+builds from it. Once DataZone has processed a topic's events (SUCCESS or FAILED:
+:class:`TopicsProcessing`), the read-back asks DataZone's own nodes what a user would see,
+while the sync still posts the later topics' events (when to read the statuses:
+:func:`time_to_poll`):
 
 - each Iceberg table: ``GetLineageNode`` by the Glue table's ARN (the node DataZone's guide
   gives a Glue table, "The importance of the sourceIdentifier attribute to lineage nodes") has
@@ -25,8 +27,10 @@ found.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from dzlineage_dagster.core.lineage.graph import LineageNode
 
@@ -160,20 +164,110 @@ def _named(node_ids: Sequence[str], read: NodeReader) -> str:
 
 
 @dataclass
-class ProcessingWait:
-    """Which of a sync's posted events DataZone has finished processing (SUCCESS/FAILED)."""
+class _Awaited:
+    """A topic waiting for its events' processing."""
 
-    pending: set[str]
-    failed: set[str] = field(default_factory=set)
+    events_left: int
+    added_at: datetime
+    failed: bool = False
 
-    def update(self, statuses: Mapping[str, str]) -> None:
-        """Take ListLineageEvents' ``processingStatus`` of events (id -> status)."""
+
+@dataclass
+class TopicsProcessing:
+    """Which topics' posted events DataZone has finished processing (SUCCESS or FAILED), as
+    their statuses come in: a topic's read-back can start once every one of its events ended,
+    while the sync still posts the later topics' events."""
+
+    #: Event id -> the topic that posted it, for the events not ended yet.
+    _topic_of: dict[str, str] = field(default_factory=dict)
+    _waiting: dict[str, _Awaited] = field(default_factory=dict)
+    #: Topics one of whose events ended FAILED: nothing to compare, the next sync re-posts them.
+    failed: list[str] = field(default_factory=list)
+
+    def add(self, topic: str, event_ids: Sequence[str], at: datetime) -> None:
+        """The topic posted ``event_ids`` by ``at`` (this machine's clock, after the post)."""
+        ids = set(event_ids)
+        if not ids or topic in self._waiting:
+            raise ValueError(f"{topic}: no events to wait for, or awaited already")
+        self._topic_of.update(dict.fromkeys(ids, topic))
+        self._waiting[topic] = _Awaited(len(ids), at)
+
+    def update(self, statuses: Mapping[str, str]) -> list[str]:
+        """Take events' ``processingStatus`` (id -> status; other ids ignored); the topics
+        all of whose events have now ended, none FAILED, in the order they ended. A topic
+        with a FAILED event goes to :attr:`failed` instead, once all its events ended."""
+        processed = []
         for event_id, status in statuses.items():
-            if event_id in self.pending and status in ("SUCCESS", "FAILED"):
-                self.pending.discard(event_id)
-                if status == "FAILED":
-                    self.failed.add(event_id)
+            topic = self._topic_of.get(event_id)
+            if topic is None or status not in ("SUCCESS", "FAILED"):
+                continue
+            del self._topic_of[event_id]
+            awaited = self._waiting[topic]
+            awaited.events_left -= 1
+            awaited.failed = awaited.failed or status == "FAILED"
+            if awaited.events_left:
+                continue
+            del self._waiting[topic]
+            (self.failed if awaited.failed else processed).append(topic)
+        return processed
 
     @property
-    def done(self) -> bool:
-        return not self.pending
+    def pending(self) -> set[str]:
+        """The events whose processing has not ended (as last read)."""
+        return set(self._topic_of)
+
+    @property
+    def earliest(self) -> datetime | None:
+        """When the longest-waiting topic was added (None: none waits)."""
+        return min((awaited.added_at for awaited in self._waiting.values()), default=None)
+
+    def __len__(self) -> int:
+        """How many topics wait for their events' processing."""
+        return len(self._waiting)
+
+
+#: Topics a status read during the sync asks about at least: fewer reads of a domain's events
+#: listing (a page per 50 events of every producer) than a read per posted topic.
+POLL_BATCH_TOPICS = 25
+
+
+def time_to_poll(
+    *,
+    unpolled: int,
+    waiting: int,
+    reading: int,
+    readers: int,
+    since_poll: float,
+    poll_seconds: float,
+    sync_done: bool,
+) -> bool:
+    """Whether the read-back reads DataZone's processing status now.
+
+    ``unpolled`` topics posted since the last read, ``waiting`` topics (those included) whose
+    events had not ended, ``reading`` topics whose nodes are being read or queued to be by
+    ``readers`` threads, ``since_poll`` seconds since the last read. While the sync runs, a
+    read waits until the readers are about to run out of topics (so a read covers as many
+    topics as the readers' pace allows) and there are :data:`POLL_BATCH_TOPICS` new ones; once
+    it is done, whatever is left is read at once. Topics read before are read again every
+    ``poll_seconds`` at most."""
+    if not unpolled and not waiting:
+        return False
+    if not sync_done and reading >= readers:
+        return False
+    if unpolled >= (1 if sync_done else POLL_BATCH_TOPICS):
+        return True
+    return waiting > unpolled and since_poll >= poll_seconds
+
+
+#: Pending events read one by one at least (a sync of a few changed topics: a bounded cost
+#: however many events the domain's producers posted since).
+READ_ONE_BY_ONE_UP_TO = 10
+
+
+def statuses_one_by_one(pending: int, events_in_window: int, page_size: int) -> bool:
+    """Whether to read ``pending`` events' processing status one by one (GetLineageEvent,
+    a call each) rather than list the domain's events since the longest-waiting one
+    (ListLineageEvents, a page per ``page_size``) where ``events_in_window`` of the sync's own
+    are (at least: other producers' add pages): whichever costs fewer calls, and a few one by
+    one (:data:`READ_ONE_BY_ONE_UP_TO`) whatever the domain holds."""
+    return pending <= max(READ_ONE_BY_ONE_UP_TO, math.ceil(events_in_window / page_size))

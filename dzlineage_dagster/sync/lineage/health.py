@@ -11,7 +11,7 @@ failed acceptance).
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Any, Protocol
@@ -85,9 +85,10 @@ def check_lineage_health(run: EventReadingRun) -> LineageHealth:
     return LineageHealth(failed_runs, since)
 
 
-def lineage_event_statuses(run: EventReadingRun, **filters: object) -> list[LineageEventStatus]:
-    """ListLineageEvents with ``filters``, every page of the largest size, as statuses."""
-    items = run.resource.datazone.paginate(
+def lineage_events(run: EventReadingRun, **filters: object) -> Iterator[dict[str, Any]]:
+    """ListLineageEvents' items with ``filters``, every page of the largest size, as the pages
+    arrive (one held at a time)."""
+    return run.resource.datazone.paginate_lazily(
         "datazone",
         "list_lineage_events",
         "items",
@@ -95,7 +96,11 @@ def lineage_event_statuses(run: EventReadingRun, **filters: object) -> list[Line
         domainIdentifier=run.settings.domain_id,
         **filters,
     )
-    statuses = (LineageEventStatus.from_item(item) for item in items)
+
+
+def lineage_event_statuses(run: EventReadingRun, **filters: object) -> list[LineageEventStatus]:
+    """ListLineageEvents with ``filters``, every page of the largest size, as statuses."""
+    statuses = (LineageEventStatus.from_item(item) for item in lineage_events(run, **filters))
     return [status for status in statuses if status is not None]
 
 

@@ -53,8 +53,7 @@ class LineageReader:
 
     client: Any
     #: Keep each node's forms (its OpenLineage facets: columns, column lineage). The read-back
-    #: needs only ids and neighbours, and holds three nodes a topic for the whole run: at
-    #: 20,000 topics the forms would be most of its memory.
+    #: needs only ids and neighbours.
     forms: bool = field(default=True, kw_only=True)
     #: GetLineageNode calls made.
     calls: int = field(default=0, init=False)
