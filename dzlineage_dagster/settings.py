@@ -357,9 +357,10 @@ class LineageSettings(ConfigurableResource):
         default=60.0,
         ge=0,
         description=(
-            "After a sync that posted lineage, how long to wait for DataZone to process its "
-            "events (ListLineageEvents SUCCESS or FAILED) before reading back that each Glue "
-            "table's node has its topic upstream and each topic asset is linked to its node "
+            "The sync reads back that each Glue table's node has its topic upstream and each "
+            "topic asset is linked to its node as soon as DataZone has processed the topic's "
+            "events (ListLineageEvents SUCCESS or FAILED), while later topics post; once the "
+            "sync is done, how long to wait for the events still processing "
             "(docs/lineage-nodes.md). 0 turns the read-back off."
         ),
     )

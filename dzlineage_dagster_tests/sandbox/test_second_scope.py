@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 import signal
 import subprocess
 from collections.abc import Callable
@@ -17,6 +18,7 @@ import pytest
 from botocore.exceptions import ClientError
 from dagster import DagsterInstance
 
+from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.changes.cloudtrail import read_message
 from dzlineage_dagster.sandbox.commands import run as run_command
 from dzlineage_dagster.sandbox.demo.accounts import role_session
@@ -35,7 +37,8 @@ from dzlineage_dagster.sandbox.server.control import SANDBOX_REGION
 from dzlineage_dagster.scopes import ScopeConfig, read_scopes
 from dzlineage_dagster.settings import LineageSettings, aws_side_options
 from dzlineage_dagster.sync.changes import run_queue_sync
-from dzlineage_dagster.sync.headless import run_headless_sync
+from dzlineage_dagster.sync.headless import run_headless_sync, start_run
+from dzlineage_dagster.sync.lineage.readback import last_sync_readback
 from dzlineage_dagster_tests.clients import written_env_file
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_sync import topic_assets
@@ -388,3 +391,45 @@ def test_two_scopes_with_an_empty_sandbox_is_refused_naming_both_options(capsys)
     assert "--scopes two seeds a second platform beside the first; --empty seeds none" in (
         capsys.readouterr().err
     )
+
+
+def test_a_topic_of_the_same_name_in_both_scopes_is_two_assets_that_never_meet(two_scopes, capsys):
+    """Both teams run a `shop.sales.orders` (the same app in two accounts): one `dzlineage
+    sync` across the scopes makes an asset for each registry's schema, a second converges,
+    and each scope's read-back of its last sync reads only its own record of the name."""
+    topic = "shop.sales.orders"
+    first_glue = two_scopes.client(FIRST_SCOPE, "glue")
+    first_registry = two_scopes.setting(FIRST_SCOPE, "registry_name")
+    definition = first_glue.get_schema_version(
+        SchemaId={"RegistryName": first_registry, "SchemaName": topic},
+        SchemaVersionNumber={"LatestVersion": True},
+    )["SchemaDefinition"]
+    two_scopes.client(SECOND_SCOPE, "glue").create_schema(
+        RegistryId={"RegistryName": two_scopes.setting(SECOND_SCOPE, "registry_name")},
+        SchemaName=topic,
+        DataFormat="AVRO",
+        Compatibility="BACKWARD",
+        SchemaDefinition=definition,
+    )
+    assert dzlineage(["sync"]) == 0, capsys.readouterr()
+    capsys.readouterr()
+    assets = topic_assets(two_scopes.platform)
+    same_name = sorted(arn for arn in assets if arn.endswith(f"/{topic}"))
+    assert len(same_name) == 2
+    assert {arn.split(":")[4] for arn in same_name} == {SANDBOX_ACCOUNT_ID, SECOND_ACCOUNT}
+    assert all(len(assets[arn]) == 1 for arn in same_name)
+
+    two_scopes.sandbox.control.clear_calls()
+    assert dzlineage(["sync"]) == 0
+    assert writes(two_scopes.sandbox.control.call_counts(), "datazone") == {}
+    assert topic_assets(two_scopes.platform) == assets
+
+    # The first scope's topic has its connectors' lineage, read back from its own record; the
+    # second's has none (no connector of billing writes it), and nothing of the first's.
+    reports = {}
+    for scope in two_scopes.scopes.values():
+        settings, sides = two_scopes.scope_run(scope)
+        run = start_run(settings, logging.getLogger("test"), sides)
+        reports[scope.name] = last_sync_readback(run, [topic])
+    assert all(report.ok for report in reports.values()), reports
+    assert (reports[FIRST_SCOPE].topics, reports[SECOND_SCOPE].topics) == (1, 0)

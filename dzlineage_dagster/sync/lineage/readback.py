@@ -448,7 +448,8 @@ def last_sync_readback(
     for record in run.mappings.all().values():
         if wanted is not None and record.topic not in wanted:
             continue
-        if record.topic not in run.registry_topics:
+        # Another scope's record of a topic of the same name is that scope's to read back.
+        if record.topic not in run.registry_topics or not run.in_registry(record):
             continue
         try:
             snapshot = read_schema(run, record.topic)
