@@ -1,13 +1,14 @@
 """One change found by events against by listing, at scale: ``python -m benchmarks.change_events
-[N ...]`` (default 10,000 30,000 50,000; ``--json PATH`` also writes the numbers).
+[N ...]`` (default 10,000 30,000 50,000; ``--json PATH`` also writes the numbers, ``--report PATH``
+prints their report again).
 
 Per N, one sandbox (child process) emptied and seeded with N schemas and their Glue tables (the
 registry's schema quota raised as ``bench_estate`` does; seeding timed on its own), then the
 change queue (EventBridge rules -> SQS, as ``deploy/change-events.yaml`` makes them) and a Dagster
 instance on disk (SQLite in a temporary ``DAGSTER_HOME``, as a deployment's storage is outside
 its processes). Each step below runs in a fresh Python process of its own, as a sensor tick and
-a run do in a deployment, so its peak memory is its own (``ru_maxrss``; the process's
-resident memory before the step, its imports and definitions, is printed too):
+a run do in a deployment, so its peak memory is its own (``VmHWM``; the process's resident
+memory before the step, its imports and definitions, is printed too):
 
 1. ``registry_schema_sensor``'s first tick lists the registry and adds the N partitions (its
    first sync is not run), then one run syncs the two topics about to change (not measured:
@@ -32,7 +33,6 @@ import argparse
 import inspect
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -115,6 +115,14 @@ class Timings:
         return timed
 
 
+def high_water_mb() -> float:
+    """This process's peak resident memory (Linux ``VmHWM``, reset by ``exec``: where
+    ``ru_maxrss`` keeps the forking parent's, which holds the seeded platform), in MB."""
+    with open("/proc/self/status") as status:
+        line = next(line for line in status if line.startswith("VmHWM:"))
+    return int(line.split()[1]) / 1024
+
+
 def _request_json(request: Any) -> dict[str, Any]:
     return {
         "job_name": request.job_name,
@@ -186,7 +194,7 @@ def run_step(step: str, state: dict[str, Any]) -> dict[str, Any]:
     answer.update(
         seconds=time.perf_counter() - started,
         before_mb=before_mb,
-        peak_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        peak_mb=high_water_mb(),
         aws_seconds=dict(timings.aws),
         storage=dict(timings.storage),
     )
@@ -385,6 +393,12 @@ def where_the_time_goes(result: dict[str, Any]) -> list[str]:
             f"  {label:20} {answer['seconds']:7.2f} s (process before: {answer['before_mb']:.0f} "
             f"MB, peak {answer['peak_mb']:.0f} MB); calls: {calls or 'none'}"
         )
+        aws_total, storage_total = sum(answer["aws_seconds"].values()), _storage(answer)[1]
+        lines.append(
+            f"    AWS calls {aws_total:.2f} s (summed over threads), Dagster storage "
+            f"{storage_total:.2f} s, the rest (Python: Dagster's machinery, the product) "
+            f"{max(0.0, answer['seconds'] - aws_total - storage_total):.2f} s"
+        )
         lines.append(
             "    AWS time: "
             + (", ".join(f"{k} {s:.2f} s" for k, s in aws) or "none")
@@ -398,8 +412,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.change_events", description=__doc__)
     parser.add_argument("topics", type=int, nargs="*", default=[10_000, 30_000, 50_000])
     parser.add_argument("--json", type=Path, help="also write the measurements here")
+    parser.add_argument("--report", type=Path, help="print the report of a --json file, no run")
     parser.add_argument("--step", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.report:
+        saved = json.loads(args.report.read_text())
+        for result in saved:
+            print(*where_the_time_goes(result), sep="\n")
+        print(table(saved))
+        return 0
     if args.step:
         name, state_path = args.step
         print(json.dumps(run_step(name, json.loads(Path(state_path).read_text()))))
