@@ -232,11 +232,16 @@ def measure_size(sandbox: Any, topics: int, progress: Any) -> dict[str, Any]:
     )
     from benchmarks.systems import pointed_at
     from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
-    from dzlineage_dagster.sandbox.moto_patches import GLUE_SCHEMA_QUOTA
+    from dzlineage_dagster.sandbox.moto_patches import GLUE_SCHEMA_QUOTA, GLUE_SCHEMA_VERSION_CAP
     from dzlineage_dagster.sensors import catalog_sync_request
 
     sandbox.control.reset()
-    sandbox.control.set_glue_limits(schemas=max(topics, GLUE_SCHEMA_QUOTA))
+    # Every schema's first version counts against moto's account-wide cap of versions (100,000):
+    # raised with the schemas, so the changes below can be registered at 100,000 topics.
+    sandbox.control.set_glue_limits(
+        schemas=max(topics, GLUE_SCHEMA_QUOTA),
+        schema_versions=max(GLUE_SCHEMA_VERSION_CAP, 2 * topics),
+    )
     started = time.perf_counter()
     platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
     result: dict[str, Any] = {"topics": topics, "seed_seconds": time.perf_counter() - started}
