@@ -159,44 +159,6 @@ def diff_against_cursor(
 SETTLING_SECONDS = 600
 
 
-#: Beyond this many topics changed within :data:`SETTLING_SECONDS` (a bulk registration), the
-#: sensor's cursor keeps their tokens folded into :data:`CURSOR_BUCKETS` digests (3 KB) instead
-#: of one each (about 60 bytes a topic: 6 MB at 100,000 new topics, rewritten every tick for ten
-#: minutes). A change among them then counts every settling topic of its bucket as changed
-#: (one 256th of them), which the run finds current by their mapping records.
-MAX_RECENT_TOKENS = 2000
-#: Buckets topics fall into by a hash of their name, each folded into one digest: the sensor's
-#: cursor after a bulk registration, and ``dzlineage sync``'s registry cursor. 256 digests of 12
-#: hex characters (48 bits: a changed bucket that keeps its digest by chance is a 1 in 2**48
-#: event) fit SSM's 4 KB standard-tier value.
-CURSOR_BUCKETS = 256
-DIGEST_CHARS = 12
-
-
-def short_hash(text: str, chars: int = DIGEST_CHARS) -> str:
-    return hashlib.sha256(text.encode()).hexdigest()[:chars]
-
-
-def topic_bucket(topic: str) -> int:
-    return int(hashlib.sha256(topic.encode()).hexdigest()[:8], 16) % CURSOR_BUCKETS
-
-
-def bucket_digests(tokens: Mapping[str, str]) -> tuple[str, ...]:
-    """One digest per bucket of the topics in it and their tokens (the same topics and tokens,
-    the same digests)."""
-    lines: list[list[str]] = [[] for _ in range(CURSOR_BUCKETS)]
-    for name in sorted(tokens):
-        lines[topic_bucket(name)].append(f"{name}\t{tokens[name]}")
-    return tuple(short_hash("\n".join(bucket)) for bucket in lines)
-
-
-def dirty_buckets(before: Sequence[str], now: Sequence[str]) -> set[int]:
-    """The buckets whose digest moved (every one when ``before`` is not a full set)."""
-    if len(before) != CURSOR_BUCKETS:
-        return set(range(CURSOR_BUCKETS))
-    return {i for i, (a, b) in enumerate(zip(before, now, strict=True)) if a != b}
-
-
 def _moment(text: str) -> datetime | None:
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
@@ -214,10 +176,8 @@ class SensorCursor:
     at or before the horizon is unchanged (its change was listed, and synced, by a tick that
     still had it in its window); one after it is compared by token. New and deleted topics come
     from the partitions, not from the cursor. So the cursor grows with the topics changed in
-    the last minutes, up to :data:`MAX_RECENT_TOKENS` (past it they are folded into
-    ``recent_buckets``), and with those whose last run failed (``retry``: a topic's retries
-    and when it may be tried next, about 40 characters besides its name), not with the
-    registry.
+    the last minutes, and with those whose last run failed (``retry``: a topic's retries and
+    when it may be tried next, about 40 characters besides its name), not with the registry.
     """
 
     horizon: str
@@ -228,11 +188,8 @@ class SensorCursor:
     updated_time: str = "unknown"
     #: The failed topics' retries (``RetrySchedule.to_json`` of ``registry_cursor``).
     retry: Mapping[str, Any] = field(default_factory=dict)
-    #: In place of ``recent`` past :data:`MAX_RECENT_TOKENS`: its :func:`bucket_digests`.
-    recent_buckets: tuple[str, ...] = ()
 
     def to_json(self) -> str:
-        folded = {"recent_buckets": "".join(self.recent_buckets)} if self.recent_buckets else {}
         return json.dumps(
             {
                 "horizon": self.horizon,
@@ -240,7 +197,6 @@ class SensorCursor:
                 "swept_to": self.swept_to,
                 "updated_time": self.updated_time,
                 "retry": dict(self.retry),
-                **folded,
             },
             sort_keys=True,
         )
@@ -253,19 +209,13 @@ class SensorCursor:
         swept_to: str = "",
         updated_time: UpdatedTimeBehaviour = UpdatedTimeBehaviour.UNKNOWN,
         retry: Mapping[str, Any] | None = None,
-        max_recent: int = MAX_RECENT_TOKENS,
     ) -> SensorCursor:
         horizon = now - timedelta(seconds=SETTLING_SECONDS)
-        recent = _unsettled_tokens(current, horizon)
-        if len(recent) > max_recent:
-            return cls(
-                horizon.isoformat(),
-                {},
-                swept_to,
-                updated_time.value,
-                retry or {},
-                bucket_digests(recent),
-            )
+        recent = {
+            topic: info.change_token
+            for topic, info in current.items()
+            if not _settled(info, horizon)
+        }
         return cls(horizon.isoformat(), recent, swept_to, updated_time.value, retry or {})
 
 
@@ -309,17 +259,10 @@ def _settled(info: RegistryTopic, horizon: datetime | None) -> bool:
     return moment is not None and horizon is not None and moment <= horizon
 
 
-def _unsettled_tokens(
-    current: Mapping[str, RegistryTopic], horizon: datetime | None
-) -> dict[str, str]:
-    return {t: info.change_token for t, info in current.items() if not _settled(info, horizon)}
-
-
 def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None) -> list[str]:
     """Topics of ``current`` whose schema changed since the cursor (sorted); no cursor: all.
 
-    Reads both the horizon cursor and the older one (a JSON object of topic -> token); a
-    cursor whose recent tokens were folded names every settling topic of a bucket that moved.
+    Reads both the horizon cursor and the older one (a JSON object of topic -> token).
     """
     if not cursor_text:
         return sorted(current)
@@ -327,14 +270,13 @@ def changed_topics(current: Mapping[str, RegistryTopic], cursor_text: str | None
     if "horizon" not in saved:
         changes = diff_against_cursor(current, saved)
         return sorted(changes.added + changes.changed)
-    unsettled = _unsettled_tokens(current, _moment(saved["horizon"]))
-    folded = saved.get("recent_buckets")
-    if folded is not None:
-        before = [folded[i : i + DIGEST_CHARS] for i in range(0, len(folded), DIGEST_CHARS)]
-        dirty = dirty_buckets(before, bucket_digests(unsettled))
-        return sorted(topic for topic in unsettled if topic_bucket(topic) in dirty)
+    horizon = _moment(saved["horizon"])
     recent: dict[str, str] = saved["recent"]
-    return sorted(topic for topic, token in unsettled.items() if recent.get(topic) != token)
+    return sorted(
+        topic
+        for topic, info in current.items()
+        if not _settled(info, horizon) and recent.get(topic) != info.change_token
+    )
 
 
 #: Ticks in which the version sweep checks every schema once where ``UpdatedTime`` is known

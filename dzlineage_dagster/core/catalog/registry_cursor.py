@@ -25,27 +25,32 @@ What a sync failed is kept too, so the next one tries it again: :class:`FailedTo
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
-from dzlineage_dagster.core.catalog.discovery import (
-    CURSOR_BUCKETS,
-    DIGEST_CHARS,
-    RegistryTopic,
-    bucket_digests,
-    dirty_buckets,
-    short_hash,
-    topic_bucket,
-)
+from dzlineage_dagster.core.catalog.discovery import RegistryTopic
 
+#: Buckets of the cursor. 256 digests of 12 hex characters (48 bits: a changed bucket that
+#: keeps its digest by chance is a 1 in 2**48 event) fit SSM's 4 KB standard-tier value.
+CURSOR_BUCKETS = 256
+DIGEST_CHARS = 12
 #: The stored form's first field: another one (the bare registry digest of earlier versions)
 #: is read as no cursor, and the next sync reads every mapping once.
 CURSOR_FORMAT = "c1"
 
 
+def _short_hash(text: str, chars: int = DIGEST_CHARS) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:chars]
+
+
+def topic_bucket(topic: str) -> int:
+    return int(hashlib.sha256(topic.encode()).hexdigest()[:8], 16) % CURSOR_BUCKETS
+
+
 def _members_digest(arns: Collection[str]) -> str:
-    return short_hash("\n".join(sorted(arns)), 32)
+    return _short_hash("\n".join(sorted(arns)), 32)
 
 
 @dataclass(frozen=True)
@@ -61,11 +66,14 @@ class RegistryCursor:
 
     @classmethod
     def of(cls, topics: Mapping[str, RegistryTopic], sync_context: str) -> RegistryCursor:
+        lines: list[list[str]] = [[] for _ in range(CURSOR_BUCKETS)]
+        for name in sorted(topics):
+            lines[topic_bucket(name)].append(f"{name}\t{topics[name].change_token}")
         return cls(
-            context=short_hash(sync_context, 32),
+            context=_short_hash(sync_context, 32),
             members=_members_digest([t.schema_arn for t in topics.values()]),
             created_through=max((t.created_time for t in topics.values()), default=""),
-            buckets=bucket_digests({name: t.change_token for name, t in topics.items()}),
+            buckets=tuple(_short_hash("\n".join(bucket)) for bucket in lines),
         )
 
     def to_text(self) -> str:
@@ -96,7 +104,9 @@ class RegistryCursor:
         moved since this cursor, sorted; None when the sync context changed (every topic)."""
         if now.context != self.context:
             return None
-        dirty = dirty_buckets(self.buckets, now.buckets)
+        dirty = {
+            i for i, (a, b) in enumerate(zip(self.buckets, now.buckets, strict=True)) if a != b
+        }
         return sorted(topic for topic in topics if topic_bucket(topic) in dirty)
 
     def nothing_removed(self, topics: Mapping[str, RegistryTopic]) -> bool:
