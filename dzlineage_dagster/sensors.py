@@ -3,13 +3,17 @@ changed connector configurations re-derive the lineage of the topics whose mappi
 
 import hashlib
 import json
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
+from functools import cached_property
 
 from botocore.exceptions import BotoCoreError, ClientError
 from dagster import (
     AssetPartitionStatus,
     AssetRecordsFilter,
+    DagsterInstance,
+    DagsterRun,
     DagsterRunStatus,
     DefaultSensorStatus,
     RunRequest,
@@ -297,6 +301,59 @@ def failed_partitions(
     return failed - busy, busy
 
 
+@dataclass(frozen=True)
+class PartitionState:
+    """A topic's partition as Dagster's partition status reads it, over the stages' assets."""
+
+    #: The newest planned materialization's storage id among the stages (0: none yet).
+    planned: int
+    #: Its last planned materialization ended in a failed run (and none is in progress).
+    failed: bool
+    #: A run is materializing it now.
+    busy: bool
+
+
+def named_partition_states(
+    instance: DagsterInstance, topics: Iterable[str], partitions: ScopePartitions = UNSCOPED
+) -> dict[str, PartitionState]:
+    """Each of ``topics``' :class:`PartitionState` (their partitions in ``partitions``' scope),
+    read by name: per stage, its latest planned
+    materialization, whether a materialization followed, and that run's status (what
+    Dagster's status cache derives, for these partitions only: a few indexed reads a topic,
+    where ``get_status_by_partition`` loads every partition's status)."""
+    runs: dict[str, DagsterRun | None] = {}
+    states = {}
+    for topic in topics:
+        partition = partitions.key(topic)
+        newest, failed, busy = 0, False, False
+        for key in STAGE_ASSET_KEYS.values():
+            planned = instance.get_latest_planned_materialization_info(key, partition)
+            if planned is None:
+                continue
+            newest = max(newest, planned.storage_id)
+            materialized = instance.fetch_materializations(
+                AssetRecordsFilter(
+                    asset_key=key,
+                    asset_partitions=[partition],
+                    after_storage_id=planned.storage_id,
+                ),
+                limit=1,
+            ).records
+            if materialized:
+                continue
+            if planned.run_id not in runs:
+                runs[planned.run_id] = instance.get_run_by_id(planned.run_id)
+            run = runs[planned.run_id]
+            if run is None:
+                continue  # deleted: neither failed nor in progress, as Dagster says
+            if run.status is DagsterRunStatus.FAILURE:
+                failed = True
+            elif not run.is_finished:
+                busy = True
+        states[topic] = PartitionState(newest, failed and not busy, busy)
+    return states
+
+
 def retry_wait_note(schedule: RetrySchedule, waiting: Collection[str], now: datetime) -> str:
     """What the skip reason or log says of failed topics left for a later tick ("": none)."""
     times = [schedule.topics[t][1] for t in waiting if t in schedule.topics]
@@ -320,20 +377,27 @@ def catalog_sync_requests(
     if not to_sync:
         return []
     return [
-        RunRequest(
-            run_key=_run_key(start, end, tokens),
-            job_name=CATALOG_SYNC_JOB.name,
-            tags={
-                "dagster/asset_partition_range_start": start,
-                "dagster/asset_partition_range_end": end,
-                **RETRY_TAGS,
-                **partitions.tags,
-            },
-        )
-        for start, end in map(
-            partitions.keys, changed_ranges(order, to_sync, max_ranges=MAX_RUNS_PER_TICK)
-        )
+        catalog_sync_request(start, end, tokens, partitions)
+        for start, end in changed_ranges(order, to_sync, max_ranges=MAX_RUNS_PER_TICK)
     ]
+
+
+def catalog_sync_request(
+    start: str, end: str, tokens: Mapping[str, str], partitions: ScopePartitions = UNSCOPED
+) -> RunRequest:
+    """A ``catalog_sync`` run over the partitions of topics ``start`` to ``end`` in
+    ``partitions``' scope, keyed by them and the ``tokens`` of what changed."""
+    first, last = partitions.keys((start, end))
+    return RunRequest(
+        run_key=_run_key(first, last, tokens),
+        job_name=CATALOG_SYNC_JOB.name,
+        tags={
+            "dagster/asset_partition_range_start": first,
+            "dagster/asset_partition_range_end": last,
+            **RETRY_TAGS,
+            **partitions.tags,
+        },
+    )
 
 
 def platform_graph_staleness(
@@ -570,18 +634,28 @@ def change_queue_tick(
     )
     for ignored in read.ignored + plan.ignored:
         context.log.info(f"event {ignored.event_id} ignored: {ignored.reason}")
+    plan.add_table_topics()
     # A failed topic is synced again with the registry sensor's backoff: its listing, now a
-    # daily safety net, no longer comes every minute to do it.
-    failed, busy = failed_partitions(context, plan.partitions, partitions)
-    backoff = Backoff(settings.sensor_retry_seconds, settings.sensor_retry_max_seconds)
-    retries, schedule = RetrySchedule.from_text(context.cursor).plan(
-        failed, busy | set(plan.to_sync), now.timestamp(), backoff
+    # daily safety net, no longer comes every minute to do it. Dagster is asked about the
+    # topics this tick names, those waiting for a retry and those whose run it has not seen
+    # end (the cursor's), never every partition's status.
+    earlier = RetrySchedule.from_text(context.cursor)
+    states = named_partition_states(
+        context.instance, sorted({*plan.to_sync, *earlier.topics, *cursor.watch}), partitions
     )
+    failed = {t for t, state in states.items() if state.failed and plan.known(t)}
+    busy = {t for t, state in states.items() if state.busy}
+    backoff = Backoff(settings.sensor_retry_seconds, settings.sensor_retry_max_seconds)
+    retries, schedule = earlier.plan(failed, busy | set(plan.to_sync), now.timestamp(), backoff)
     plan.retries = retries
-    next_cursor = cursor.after(
-        read.handles, plan.handled, now.timestamp(), schedule.to_json()
-    ).to_json()
     run_requests = plan.run_requests()
+    next_cursor = cursor.after(
+        read.handles,
+        plan.handled,
+        now.timestamp(),
+        schedule.to_json(),
+        plan.watch(cursor.watch, states, now.timestamp()),
+    ).to_json()
     waiting = retry_wait_note(schedule, failed - set(retries), now)
     if not run_requests and not plan.added:
         return SensorResult(
@@ -617,8 +691,7 @@ class ChangePlan:
     ) -> None:
         self.context, self.lineage_sync, self.cursor = context, lineage_sync, cursor
         self.scope_partitions = scope_partitions
-        self.partitions = scope_partitions.topics(context.instance)
-        self.known = set(self.partitions)
+        self._known: dict[str, bool] = {}
         #: Topic -> token of what changed, for the topics to sync.
         self.to_sync: dict[str, str] = {}
         self.added: list[str] = []
@@ -634,6 +707,20 @@ class ChangePlan:
     @property
     def registry(self) -> str:
         return self.lineage_sync.settings.registry_name
+
+    def known(self, topic: str) -> bool:
+        """Whether ``topic`` has its partition, asked of Dagster for this topic alone."""
+        if topic not in self._known:
+            self._known[topic] = self.context.instance.has_dynamic_partition(
+                kafka_topics.name, self.scope_partitions.key(topic)
+            )
+        return self._known[topic]
+
+    @cached_property
+    def partitions(self) -> list[str]:
+        """The scope's topics among the partitions, in order: read only when the tick needs the
+        whole order (more topics to sync than runs a tick, or a changed Glue table's writers)."""
+        return self.scope_partitions.topics(self.context.instance)
 
     def add(self, change: ConnectorChange | TableChange) -> None:
         """A connector's or a table's change (schemas': :meth:`add_topics`), once per event."""
@@ -651,33 +738,41 @@ class ChangePlan:
         self.ignored += changed.ignored
         for topic, token in changed.tokens.items():
             if token is None:
-                if topic in self.known and not self.cursor.seen(topic, REMOVED):
+                if self.known(topic) and not self.cursor.seen(topic, REMOVED):
                     self.removed.append(topic)
                     self.handled[topic] = REMOVED
-            elif not (self.cursor.seen(topic, token) and topic in self.known):
+            elif not (self.cursor.seen(topic, token) and self.known(topic)):
                 # (else a redelivery of a change already requested)
                 self.handled[topic] = self.to_sync[topic] = token
-                if topic not in self.known:
+                if not self.known(topic):
                     self.added.append(topic)
 
-    def _table_topics(self) -> dict[str, str]:
-        """The topics whose sink writes a changed table, with the event that named it."""
+    def add_table_topics(self) -> None:
+        """To sync: the topics whose sink writes a changed table, keyed by the event that
+        named it (the topology over every partition: only when a table changed)."""
         if not self.tables:
-            return {}
+            return
         run = SyncRun(self.lineage_sync, self.context.log, topic_names=self.partitions)
-        found = {}
         for topic in self.partitions:
             for table in run.topology.lineage_for(topic).tables:
                 event = self.tables.get((table.database.lower(), table.table.lower()))
                 if event is not None:
-                    found[topic] = f"table:{event}"
-        return found
+                    self.to_sync.setdefault(topic, f"table:{event}")
 
     def run_requests(self) -> list[RunRequest]:
-        for topic, token in {**self.retries, **self._table_topics()}.items():
+        for topic, token in self.retries.items():
             self.to_sync.setdefault(topic, token)
-        order = [t for t in self.partitions if t not in self.removed] + self.added
-        requests = catalog_sync_requests(order, self.to_sync, self.to_sync, self.scope_partitions)
+        if len(self.to_sync) <= MAX_RUNS_PER_TICK:
+            # A run a topic: no range to cover, so no need of every partition's key.
+            requests = [
+                catalog_sync_request(topic, topic, {topic: token}, self.scope_partitions)
+                for topic, token in sorted(self.to_sync.items())
+            ]
+        else:
+            order = [t for t in self.partitions if t not in self.removed] + self.added
+            requests = catalog_sync_requests(
+                order, self.to_sync, self.to_sync, self.scope_partitions
+            )
         if self.removed:
             requests.append(
                 RunRequest(
@@ -697,6 +792,23 @@ class ChangePlan:
                 )
             )
         return requests
+
+    def watch(
+        self,
+        watched: Mapping[str, tuple[int, float]],
+        states: Mapping[str, PartitionState],
+        now: float,
+    ) -> dict[str, tuple[int, float]]:
+        """The topics whose run's end the next ticks look for: those this tick requests
+        (with their newest planned materialization now), and the ``watched`` ones no later
+        run has planned and finished yet (a failed one is the retry schedule's from now on)."""
+        kept = {
+            topic: (planned, at)
+            for topic, (planned, at) in watched.items()
+            if states[topic].busy or states[topic].planned <= planned
+        }
+        kept.update({topic: (states[topic].planned, now) for topic in self.to_sync})
+        return kept
 
     def summary(self) -> str:
         tables = (

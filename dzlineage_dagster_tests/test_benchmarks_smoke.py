@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from benchmarks import bench_sync
+from benchmarks import bench_sync, change_events
 from benchmarks.published_quotas import published_quota_figures, sandbox_quota_spec
 from benchmarks.quota_bound import quota_floor
 from benchmarks.report import fault_table, size_table, verdicts
@@ -235,3 +235,23 @@ def test_the_floor_is_the_busiest_bucket_the_read_back_s_included():
     assert (floor.readback_calls, floor.readback_seconds) == (30, 1.5)
     floor = quota_floor([*sync, *calls("datazone.GetLineageNode", 60)], rates, buckets)
     assert (floor.bucket, floor.calls, floor.seconds) == ("datazone.GetLineageNode", 60, 3.0)
+
+
+def test_the_change_events_benchmark_shows_an_idle_queue_tick_as_one_call_and_no_storage(sandbox):
+    """``benchmarks/change_events.py`` at a few topics, each step in a process of its own: the
+    change found by its event costs its receive and GetSchema, by the listing the pages; the
+    queue's idle tick is one ReceiveMessage and reads nothing from Dagster's storage."""
+    result = change_events.measure_size(sandbox, 20, lambda message: None)
+    detection = result["events: detection"]
+    # GetSchema of the topic's value schema (the synthetic platform has none), then of the
+    # schema named as the topic.
+    assert detection["calls"] == {"sqs.ReceiveMessage": 1, "glue.GetSchema": 2}
+    [request] = detection["requests"]
+    topic = request["tags"]["dagster/asset_partition_range_start"]
+    assert request["tags"]["dagster/asset_partition_range_end"] == topic
+    assert all(result["events: run"]["succeeded"]) and all(result["listing: run"]["succeeded"])
+    idle = result["events: idle"]
+    assert idle["calls"] == {"sqs.ReceiveMessage": 1} and idle["storage"] == {}
+    assert result["listing: detection"]["calls"]["glue.ListSchemas"] == 1
+    table = change_events.table([result])
+    assert "| idle tick: AWS calls | " in table and "| listing 20 | events 20 |" in table

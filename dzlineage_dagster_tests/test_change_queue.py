@@ -5,12 +5,15 @@ sync of exactly the topics they name, at calls per change that do not grow with 
 
 from __future__ import annotations
 
+import inspect
 import json
 from collections import Counter
+from contextlib import contextmanager
 from datetime import datetime, timedelta, timezone
+from types import FunctionType
 
 import pytest
-from dagster import Definitions, build_sensor_context
+from dagster import AssetRecordsFilter, DagsterInstance, Definitions, build_sensor_context
 
 from dzlineage_dagster.assets.common import kafka_topics
 from dzlineage_dagster.cli import main as dzlineage
@@ -91,6 +94,16 @@ class QueueSensor:
             for request in result.run_requests or []
         ]
 
+    def drain(self) -> None:
+        """Delete every message on the queue, unread by the sensor (PurgeQueue would allow
+        one a minute)."""
+        sqs = self.platform.client("sqs")
+        while messages := sqs.receive_message(QueueUrl=self.url, MaxNumberOfMessages=10).get(
+            "Messages"
+        ):
+            for message in messages:
+                sqs.delete_message(QueueUrl=self.url, ReceiptHandle=message["ReceiptHandle"])
+
     def messages_left(self) -> int:
         """Messages on the queue, in flight or not."""
         attributes = self.platform.client("sqs").get_queue_attributes(
@@ -136,6 +149,107 @@ def test_a_new_version_requests_exactly_its_topic_at_calls_that_do_not_grow_with
     assert not after.run_requests
     assert calls == {"sqs.DeleteMessageBatch": 1, "sqs.ReceiveMessage": 1}
     assert sensor.messages_left() == 0
+
+
+class InstanceReads:
+    """Every read the sensor makes of the Dagster instance (its ``get_``, ``fetch_`` and ``has_``
+    methods), with the partitions each names (``*`` for a read of every partition): the real
+    instance's methods, wrapped to count, not replaced."""
+
+    #: The instance's reads that load every partition's key or status.
+    WHOLE_ESTATE = {
+        "get_dynamic_partitions",
+        "get_status_by_partition",
+        "get_materialized_partitions",
+    }
+
+    def __init__(self, instance: DagsterInstance, monkeypatch) -> None:
+        self.reads: list[tuple[str, tuple[str, ...]]] = []
+        self.recording = False
+        for name in dir(DagsterInstance):
+            if name.startswith(("get_", "fetch_", "has_")) and isinstance(
+                inspect.getattr_static(DagsterInstance, name), FunctionType
+            ):
+                monkeypatch.setattr(instance, name, self._counted(name, getattr(instance, name)))
+
+    def _counted(self, name, read):
+        def counted(*args, **kwargs):
+            if self.recording:
+                self.reads.append((name, self.partitions_named(name, [*args, *kwargs.values()])))
+            return read(*args, **kwargs)
+
+        return counted
+
+    def partitions_named(self, name: str, arguments: list) -> tuple[str, ...]:
+        if name in self.WHOLE_ESTATE:
+            return ("*",)
+        named: list[str] = []
+        for argument in arguments:
+            if isinstance(argument, AssetRecordsFilter):
+                named += argument.asset_partitions or ["*"]
+            elif isinstance(argument, str) and argument != kafka_topics.name:
+                named.append(argument)
+        return tuple(named)
+
+    @contextmanager
+    def recorded(self):
+        self.reads = []
+        self.recording = True
+        try:
+            yield self.reads
+        finally:
+            self.recording = False
+
+
+def test_idle_and_one_change_ticks_read_only_the_named_topics_from_dagster_and_aws(
+    platform, monkeypatch
+):
+    """An idle tick reads nothing of Dagster's partitions and makes one SQS call; a tick with
+    one changed schema reads the partition state of that topic only (whether it exists, its
+    stages' last planned materialization and run) and the same AWS calls, at 20 topics and
+    at 200: nothing that grows with the estate (no list of every partition, no status of
+    each)."""
+    sensor = QueueSensor(platform, monkeypatch)
+    reads = InstanceReads(platform.instance, monkeypatch)
+    topic = "shop.sales.orders"
+    # Its first event-driven sync, so that each size below sees a topic synced before.
+    platform.register_new_version(topic, "warm_up")
+    assert all(run.success for run in sensor.run(sensor.tick()))
+    sensor.tick()
+
+    measured = {}
+    for size in (20, 200):
+        added = [
+            f"grown.public.table_{i:04d}" for i in range(len(platform.registry_topics()), size)
+        ]
+        for name in added:
+            platform.create_table_topic(name, [])
+        platform.instance.add_dynamic_partitions(kafka_topics.name, added)
+        # The estate grew as the registry sensor's listing would see it; their events are not
+        # this test's.
+        sensor.drain()
+        platform.register_new_version(topic, f"column_at_{size}")
+        with reads.recorded() as changed_reads:
+            changed, changed_calls = tick_calls(platform, sensor)
+        assert sensor.requested_topics(changed) == {topic}
+        assert all(run.success for run in sensor.run(changed))
+        # The next tick deletes the message and sees the run's end (the topic was watched).
+        with reads.recorded() as after_reads:
+            _, after_calls = tick_calls(platform, sensor)
+        with reads.recorded() as idle_reads:
+            idle, idle_calls = tick_calls(platform, sensor)
+        assert idle.skip_reason and not idle.run_requests
+        assert idle_reads == [] and idle_calls == {"sqs.ReceiveMessage": 1}
+        for name, partitions in changed_reads + after_reads:
+            assert name not in InstanceReads.WHOLE_ESTATE and set(partitions) <= {topic}, name
+        measured[size] = (
+            Counter(name for name, _ in changed_reads),
+            changed_calls,
+            Counter(name for name, _ in after_reads),
+            after_calls,
+        )
+    assert measured[20] == measured[200]
+    assert "has_dynamic_partition" in measured[200][0]
 
 
 def test_a_redelivered_change_requests_nothing_new(platform, monkeypatch):

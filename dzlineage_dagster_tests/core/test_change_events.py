@@ -245,7 +245,7 @@ HANDLED = st.dictionaries(
 
 @given(pending=st.lists(st.text(max_size=30), max_size=12), handled=HANDLED)
 def test_the_queue_cursor_reads_back_what_it_wrote(pending, handled):
-    cursor = QueueCursor().after(pending, handled, 1000.0, {"t": [1, 2.0]})
+    cursor = QueueCursor().after(pending, handled, 1000.0, {"t": [1, 2.0]}, {"w": (7, 990.0)})
     again = QueueCursor.from_text(cursor.to_json())
     assert again == cursor
     assert all(again.seen(key, token) for key, token in handled.items())
@@ -259,6 +259,13 @@ def test_the_queue_cursor_forgets_changes_after_a_day_and_keeps_the_newest():
     many = QueueCursor().after([], {f"t{i}": "v" for i in range(MAX_HANDLED)}, 0.0)
     newest = many.after([], {"latest": "v"}, 1.0)
     assert len(newest.handled) == MAX_HANDLED and newest.seen("latest", "v")
+
+
+def test_a_watched_topic_whose_run_never_came_is_forgotten_after_a_day():
+    watched = QueueCursor().after([], {}, 0.0, watch={"t": (3, 0.0)})
+    assert watched.watch == {"t": (3, 0.0)}
+    assert QueueCursor.from_text(watched.to_json()).watch == {"t": (3, 0.0)}
+    assert watched.after([], {}, HANDLED_SECONDS + 1.0, watch=watched.watch).watch == {}
 
 
 EVENTBRIDGE_SENDS = {

@@ -221,3 +221,15 @@ def test_sanitizing_replaces_java_chars_and_keeps_249_characters() -> None:
     assert sanitized_topic_name("\u0100", unicode=True) == "_u100"
     assert sanitized_topic_name("x" * 300) == "x" * 249
     assert sanitized_topic_name(".", unicode=True) == "_u002e"
+
+
+@given(st.text(alphabet=st.sampled_from("._-aZ9#\u00e9\U0001f600"), max_size=260), st.booleans())
+def test_a_name_with_nothing_to_replace_is_kept_as_the_unit_by_unit_rule_keeps_it(name, unicode):
+    from dzlineage_dagster.core.connectors.debezium import (
+        _VALID_TOPIC_CHARACTERS,
+        _VALID_UNICODE_TOPIC_CHARACTERS,
+        _sanitized_by_unit,
+    )
+
+    valid = _VALID_UNICODE_TOPIC_CHARACTERS if unicode else _VALID_TOPIC_CHARACTERS
+    assert sanitized_topic_name(name, unicode=unicode) == _sanitized_by_unit(name, valid, unicode)

@@ -61,3 +61,37 @@ def test_importing_every_sandbox_module_leaves_moto_as_shipped():
         assert shipped != patched, "moto already ships AWS's value: drop the patch"
     assert seen["started"] == wanted
     assert seen["started_twice"] == wanted
+
+
+def test_the_glue_limits_raise_the_accounts_schema_version_cap_and_a_reset_restores_it(sandbox):
+    import pytest
+    from botocore.exceptions import ClientError
+
+    def schema_with_versions(glue, name: str, versions: int) -> None:
+        glue.create_schema(
+            RegistryId={"RegistryName": "r"},
+            SchemaName=name,
+            DataFormat="AVRO",
+            Compatibility="NONE",
+            SchemaDefinition=json.dumps({"type": "record", "name": "v0", "fields": []}),
+        )
+        for version in range(1, versions):
+            glue.register_schema_version(
+                SchemaId={"RegistryName": "r", "SchemaName": name},
+                SchemaDefinition=json.dumps(
+                    {"type": "record", "name": f"v{version}", "fields": []}
+                ),
+            )
+
+    sandbox.control.reset()
+    sandbox.control.set_glue_limits(schemas=10, schema_versions=2)
+    glue = sandbox.client("glue")
+    glue.create_registry(RegistryName="r")
+    schema_with_versions(glue, "a", 2)
+    with pytest.raises(ClientError) as refused:
+        schema_with_versions(glue, "b", 2)
+    assert refused.value.response["Error"]["Code"] == "ResourceNumberLimitExceededException"
+
+    sandbox.control.reset()
+    glue.create_registry(RegistryName="r")
+    schema_with_versions(glue, "a", 3)

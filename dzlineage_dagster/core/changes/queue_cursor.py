@@ -5,6 +5,10 @@ receipt handles of what it read (``pending``) in its cursor, which Dagster commi
 tick's run requests, and the next tick deletes them first. A message whose visibility ran out
 meanwhile comes back; ``handled`` (each change's token, by topic or event, for a day) makes it
 request nothing new.
+
+Whether a requested run failed is read from Dagster for the topics this cursor names only
+(``watch``: requested, outcome not seen yet; ``retry``: failed, waiting for a retry), never for
+every partition, so an idle tick reads nothing from Dagster's storage whatever the estate's size.
 """
 
 from __future__ import annotations
@@ -33,6 +37,10 @@ class QueueCursor:
     #: The failed topics' retries (``RetrySchedule.to_json`` of ``catalog.registry_cursor``,
     #: which reads this field), as the registry sensor keeps them.
     retry: dict[str, Any] = field(default_factory=dict)
+    #: Topic -> (its newest planned materialization's storage id when its sync was requested,
+    #: when, epoch seconds): a topic leaves once a later run planned it and finished (failed:
+    #: ``retry`` takes it), or after :data:`HANDLED_SECONDS` (its run never came).
+    watch: dict[str, tuple[int, float]] = field(default_factory=dict)
 
     @classmethod
     def from_text(cls, text: str | None) -> QueueCursor:
@@ -43,6 +51,10 @@ class QueueCursor:
             list(data.get("pending", [])),
             {key: (token, float(at)) for key, (token, at) in data.get("handled", {}).items()},
             dict(data.get("retry", {})),
+            {
+                topic: (int(planned), float(at))
+                for topic, (planned, at) in data.get("watch", {}).items()
+            },
         )
 
     def to_json(self) -> str:
@@ -51,6 +63,7 @@ class QueueCursor:
                 "pending": self.pending,
                 "handled": {k: list(v) for k, v in self.handled.items()},
                 "retry": self.retry,
+                "watch": {k: list(v) for k, v in self.watch.items()},
             },
             separators=(",", ":"),
         )
@@ -65,11 +78,14 @@ class QueueCursor:
         handled: Mapping[str, str],
         now: float,
         retry: Mapping[str, Any] | None = None,
+        watch: Mapping[str, tuple[int, float]] | None = None,
     ) -> QueueCursor:
         """The next tick's cursor: its ``pending`` handles, ``handled`` remembered at ``now``
         (the changes older than :data:`HANDLED_SECONDS`, and past :data:`MAX_HANDLED` the
-        oldest, forgotten) and the ``retry`` schedule."""
+        oldest, forgotten), the ``retry`` schedule and the topics to ``watch`` (those watched
+        longer than :data:`HANDLED_SECONDS` forgotten)."""
         kept = {k: v for k, v in self.handled.items() if now - v[1] < HANDLED_SECONDS}
         kept.update({key: (token, now) for key, token in handled.items()})
         newest = sorted(kept.items(), key=lambda item: item[1][1])[-MAX_HANDLED:]
-        return QueueCursor(list(pending), dict(newest), dict(retry or {}))
+        watched = {k: v for k, v in (watch or {}).items() if now - v[1] < HANDLED_SECONDS}
+        return QueueCursor(list(pending), dict(newest), dict(retry or {}), watched)

@@ -124,7 +124,14 @@ def sanitized_topic_name(name: str, *, unicode: bool = False) -> str:
     characters replaced (``_``, or :func:`unicode_escape` for the unicode strategies), then cut
     to Kafka's 249 characters; a bare ``.`` or ``..`` is replaced too."""
     valid = _VALID_UNICODE_TOPIC_CHARACTERS if unicode else _VALID_TOPIC_CHARACTERS
+    if len(name) <= MAX_TOPIC_NAME_LENGTH and name not in (".", "..") and valid.issuperset(name):
+        # Nothing to replace (each valid character is one UTF-16 unit): the common case, and
+        # a connector's topology names every table of its include list this way.
+        return name
+    return _sanitized_by_unit(name, valid, unicode)
 
+
+def _sanitized_by_unit(name: str, valid: frozenset[str], unicode: bool) -> str:
     def replace(code: int) -> str:
         return unicode_escape(code) if unicode else "_"
 

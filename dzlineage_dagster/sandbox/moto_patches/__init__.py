@@ -46,13 +46,20 @@ _GSR_QUOTAS = "moto.glue.glue_schema_registry_utils"
 #: Schemas per account and Region by default; the quota is adjustable (an account with more
 #: topics asks for more), which ``set_glue_schema_quota`` models.
 GLUE_SCHEMA_QUOTA = 10_000
+#: moto's cap on schema versions in the whole account (it counts every schema's first version
+#: too), set to the highest version number AWS's API takes; an estate of more schemas than
+#: that raises it with the schema quota (``set_glue_schema_quota``).
+GLUE_SCHEMA_VERSION_CAP = 100_000
 MOTO_PATCHES: tuple[MotoPatch, ...] = (
     MotoPatch(_GSR_QUOTAS, "MAX_REGISTRIES_ALLOWED", 100, "AWS: 100 registries per account"),
     MotoPatch(
         _GSR_QUOTAS, "MAX_SCHEMAS_ALLOWED", GLUE_SCHEMA_QUOTA, "AWS: 10,000 schemas per account"
     ),
     MotoPatch(
-        _GSR_QUOTAS, "MAX_SCHEMA_VERSIONS_ALLOWED", 100_000, "AWS numbers versions to 100,000"
+        _GSR_QUOTAS,
+        "MAX_SCHEMA_VERSIONS_ALLOWED",
+        GLUE_SCHEMA_VERSION_CAP,
+        "AWS numbers versions to 100,000",
     ),
     MotoPatch(
         "moto.kafka.models",
@@ -86,9 +93,12 @@ def apply_moto_patches() -> None:
     register_queue_policy()
 
 
-def set_glue_schema_quota(schemas: int) -> None:
-    """The account's schemas per Region after a quota increase (``/_sandbox/glue-limits``); a
-    reset restores AWS's default."""
-    if type(schemas) is not int or schemas < 0:
-        raise ValueError(f"schemas is a count of schemas, not {schemas!r}")
-    importlib.import_module(_GSR_QUOTAS).MAX_SCHEMAS_ALLOWED = schemas
+def set_glue_schema_quota(schemas: int, schema_versions: int = GLUE_SCHEMA_VERSION_CAP) -> None:
+    """The account's schemas per Region after a quota increase, and the schema versions moto
+    lets the whole account hold (``/_sandbox/glue-limits``); a reset restores the defaults."""
+    for name, count in (("schemas", schemas), ("schema_versions", schema_versions)):
+        if type(count) is not int or count < 0:
+            raise ValueError(f"{name} is a count, not {count!r}")
+    quotas = importlib.import_module(_GSR_QUOTAS)
+    quotas.MAX_SCHEMAS_ALLOWED = schemas
+    quotas.MAX_SCHEMA_VERSIONS_ALLOWED = schema_versions

@@ -112,10 +112,12 @@ class SandboxControl:
         ``advanced_parameters`` (AWS: 100,000); reset restores AWS's."""
         return self._call("PUT", "ssm-limits", caps)
 
-    def set_glue_limits(self, schemas: int) -> None:
+    def set_glue_limits(self, schemas: int, schema_versions: int | None = None) -> None:
         """Schemas the account may hold per Region, as after a quota increase (AWS's default:
-        10,000; adjustable); reset restores AWS's."""
-        self._call("PUT", "glue-limits", {"schemas": schemas})
+        10,000; adjustable), and optionally the schema versions of the whole account (moto's
+        cap: 100,000 by default, every schema's first version counted); reset restores both."""
+        versions = {} if schema_versions is None else {"schema_versions": schema_versions}
+        self._call("PUT", "glue-limits", {"schemas": schemas, **versions})
 
     def reset(self) -> None:
         self._call("POST", "reset")
