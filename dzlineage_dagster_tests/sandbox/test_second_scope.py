@@ -15,11 +15,13 @@ from collections.abc import Callable
 from functools import partial
 
 import pytest
+import yaml
 from botocore.exceptions import ClientError
 from dagster import DagsterInstance
 
 from dzlineage_dagster.cli import main as dzlineage
 from dzlineage_dagster.core.changes.cloudtrail import read_message
+from dzlineage_dagster.core.scopes import SCOPE_TAG
 from dzlineage_dagster.sandbox.commands import run as run_command
 from dzlineage_dagster.sandbox.demo.accounts import role_session
 from dzlineage_dagster.sandbox.demo.second_scope import (
@@ -43,6 +45,7 @@ from dzlineage_dagster_tests.clients import written_env_file
 from dzlineage_dagster_tests.platform import DemoPlatform, writes
 from dzlineage_dagster_tests.test_catalog_sync import topic_assets
 from dzlineage_dagster_tests.test_cli import COMMAND, free_port
+from dzlineage_dagster_tests.test_scopes_dagster import ScopedLocation
 
 BILLING_TOPICS = (
     "billing.invoicing.invoice_lines",
@@ -433,3 +436,32 @@ def test_a_topic_of_the_same_name_in_both_scopes_is_two_assets_that_never_meet(t
         reports[scope.name] = last_sync_readback(run, [topic])
     assert all(report.ok for report in reports.values()), reports
     assert (reports[FIRST_SCOPE].topics, reports[SECOND_SCOPE].topics) == (1, 0)
+
+
+def test_one_code_location_syncs_both_accounts_registries_through_its_sensors(
+    two_scopes, monkeypatch
+):
+    """The issue's done-when, in Dagster: the code location loaded with the sandbox's
+    DZLINEAGE_SCOPES (the demo in the deployment's account, billing in another account and
+    Region behind its role) ticks each scope's registry sensor and runs what they request;
+    both registries' topics become assets of the one domain, each read in its own account."""
+    scopes = yaml.safe_load(two_scopes.environment["DZLINEAGE_SCOPES"])["scopes"]
+    location = ScopedLocation(two_scopes.platform, monkeypatch, scopes)
+    two_scopes.sandbox.control.clear_calls()
+    for scope in (FIRST_SCOPE, SECOND_SCOPE):
+        for request in location.tick(f"registry_schema_sensor__{scope}").run_requests:
+            assert request.tags[SCOPE_TAG] == scope
+            result = location.run(request)
+            assert result.success, result.get_step_failure_events()
+    keys = location.partition_keys()
+    assert {f"{SECOND_SCOPE}/{topic}" for topic in BILLING_TOPICS} <= set(keys)
+    assert all(key.split("/", 1)[0] in (FIRST_SCOPE, SECOND_SCOPE) for key in keys)
+    accounts = {arn.split(":")[4] for arn in topic_assets(two_scopes.platform)}
+    assert accounts == {SANDBOX_ACCOUNT_ID, SECOND_ACCOUNT}
+    # Each registry was read with its own account's credentials.
+    registry_reads = {
+        call.account
+        for call in two_scopes.sandbox.control.calls()
+        if (call.service, call.operation) == ("glue", "ListSchemas")
+    }
+    assert registry_reads == {SANDBOX_ACCOUNT_ID, SECOND_ACCOUNT}
