@@ -253,10 +253,19 @@ def build_parser(command: str) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="dzlineage demo",
         description="Start the seeded sandbox and `dagster dev` with its environment; the "
-        "registry sensor then syncs every demo topic into DataZone. The sandbox's environment "
+        "registry sensor then syncs every demo topic into DataZone, and the change queue "
+        "sensor each later change as its CloudTrail event arrives. The sandbox's environment "
         "is printed and written to a file a second shell can `source`.",
     )
     add_sandbox_options(parser)
+    # The demo runs on events, as a deployment at scale does (docs/change-events.md).
+    parser.set_defaults(change_queue=True)
+    parser.add_argument(
+        "--no-change-queue",
+        dest="change_queue",
+        action="store_false",
+        help="no change queue: the registry sensor lists the registry every minute instead",
+    )
     parser.add_argument(
         "--env-file",
         metavar="PATH",
