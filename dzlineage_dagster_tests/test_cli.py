@@ -12,7 +12,7 @@ import time
 
 import pytest
 
-from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE
+from dzlineage_dagster.sandbox.commands import DEMO_ENV_FILE, build_parser
 from dzlineage_dagster.settings import LineageSettings, env_name
 from dzlineage_dagster_tests.clients import read_env_file, sandbox_client, written_env_file
 from dzlineage_dagster_tests.ui_process import start_demo
@@ -173,3 +173,11 @@ def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
     assert not demo.env_file.exists(), "the environment of a stopped sandbox was left behind"
     assert not list(demo.dagster_home.glob("dzlineage-dagster-home-*")), "temporary home left"
     assert demo.leftover_processes() == []
+
+
+def test_the_demo_runs_on_events_unless_told_not_to():
+    """`scripts/demo` creates the change queue (the issue's "the demo runs on events");
+    `--no-change-queue` is the listing-only demo, and `dzlineage sandbox` stays without one."""
+    assert build_parser("demo").parse_args([]).change_queue is True
+    assert build_parser("demo").parse_args(["--no-change-queue"]).change_queue is False
+    assert build_parser("sandbox").parse_args([]).change_queue is False
