@@ -433,3 +433,21 @@ def test_a_topic_of_the_same_name_in_both_scopes_is_two_assets_that_never_meet(t
         reports[scope.name] = last_sync_readback(run, [topic])
     assert all(report.ok for report in reports.values()), reports
     assert (reports[FIRST_SCOPE].topics, reports[SECOND_SCOPE].topics) == (1, 0)
+
+
+def test_a_scope_whose_role_does_not_exist_fails_alone_as_on_aws(two_scopes, capsys, monkeypatch):
+    """A mistyped role of the second scope: AWS refuses to assume a role its account does not
+    have (AccessDenied, as for a role that does not trust the caller), so the scope cannot
+    start, and the first scope still syncs."""
+    document = json.loads(two_scopes.environment["DZLINEAGE_SCOPES"])
+    missing = f"arn:aws:iam::{SECOND_ACCOUNT}:role/dzlineage-dta"
+    document["scopes"][1]["role_arn"] = missing
+    monkeypatch.setenv("DZLINEAGE_SCOPES", json.dumps(document))
+    with pytest.raises(ClientError, match="AccessDenied"):
+        deployment_session(SANDBOX_REGION).client(
+            "sts", endpoint_url=two_scopes.sandbox.endpoint_url
+        ).assume_role(RoleArn=missing, RoleSessionName="typo", ExternalId=SECOND_EXTERNAL_ID)
+    assert dzlineage(["sync", "-q"]) == 1
+    out = capsys.readouterr().out
+    assert f"  {FIRST_SCOPE}     ok\n" in out, out
+    assert out.rstrip().endswith(f"1 synced, 1 failed: {SECOND_SCOPE}")
