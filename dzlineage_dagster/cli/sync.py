@@ -160,7 +160,9 @@ def sync_scopes(args: argparse.Namespace, scopes: list[ScopeConfig], out: TextIO
             status = code
             break
         if code:
-            why = messages.lines[-1].split(f"scope {scope.name}: ", 1)[-1] if messages.lines else ""
+            # The last message's first line: a problem's continuation lines are indented.
+            said = [line for line in messages.lines if not line[:1].isspace()]
+            why = said[-1].split(f"scope {scope.name}: ", 1)[-1] if said else ""
             results[scope.name] = f"FAILED{': ' + why if why else ' (the rows above say why)'}"
             status = status or 1
         else:
