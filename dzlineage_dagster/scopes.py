@@ -27,6 +27,7 @@ variable without the prefix, in lower case; what a scope does not set is the var
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -215,3 +216,34 @@ def scoped_settings(base: LineageSettings, scope: ScopeConfig) -> LineageSetting
     """``base`` (the deployment's resolved settings) with ``scope``'s own."""
     values = {field: getattr(base, field) for field in type(base).model_fields}
     return LineageSettings(**{**values, **scope.settings})
+
+
+def in_scope_terms(scope: ScopeConfig | None, text: str) -> str:
+    """``text`` (said where the scope is named) in the scope's terms: advice to set a variable
+    a scope may set is advice to set the scope's key, and a value the scope sets is named by
+    its key (``registry_name='x'``, as written in ``DZLINEAGE_SCOPES``), not by the variable
+    it stands in for: its role too (``role_arn=...``, ``role_external_id``)."""
+    if scope is None:
+        return text
+    variables = {env_name(field): field for field in SCOPE_SETTINGS}
+    role_variables = side_role_variables("data")
+    variables[role_variables["role_arn"]] = "role_arn"
+    for variable, key in variables.items():
+        text = text.replace(f"set {variable}", f"set the scope's {key}")
+    for field in scope.settings:
+        text = text.replace(env_name(field), field)
+    if scope.role_arn:
+        # The data side's role is the scope's, whichever variable the label fell back to.
+        text = re.sub(
+            r"the data side's role (?:DZLINEAGE_\w+|role_arn)=", "the scope's role_arn=", text
+        )
+        text = text.replace(role_variables["role_arn"], "role_arn")
+    if scope.role_external_id:
+        text = re.sub(
+            r"(the scope's role_arn=\S+ cannot be assumed; its trust policy must trust this "
+            r"identity with )DZLINEAGE_\w+",
+            r"\1role_external_id",
+            text,
+        )
+        text = text.replace(role_variables["role_external_id"], "role_external_id")
+    return text

@@ -268,7 +268,11 @@ def test_a_scope_whose_registry_and_cluster_are_gone_fails_only_itself(
     [failure] = result.get_step_failure_events()
     data = failure.step_failure_data.user_failure_data
     assert data.description.startswith("1 of 3 topics failed: scope gone: ")
-    assert "DZLINEAGE_MSK_CLUSTER_ARN" in data.description and "does not exist" in data.description
+    # Named by the scope's own key, as written in DZLINEAGE_SCOPES (setting the deployment's
+    # DZLINEAGE_MSK_CLUSTER_ARN would not fix it).
+    assert "msk_cluster_arn='arn:aws:kafka:" in data.description, data.description
+    assert "does not exist" in data.description
+    assert "DZLINEAGE_MSK_CLUSTER_ARN" not in data.description
     assert "`gone/shop.sales.orders` | preflight" in data.metadata["failed_topics"].value
     for topic in BILLING_TOPICS:
         assert latest_metadata(platform, "datazone_topic_asset", f"billing/{topic}")["action"] == (

@@ -22,11 +22,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.cli.common import (
     add_scope_option,
-    in_scope_terms,
     scope_settings,
     selected_scopes,
 )
-from dzlineage_dagster.scopes import ScopeConfig
+from dzlineage_dagster.scopes import ScopeConfig, in_scope_terms
 from dzlineage_dagster.settings import InvalidSettings, LineageSettings, MissingSettings
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
