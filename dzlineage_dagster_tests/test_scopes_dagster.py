@@ -20,6 +20,7 @@ from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
 from dzlineage_dagster.sandbox.demo.seed import seed_platform
 from dzlineage_dagster.sensors import scope_sensors
+from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
 BILLING_REGION = "eu-west-1"
@@ -251,9 +252,12 @@ def test_a_scope_whose_registry_and_cluster_are_gone_fails_only_itself(
 ):
     scopes = [*two_scopes(platform, billing)[1:], gone_scope(platform)]
     location = ScopedLocation(platform, monkeypatch, scopes)
-    # Its sensor's tick fails (its registry does not exist); the other scope's ticks on.
-    with pytest.raises(Exception, match="gone-cdc"):
+    # Its sensor's tick fails (its registry does not exist), naming the scope and its key, as
+    # the tick's error is all the UI shows of it; the other scope's ticks on.
+    with pytest.raises(SyncError) as failed:
         location.tick("registry_schema_sensor__gone")
+    assert str(failed.value).startswith("scope gone (registry_name='gone-cdc'): ListSchemas failed")
+    assert "dzlineage doctor --scope gone" in str(failed.value)
     [billed] = location.tick("registry_schema_sensor__billing").run_requests
 
     # A run whose range takes in topics of both scopes: the one whose cluster is gone fails
