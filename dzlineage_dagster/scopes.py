@@ -26,6 +26,7 @@ variable without the prefix, in lower case; what a scope does not set is the var
 
 from __future__ import annotations
 
+import difflib
 import os
 import re
 from collections.abc import Mapping
@@ -136,7 +137,10 @@ def read_scopes(environ: Mapping[str, str] | None = None) -> list[ScopeConfig]:
     entries = document.get("scopes") if isinstance(document, dict) else None
     if not isinstance(entries, list) or not entries:
         raise InvalidSettings(
-            [f"{source}: expected `scopes:` with a list of scopes (each with a `name`)"]
+            [
+                f"{source}: expected `scopes:` with a list of scopes (each with a `name`)"
+                + _document_found(document)
+            ]
         )
     scopes, problems, names = [], [], set()
     for position, entry in enumerate(entries, start=1):
@@ -158,15 +162,36 @@ def read_scopes(environ: Mapping[str, str] | None = None) -> list[ScopeConfig]:
     return scopes
 
 
+def _document_found(document: Any) -> str:
+    """What the document holds instead of a list of scopes, and the likely fix."""
+    if isinstance(document, list):
+        return "; it is a list: put it under `scopes:`"
+    if isinstance(document, str):
+        return (
+            f"; it is the text {shown(document)} (a file's path must end in .yaml, .yml or .json)"
+        )
+    if isinstance(document, dict) and "scopes" in document:
+        return f"; its `scopes:` is {shown(str(document['scopes']))}"
+    return ""
+
+
 def _scope(entry: Any, position: int) -> ScopeConfig:
     if not isinstance(entry, dict):
         raise ValueError(f"scope {position} is not a mapping of settings")
     name = check_scope_name(entry.get("name"))
-    unknown = sorted(set(entry) - {"name", *SCOPE_SETTINGS, *SCOPE_AWS_KEYS})
+    keys = ("name", *SCOPE_AWS_KEYS, *SCOPE_SETTINGS)
+    unknown = sorted(set(entry) - set(keys), key=str)
     if unknown:
+        # A misspelt key is named with the key it resembles, before the whole list.
+        meant = [
+            f"{shown(key)} (did you mean {close[0]}?)"
+            if (close := difflib.get_close_matches(str(key), keys, n=1))
+            else shown(key)
+            for key in unknown
+        ]
         raise ValueError(
-            f"scope {name!r}: {', '.join(map(shown, unknown))} cannot be set per scope; a scope "
-            f"sets {', '.join((*SCOPE_AWS_KEYS, *SCOPE_SETTINGS))}"
+            f"scope {name!r}: {', '.join(meant)} cannot be set per scope; a scope "
+            f"sets {', '.join(keys[1:])}"
         )
     values = {key: _text(value) for key, value in entry.items() if key != "name"}
     return ScopeConfig(

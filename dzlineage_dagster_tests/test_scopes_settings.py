@@ -51,6 +51,10 @@ def test_scopes_come_from_a_file_or_from_the_value_itself(tmp_path: Path):
     ("document", "said"),
     [
         ("scopes: []", "expected `scopes:` with a list"),
+        ("[{name: a, registry_name: r}]", "; it is a list: put it under `scopes:`"),
+        ("./scopes.conf", "; it is the text './scopes.conf' (a file's path must end in .yaml"),
+        ("scopes: {name: a}", "its `scopes:` is \"{'name': 'a'}\""),
+        ("scopes: [{name: a, registy_name: r}]", "'registy_name' (did you mean registry_name?)"),
         ("scopes: [{name: Orders, registry_name: r}]", "scope name 'Orders' must be"),
         ("scopes: [{name: a, registry_name: r, domain_id: d}]", "'domain_id' cannot be set"),
         ("scopes: [{name: a}]", "scope 'a': set registry_name"),
