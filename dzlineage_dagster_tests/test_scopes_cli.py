@@ -242,10 +242,15 @@ def test_trace_orphans_impact_and_doctor_answer_across_the_scopes(two_scopes, pl
     assert out.index("== scope shop ==") < out.index("== scope billing ==")
     assert "topics of registry billing-cdc that feed no table (0):" in out
 
-    # impact asks every scope
+    # impact asks every scope, and names the scope of each topic it found
     code, out, err = run(capsys, "impact", "billing.sales.orders", "--format", "json")
     assert code == 0, err
-    assert [report["topic"] for report in json.loads(out)] == ["billing.sales.orders"]
+    assert [(r["scope"], r["topic"]) for r in json.loads(out)] == [
+        ("billing", "billing.sales.orders")
+    ]
+    code, out, err = run(capsys, "impact", "billing.sales.orders")
+    assert code == 0, err
+    assert out.startswith("== scope billing ==\nbilling.sales.orders "), out
 
     # doctor: the shared checks once, the others per scope
     code, out, err = run(capsys, "doctor", "--format", "json")
