@@ -8,11 +8,12 @@ caller's account and, where it has an ``sts:ExternalId`` condition, the call's `
 equals it; otherwise AWS's answer: ``AccessDenied``, "User: ... is not authorized to perform:
 sts:AssumeRole on resource: <role ARN>" (IAM User Guide, "How to use an external ID when
 granting access to your AWS resources to a third party"; STS API reference, AssumeRole).
-A role missing from an account that has roles (one the sandbox seeded: ``--accounts two``,
-``--scopes two``) is refused as AWS refuses it, with the same ``AccessDenied``, so a scope's
-mistyped ``role_arn`` fails in the sandbox as it would on AWS; in an account without roles, a
-role the sandbox was never told about is still assumed as moto does, so a test may name any
-role. Other condition keys and explicit denies are not evaluated.
+A role missing from another account that has roles (one the sandbox seeded: ``--accounts
+two``, ``--scopes two``) is refused as AWS refuses it, with the same ``AccessDenied``, so a
+scope's mistyped ``role_arn`` fails in the sandbox as it would on AWS; in the caller's own
+account, or one without roles, a role the sandbox was never told about is still assumed as
+moto does, so a test may name any role there. Other condition keys and explicit denies are
+not evaluated.
 """
 
 from __future__ import annotations
@@ -30,8 +31,8 @@ from dzlineage_dagster.sandbox.protocol.aws import aws_error_response
 
 def refuse_untrusted_assume_role(call: Any) -> Response | None:
     """AccessDenied when the role's trust policy does not let the caller assume it, or when
-    its account has roles but not this one; None lets moto answer (a role of an account
-    without roles, or one that trusts the caller)."""
+    another account has roles but not this one; None lets moto answer (a role of the caller's
+    account or of one without roles, or one that trusts the caller)."""
     params = {k: v[0] for k, v in parse_qs(call.request.get_data(as_text=True)).items()}
     role_arn = params.get("RoleArn", "")
     parts = role_arn.split(":")
@@ -43,7 +44,7 @@ def refuse_untrusted_assume_role(call: Any) -> Response | None:
     except KeyError:
         return None
     except NotFoundException:
-        if not iam.get_roles():
+        if parts[4] == call.account_id or not iam.get_roles():
             return None
         return _denied(call.account_id, role_arn)
     statements = json.loads(role.assume_role_policy_document).get("Statement", [])
