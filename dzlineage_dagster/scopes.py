@@ -157,9 +157,35 @@ def read_scopes(environ: Mapping[str, str] | None = None) -> list[ScopeConfig]:
             for problem in scope_problems(scope, environ)
         ]
         scopes.append(scope)
+    problems += [f"{source}: {problem}" for problem in shared_queue_problems(scopes, environ)]
     if problems:
         raise InvalidSettings(problems)
     return scopes
+
+
+def shared_queue_problems(scopes: list[ScopeConfig], environ: Mapping[str, str]) -> list[str]:
+    """A change queue two scopes would drain: each scope deletes the events of other
+    registries its queue receives, so they would take each other's changes (and a scope that
+    names no queue takes ``DZLINEAGE_CHANGE_QUEUE_URL``'s, which is another scope's or in
+    another account)."""
+    variable = env_name("change_queue_url")
+    drained: dict[str, str] = {}
+    problems = []
+    for scope in scopes:
+        url = scope.settings.get("change_queue_url", environ.get(variable, "")).strip()
+        if not url:
+            continue
+        whose = "its change_queue_url" if "change_queue_url" in scope.settings else variable
+        if url in drained:
+            problems.append(
+                f"scope {scope.name!r}: {whose}={shown(url)} is also the queue of scope "
+                f"{drained[url]!r}; a queue serves one scope (each deletes the other "
+                "registries' events it receives): give this scope its own change_queue_url, or "
+                "change_queue_url: '' for none (its registry sensor then lists its registry)"
+            )
+        else:
+            drained[url] = scope.name
+    return problems
 
 
 def _document_found(document: Any) -> str:
