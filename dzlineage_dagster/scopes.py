@@ -26,7 +26,9 @@ variable without the prefix, in lower case; what a scope does not set is the var
 
 from __future__ import annotations
 
+import difflib
 import os
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -135,7 +137,10 @@ def read_scopes(environ: Mapping[str, str] | None = None) -> list[ScopeConfig]:
     entries = document.get("scopes") if isinstance(document, dict) else None
     if not isinstance(entries, list) or not entries:
         raise InvalidSettings(
-            [f"{source}: expected `scopes:` with a list of scopes (each with a `name`)"]
+            [
+                f"{source}: expected `scopes:` with a list of scopes (each with a `name`)"
+                + _document_found(document)
+            ]
         )
     scopes, problems, names = [], [], set()
     for position, entry in enumerate(entries, start=1):
@@ -152,20 +157,67 @@ def read_scopes(environ: Mapping[str, str] | None = None) -> list[ScopeConfig]:
             for problem in scope_problems(scope, environ)
         ]
         scopes.append(scope)
+    problems += [f"{source}: {problem}" for problem in shared_queue_problems(scopes, environ)]
     if problems:
         raise InvalidSettings(problems)
     return scopes
+
+
+def shared_queue_problems(scopes: list[ScopeConfig], environ: Mapping[str, str]) -> list[str]:
+    """A change queue two scopes would drain: each scope deletes the events of other
+    registries its queue receives, so they would take each other's changes (and a scope that
+    names no queue takes ``DZLINEAGE_CHANGE_QUEUE_URL``'s, which is another scope's or in
+    another account)."""
+    variable = env_name("change_queue_url")
+    drained: dict[str, str] = {}
+    problems = []
+    for scope in scopes:
+        url = scope.settings.get("change_queue_url", environ.get(variable, "")).strip()
+        if not url:
+            continue
+        whose = "its change_queue_url" if "change_queue_url" in scope.settings else variable
+        if url in drained:
+            problems.append(
+                f"scope {scope.name!r}: {whose}={shown(url)} is also the queue of scope "
+                f"{drained[url]!r}; a queue serves one scope (each deletes the other "
+                "registries' events it receives): give this scope its own change_queue_url, or "
+                "change_queue_url: '' for none (its registry sensor then lists its registry)"
+            )
+        else:
+            drained[url] = scope.name
+    return problems
+
+
+def _document_found(document: Any) -> str:
+    """What the document holds instead of a list of scopes, and the likely fix."""
+    if isinstance(document, list):
+        return "; it is a list: put it under `scopes:`"
+    if isinstance(document, str):
+        return (
+            f"; it is the text {shown(document)} (a file's path must end in .yaml, .yml or .json)"
+        )
+    if isinstance(document, dict) and "scopes" in document:
+        return f"; its `scopes:` is {shown(str(document['scopes']))}"
+    return ""
 
 
 def _scope(entry: Any, position: int) -> ScopeConfig:
     if not isinstance(entry, dict):
         raise ValueError(f"scope {position} is not a mapping of settings")
     name = check_scope_name(entry.get("name"))
-    unknown = sorted(set(entry) - {"name", *SCOPE_SETTINGS, *SCOPE_AWS_KEYS})
+    keys = ("name", *SCOPE_AWS_KEYS, *SCOPE_SETTINGS)
+    unknown = sorted(set(entry) - set(keys), key=str)
     if unknown:
+        # A misspelt key is named with the key it resembles, before the whole list.
+        meant = [
+            f"{shown(key)} (did you mean {close[0]}?)"
+            if (close := difflib.get_close_matches(str(key), keys, n=1))
+            else shown(key)
+            for key in unknown
+        ]
         raise ValueError(
-            f"scope {name!r}: {', '.join(map(shown, unknown))} cannot be set per scope; a scope "
-            f"sets {', '.join((*SCOPE_AWS_KEYS, *SCOPE_SETTINGS))}"
+            f"scope {name!r}: {', '.join(meant)} cannot be set per scope; a scope "
+            f"sets {', '.join(keys[1:])}"
         )
     values = {key: _text(value) for key, value in entry.items() if key != "name"}
     return ScopeConfig(
@@ -215,3 +267,34 @@ def scoped_settings(base: LineageSettings, scope: ScopeConfig) -> LineageSetting
     """``base`` (the deployment's resolved settings) with ``scope``'s own."""
     values = {field: getattr(base, field) for field in type(base).model_fields}
     return LineageSettings(**{**values, **scope.settings})
+
+
+def in_scope_terms(scope: ScopeConfig | None, text: str) -> str:
+    """``text`` (said where the scope is named) in the scope's terms: advice to set a variable
+    a scope may set is advice to set the scope's key, and a value the scope sets is named by
+    its key (``registry_name='x'``, as written in ``DZLINEAGE_SCOPES``), not by the variable
+    it stands in for: its role too (``role_arn=...``, ``role_external_id``)."""
+    if scope is None:
+        return text
+    variables = {env_name(field): field for field in SCOPE_SETTINGS}
+    role_variables = side_role_variables("data")
+    variables[role_variables["role_arn"]] = "role_arn"
+    for variable, key in variables.items():
+        text = text.replace(f"set {variable}", f"set the scope's {key}")
+    for field in scope.settings:
+        text = text.replace(env_name(field), field)
+    if scope.role_arn:
+        # The data side's role is the scope's, whichever variable the label fell back to.
+        text = re.sub(
+            r"the data side's role (?:DZLINEAGE_\w+|role_arn)=", "the scope's role_arn=", text
+        )
+        text = text.replace(role_variables["role_arn"], "role_arn")
+    if scope.role_external_id:
+        text = re.sub(
+            r"(the scope's role_arn=\S+ cannot be assumed; its trust policy must trust this "
+            r"identity with )DZLINEAGE_\w+",
+            r"\1role_external_id",
+            text,
+        )
+        text = text.replace(role_variables["role_external_id"], "role_external_id")
+    return text

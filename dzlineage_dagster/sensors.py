@@ -1,6 +1,7 @@
 """The sensors: the registry's new, changed and deleted schemas become partitions and runs;
 changed connector configurations re-derive the lineage of the topics whose mapping changed."""
 
+import functools
 import hashlib
 import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
@@ -54,9 +55,10 @@ from dzlineage_dagster.jobs import (
     retire_run_config,
 )
 from dzlineage_dagster.resources import ChangeQueueResource, LineageSyncResource
+from dzlineage_dagster.scopes import in_scope_terms
 from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_versions
 from dzlineage_dagster.sync.changes import ChangedTopics, describe_topics, read_queue
-from dzlineage_dagster.sync.errors import describe_error
+from dzlineage_dagster.sync.errors import SyncError, describe_error
 from dzlineage_dagster.sync.run_state import SyncRun
 
 #: A topic that failed transiently (throttling past botocore's retries) is retried first by the
@@ -87,13 +89,44 @@ def scope_sensor(
     name: str, scope: str | None, *, jobs: list, minimum_interval_seconds: int, description: str
 ):
     """The ``@sensor`` of sensor ``name`` in ``scope``: its name and description say the
-    scope; it runs by default, as every sensor of the sync does."""
-    return sensor(
+    scope; it runs by default, as every sensor of the sync does. A scope's tick that AWS
+    refuses fails naming the scope (:func:`scope_tick_failure`)."""
+    decorate = sensor(
         name=sensor_name(name, scope),
         jobs=jobs,
         minimum_interval_seconds=minimum_interval_seconds,
         default_status=DefaultSensorStatus.RUNNING,
         description=description + scope_note(scope),
+    )
+    if scope is None:
+        return decorate
+
+    def in_scope(evaluate):
+        @functools.wraps(evaluate)
+        def tick(*args, **kwargs):
+            try:
+                return evaluate(*args, **kwargs)
+            except (ClientError, BotoCoreError, SyncError) as error:
+                raise SyncError(scope_tick_failure(scope, kwargs["lineage_sync"], error)) from error
+
+        return decorate(tick)
+
+    return in_scope
+
+
+def scope_tick_failure(scope: str, lineage_sync: LineageSyncResource, error: Exception) -> str:
+    """What a scope's failed tick says: the scope, its registry, Region and role (a botocore
+    error names none of them), the error in the scope's terms, and where to look."""
+    config = lineage_sync.scope(scope)
+    where = f"registry_name={config.settings.get('registry_name')!r}"
+    if config.region_name:
+        where += f" in {config.region_name}"
+    if config.role_arn:
+        where += f" as role_arn={config.role_arn}"
+    return (
+        f"scope {scope} ({where}): {in_scope_terms(config, describe_error(error))}; the other "
+        f"scopes' sensors tick on (`dzlineage doctor --scope {scope}` checks its settings and "
+        "access)"
     )
 
 

@@ -404,3 +404,23 @@ def test_each_scope_draws_its_own_graph_keyed_below_its_name(synced, tmp_path):
         PlatformGraphComponent(
             settings=component_for(environment).settings, registry_scope="nope"
         ).sync_run()
+
+
+def test_defs_yaml_passes_one_line_json_scopes_and_a_zero_on_as_text(monkeypatch):
+    """defs.yaml's `{{ env.X }}` renders a value as the YAML it reads as: the sandbox's one
+    line of JSON DZLINEAGE_SCOPES arrived as a mapping (the code location failed to load:
+    'dict' object has no attribute 'strip'), and a 0 as a falsy number, dropped as unset."""
+    cluster = "arn:aws:kafka:us-east-1:111111111111:cluster/cdc/0a1b2c3d-1"
+    scopes = {
+        "scopes": [
+            {"name": "shop", "registry_name": "shop-cdc", "msk_cluster_arn": cluster},
+            {"name": "billing", "registry_name": "billing-cdc", "msk_cluster_arn": cluster},
+        ]
+    }
+    monkeypatch.setenv("DZLINEAGE_SCOPES", json.dumps(scopes))
+    monkeypatch.setenv("DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS", "0")
+    tree = ComponentTree.for_project(Path(dzlineage_dagster.__file__).parent)
+    component = tree.load_component("platform_graph", expected_type=PlatformGraphComponent)
+    assert component.drawn_scope == "shop"
+    assert json.loads(component.environ["DZLINEAGE_SCOPES"]) == scopes
+    assert component.environ["DZLINEAGE_LINEAGE_READBACK_WAIT_SECONDS"] == "0"

@@ -242,10 +242,15 @@ def test_trace_orphans_impact_and_doctor_answer_across_the_scopes(two_scopes, pl
     assert out.index("== scope shop ==") < out.index("== scope billing ==")
     assert "topics of registry billing-cdc that feed no table (0):" in out
 
-    # impact asks every scope
+    # impact asks every scope, and names the scope of each topic it found
     code, out, err = run(capsys, "impact", "billing.sales.orders", "--format", "json")
     assert code == 0, err
-    assert [report["topic"] for report in json.loads(out)] == ["billing.sales.orders"]
+    assert [(r["scope"], r["topic"]) for r in json.loads(out)] == [
+        ("billing", "billing.sales.orders")
+    ]
+    code, out, err = run(capsys, "impact", "billing.sales.orders")
+    assert code == 0, err
+    assert out.startswith("== scope billing ==\nbilling.sales.orders "), out
 
     # doctor: the shared checks once, the others per scope
     code, out, err = run(capsys, "doctor", "--format", "json")
@@ -305,6 +310,21 @@ def test_settings_shows_each_scopes_settings_and_names_a_wrong_one(monkeypatch, 
     )
     assert "    table_name_pattern = {schema}_{table}  (default)" in scopes
     assert "DZLINEAGE_SCOPES" not in err
+    # A scope's own role without its own external id is assumed with the deployment's: said.
+    monkeypatch.setenv("DZLINEAGE_DATA_ROLE_EXTERNAL_ID", "deployment-id")
+    monkeypatch.setenv(
+        "DZLINEAGE_SCOPES",
+        "scopes: [{name: billing, registry_name: b, role_arn: 'arn:aws:iam::333333333333:role/d'},"
+        " {name: ledger, registry_name: l, role_arn: 'arn:aws:iam::444444444444:role/d',"
+        " role_external_id: ledger-id}]",
+    )
+    out = run(capsys, "settings")[1]
+    assert (
+        "; data side's role arn:aws:iam::333333333333:role/d, external id deployment-id (the "
+        "deployment's "
+        "DZLINEAGE_DATA_ROLE_EXTERNAL_ID)\n"
+    ) in out
+    assert "role/d, external id ledger-id (the scope's)\n" in out
 
     monkeypatch.setenv("DZLINEAGE_SCOPES", "scopes: [{name: billing, registry_name: 'a b'}]")
     code, out, err = run(capsys, "settings")

@@ -20,6 +20,7 @@ from dzlineage_dagster.definitions import build_resources, defs
 from dzlineage_dagster.sandbox.demo.change_queue import create_change_queue
 from dzlineage_dagster.sandbox.demo.seed import seed_platform
 from dzlineage_dagster.sensors import scope_sensors
+from dzlineage_dagster.sync.errors import SyncError
 from dzlineage_dagster_tests.test_catalog_sync import latest_metadata, table_topics
 
 BILLING_REGION = "eu-west-1"
@@ -251,9 +252,12 @@ def test_a_scope_whose_registry_and_cluster_are_gone_fails_only_itself(
 ):
     scopes = [*two_scopes(platform, billing)[1:], gone_scope(platform)]
     location = ScopedLocation(platform, monkeypatch, scopes)
-    # Its sensor's tick fails (its registry does not exist); the other scope's ticks on.
-    with pytest.raises(Exception, match="gone-cdc"):
+    # Its sensor's tick fails (its registry does not exist), naming the scope and its key, as
+    # the tick's error is all the UI shows of it; the other scope's ticks on.
+    with pytest.raises(SyncError) as failed:
         location.tick("registry_schema_sensor__gone")
+    assert str(failed.value).startswith("scope gone (registry_name='gone-cdc'): ListSchemas failed")
+    assert "dzlineage doctor --scope gone" in str(failed.value)
     [billed] = location.tick("registry_schema_sensor__billing").run_requests
 
     # A run whose range takes in topics of both scopes: the one whose cluster is gone fails
@@ -268,7 +272,11 @@ def test_a_scope_whose_registry_and_cluster_are_gone_fails_only_itself(
     [failure] = result.get_step_failure_events()
     data = failure.step_failure_data.user_failure_data
     assert data.description.startswith("1 of 3 topics failed: scope gone: ")
-    assert "DZLINEAGE_MSK_CLUSTER_ARN" in data.description and "does not exist" in data.description
+    # Named by the scope's own key, as written in DZLINEAGE_SCOPES (setting the deployment's
+    # DZLINEAGE_MSK_CLUSTER_ARN would not fix it).
+    assert "msk_cluster_arn='arn:aws:kafka:" in data.description, data.description
+    assert "does not exist" in data.description
+    assert "DZLINEAGE_MSK_CLUSTER_ARN" not in data.description
     assert "`gone/shop.sales.orders` | preflight" in data.metadata["failed_topics"].value
     for topic in BILLING_TOPICS:
         assert latest_metadata(platform, "datazone_topic_asset", f"billing/{topic}")["action"] == (

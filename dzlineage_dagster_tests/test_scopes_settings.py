@@ -51,6 +51,10 @@ def test_scopes_come_from_a_file_or_from_the_value_itself(tmp_path: Path):
     ("document", "said"),
     [
         ("scopes: []", "expected `scopes:` with a list"),
+        ("[{name: a, registry_name: r}]", "; it is a list: put it under `scopes:`"),
+        ("./scopes.conf", "; it is the text './scopes.conf' (a file's path must end in .yaml"),
+        ("scopes: {name: a}", "its `scopes:` is \"{'name': 'a'}\""),
+        ("scopes: [{name: a, registy_name: r}]", "'registy_name' (did you mean registry_name?)"),
         ("scopes: [{name: Orders, registry_name: r}]", "scope name 'Orders' must be"),
         ("scopes: [{name: a, registry_name: r, domain_id: d}]", "'domain_id' cannot be set"),
         ("scopes: [{name: a}]", "scope 'a': set registry_name"),
@@ -109,3 +113,29 @@ def test_quotas_are_paced_per_account_and_region():
     assert client_bucket(quota, "eu-west-1", "arn:aws:iam::111111111111:role/a") is one
     assert client_bucket(quota, "us-east-1", "arn:aws:iam::111111111111:role/a") is not one
     assert client_bucket(quota, "eu-west-1", None) is not one
+
+
+def test_two_scopes_cannot_drain_one_change_queue():
+    """A scope that names no queue takes DZLINEAGE_CHANGE_QUEUE_URL's: with the sandbox's
+    environment that is the first scope's queue, which the second scope's role cannot read
+    (NonExistentQueue) and, in one account, whose other registries' events it would delete."""
+    queue = "https://sqs.us-east-1.amazonaws.com/111111111111/dzlineage-changes"
+    environ = {**DEPLOYMENT, "DZLINEAGE_CHANGE_QUEUE_URL": queue}
+    document = (
+        f"scopes: [{{name: shop, registry_name: s, change_queue_url: '{queue}'}},"
+        " {name: billing, registry_name: b}]"
+    )
+    with pytest.raises(InvalidSettings) as refused:
+        read_scopes({**environ, "DZLINEAGE_SCOPES": document})
+    assert (
+        f"scope 'billing': DZLINEAGE_CHANGE_QUEUE_URL='{queue}' is also the queue of scope 'shop'"
+    ) in str(refused.value)
+    assert "change_queue_url: '' for none" in str(refused.value)
+    # Opting out, or a queue of its own, is fine; so is one scope taking the deployment's.
+    opted_out = document.replace("registry_name: b}", "registry_name: b, change_queue_url: ''}")
+    assert [s.name for s in read_scopes({**environ, "DZLINEAGE_SCOPES": opted_out})] == [
+        "shop",
+        "billing",
+    ]
+    alone = "scopes: [{name: billing, registry_name: b}]"
+    assert read_scopes({**environ, "DZLINEAGE_SCOPES": alone})[0].name == "billing"

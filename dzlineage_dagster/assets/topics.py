@@ -45,6 +45,7 @@ from dzlineage_dagster.core.ownership.owners import InvalidOwner, Owner
 from dzlineage_dagster.core.scopes import keys_by_scope, partition_key
 from dzlineage_dagster.core.topic_states import NOT_CATALOGED
 from dzlineage_dagster.resources import LineageSyncResource
+from dzlineage_dagster.scopes import in_scope_terms
 from dzlineage_dagster.sync.catalog.owners import datazone_owners
 from dzlineage_dagster.sync.checks.authorization import check_authorization
 from dzlineage_dagster.sync.checks.preflight import (
@@ -228,7 +229,11 @@ class ScopeSyncs:
             check_authorization(run, (), asset_writes=True)
 
     def _not_started(self, scope: str | None, topics: list[str], error: str) -> None:
-        error = f"scope {scope}: {error}" if scope else error
+        if scope:
+            # Said in the scope's terms: its msk_cluster_arn, its role_arn, as written in
+            # DZLINEAGE_SCOPES, not the variables its settings stand in for.
+            config = next((c for c in self.lineage_sync.scopes if c.name == scope), None)
+            error = f"scope {scope}: {in_scope_terms(config, error)}"
         self.context.log.error(f"{error}: its {len(topics)} topics were not synced")
         self.not_started[scope] = (error, len(topics))
         self.failed += [FailedTopic(partition_key(scope, t), "preflight", error) for t in topics]

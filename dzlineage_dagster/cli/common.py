@@ -11,14 +11,12 @@ from typing import Any, TypeVar
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from dzlineage_dagster.scopes import SCOPE_SETTINGS, SCOPES_VARIABLE, ScopeConfig, read_scopes
+from dzlineage_dagster.scopes import SCOPES_VARIABLE, ScopeConfig, in_scope_terms, read_scopes
 from dzlineage_dagster.settings import (
     InvalidSettings,
     LineageSettings,
     MissingSettings,
     aws_side_options,
-    env_name,
-    side_role_variables,
 )
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
@@ -83,22 +81,6 @@ def scope_settings(
     if scope is not None:
         options["data"] = {**options["data"], **scope.data_side_options()}
     return settings, options
-
-
-def in_scope_terms(scope: ScopeConfig | None, text: str) -> str:
-    """``text`` (said where the scope is named) in the scope's terms: advice to set a variable
-    a scope may set is advice to set the scope's key, and a value the scope sets is named by
-    its key (``registry_name='x'``, as written in ``DZLINEAGE_SCOPES``), not by the variable
-    it stands in for."""
-    if scope is None:
-        return text
-    variables = {env_name(field): field for field in SCOPE_SETTINGS}
-    variables[side_role_variables("data")["role_arn"]] = "role_arn"
-    for variable, key in variables.items():
-        text = text.replace(f"set {variable}", f"set the scope's {key}")
-    for field in scope.settings:
-        text = text.replace(env_name(field), field)
-    return text
 
 
 def in_each_scope(

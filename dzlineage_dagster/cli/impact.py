@@ -101,12 +101,26 @@ def cmd_impact(args: argparse.Namespace) -> int:
     for failure in failures:
         if not isinstance(failure.error, NotInScope):
             print(f"dzlineage impact: not looked up in {failure}", file=sys.stderr)
-    reports = [report for _, found in answers for report in found]
+    # With scopes, each report names its scope: two scopes may each have a topic of the name.
+    found = [(scope, report) for scope, reports in answers for report in reports]
     if args.format == "json":
-        print(json.dumps([report.to_json() for report in reports], indent=2))
+        print(
+            json.dumps(
+                [
+                    {**({"scope": scope.name} if scope else {}), **report.to_json()}
+                    for scope, report in found
+                ],
+                indent=2,
+            )
+        )
     else:
-        print("\n\n".join(report.text() for report in reports))
-    return impact_status(reports, args.fail_on)
+        print(
+            "\n\n".join(
+                (f"== scope {scope.name} ==\n" if scope else "") + report.text()
+                for scope, report in found
+            )
+        )
+    return impact_status([report for _, report in found], args.fail_on)
 
 
 def impact_status(reports: list[ImpactReport], fail_on: str) -> int:

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pydantic.fields import FieldInfo
 
 from dzlineage_dagster.relay.settings import RelaySettings
-from dzlineage_dagster.scopes import SCOPE_SETTINGS, SCOPES_VARIABLE, read_scopes
+from dzlineage_dagster.scopes import SCOPE_SETTINGS, SCOPES_VARIABLE, ScopeConfig, read_scopes
 from dzlineage_dagster.settings import (
     AWS_OPTION_VARIABLES,
     AWS_SIDES,
@@ -95,7 +95,9 @@ def print_scopes(environ: Mapping[str, str]) -> dict[str, str]:
         variable = role_setting("data", environ)
         deployments = f"{environ[variable]} ({variable})" if variable else "default credentials"
         role = scope.role_arn or f"the deployment's: {deployments}"
-        print(f"  scope {scope.name}: Region {region}; data side's role {role}")
+        print(
+            f"  scope {scope.name}: Region {region}; data side's role {role}{_external_id(scope, environ)}"
+        )
         for name in SCOPE_SETTINGS:
             if name in scope.settings:
                 current = f"{scope.settings[name]}  (the scope's)"
@@ -120,3 +122,15 @@ def add_settings_command(commands: argparse._SubParsersAction) -> None:
         "exits 1 if any value is invalid.",
     )
     settings.set_defaults(handler=cmd_settings)
+
+
+def _external_id(scope: ScopeConfig, environ: Mapping[str, str]) -> str:
+    """The external id a scope's role is assumed with, and whose it is: a scope that names
+    its own role but no external id takes the deployment's (DZLINEAGE_DATA_ROLE_EXTERNAL_ID),
+    which the role's trust policy may not expect."""
+    if scope.role_external_id:
+        return f", external id {scope.role_external_id} (the scope's)"
+    variable = side_role_variables("data")["role_external_id"]
+    if scope.role_arn and environ.get(variable):
+        return f", external id {environ[variable]} (the deployment's {variable})"
+    return ""

@@ -22,11 +22,10 @@ from botocore.exceptions import BotoCoreError, ClientError
 
 from dzlineage_dagster.cli.common import (
     add_scope_option,
-    in_scope_terms,
     scope_settings,
     selected_scopes,
 )
-from dzlineage_dagster.scopes import ScopeConfig
+from dzlineage_dagster.scopes import ScopeConfig, in_scope_terms
 from dzlineage_dagster.settings import InvalidSettings, LineageSettings, MissingSettings
 from dzlineage_dagster.sync.errors import SyncError, describe_error
 
@@ -160,7 +159,9 @@ def sync_scopes(args: argparse.Namespace, scopes: list[ScopeConfig], out: TextIO
             status = code
             break
         if code:
-            why = messages.lines[-1].split(f"scope {scope.name}: ", 1)[-1] if messages.lines else ""
+            # The last message's first line: a problem's continuation lines are indented.
+            said = [line for line in messages.lines if not line[:1].isspace()]
+            why = said[-1].split(f"scope {scope.name}: ", 1)[-1] if said else ""
             results[scope.name] = f"FAILED{': ' + why if why else ' (the rows above say why)'}"
             status = status or 1
         else:

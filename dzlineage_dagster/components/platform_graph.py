@@ -11,6 +11,7 @@ how to use it.
 """
 
 # No `from __future__ import annotations`: Resolvable reads the field types at run time.
+import json
 import logging
 import os
 from collections.abc import Iterator, Mapping
@@ -161,8 +162,17 @@ class PlatformGraphComponent(StateBackedComponent, Resolvable):
 
     @property
     def environ(self) -> dict[str, str]:
-        """The component's settings as the variables they stand for (unset ones left out)."""
-        return {name: value for name, value in self.settings.items() if value}
+        """The component's settings as the variables they stand for (unset ones left out).
+
+        defs.yaml's ``{{ env.X }}`` renders a value that reads as YAML as what it reads as: the
+        one line of JSON ``DZLINEAGE_SCOPES`` holds (as ``dzlineage sandbox --scopes two``
+        prints it) arrives as a mapping, a number as a number (``0`` too, which is set). A
+        variable is text, so it is written back as JSON (which is YAML), the text it was."""
+        return {
+            name: value if isinstance(value, str) else json.dumps(value)
+            for name, value in self.settings.items()
+            if value is not None and value != ""
+        }
 
     @property
     def drawn_scope(self) -> str | None:

@@ -465,3 +465,33 @@ def test_one_code_location_syncs_both_accounts_registries_through_its_sensors(
         if (call.service, call.operation) == ("glue", "ListSchemas")
     }
     assert registry_reads == {SANDBOX_ACCOUNT_ID, SECOND_ACCOUNT}
+
+
+def test_a_scope_whose_role_does_not_exist_fails_alone_as_on_aws(two_scopes, capsys, monkeypatch):
+    """A mistyped role of the second scope: AWS refuses to assume a role its account does not
+    have (AccessDenied, as for a role that does not trust the caller), so the scope cannot
+    start, and the first scope still syncs."""
+    document = json.loads(two_scopes.environment["DZLINEAGE_SCOPES"])
+    missing = f"arn:aws:iam::{SECOND_ACCOUNT}:role/dzlineage-dta"
+    document["scopes"][1]["role_arn"] = missing
+    monkeypatch.setenv("DZLINEAGE_SCOPES", json.dumps(document))
+    with pytest.raises(ClientError, match="AccessDenied"):
+        deployment_session(SANDBOX_REGION).client(
+            "sts", endpoint_url=two_scopes.sandbox.endpoint_url
+        ).assume_role(RoleArn=missing, RoleSessionName="typo", ExternalId=SECOND_EXTERNAL_ID)
+    assert dzlineage(["sync", "-q"]) == 1
+    out, err = capsys.readouterr()
+    # Named by the scope's own keys, as written in DZLINEAGE_SCOPES, not by the deployment's
+    # DZLINEAGE_DATA_ROLE_* variables the scope stands in for.
+    assert (
+        f"dzlineage sync: scope {SECOND_SCOPE}: could not start: registry_name='billing-cdc': "
+        f"Glue Schema Registry could not be read: the scope's role_arn={missing} "
+        "cannot be assumed; its trust policy must trust this identity with role_external_id "
+        "as its sts:ExternalId"
+    ) in err, err
+    assert "DZLINEAGE_DATA_ROLE" not in err
+    # The summary gives the first line of the scope's problem, not its last continuation.
+    assert f"  {FIRST_SCOPE}     ok\n  {SECOND_SCOPE}  FAILED: could not start: registry_name=" in (
+        out
+    ), out
+    assert out.rstrip().endswith(f"1 synced, 1 failed: {SECOND_SCOPE}")

@@ -52,22 +52,19 @@ def side_environment() -> dict[str, str]:
     return environment
 
 
-def trust_policy(base: boto3.session.Session, endpoint_url: str, external_id: str) -> str:
-    """A side role's trust policy: ``base``'s account may assume it with ``external_id``."""
+def trust_policy(base: boto3.session.Session, endpoint_url: str, external_id: str | None) -> str:
+    """A side role's trust policy: ``base``'s account may assume it with ``external_id``
+    (None: without one, as the administrator's role of an account trusts its management
+    account)."""
     deployment_account = base.client("sts", endpoint_url=endpoint_url).get_caller_identity()
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Effect": "Allow",
-                    "Principal": {"AWS": f"arn:aws:iam::{deployment_account['Account']}:root"},
-                    "Action": "sts:AssumeRole",
-                    "Condition": {"StringEquals": {"sts:ExternalId": external_id}},
-                }
-            ],
-        }
-    )
+    statement = {
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{deployment_account['Account']}:root"},
+        "Action": "sts:AssumeRole",
+    }
+    if external_id is not None:
+        statement["Condition"] = {"StringEquals": {"sts:ExternalId": external_id}}
+    return json.dumps({"Version": "2012-10-17", "Statement": [statement]})
 
 
 def account_administrator(
@@ -93,9 +90,17 @@ def create_trusted_role(
     """The role ``role_arn`` in its account (made by that account's administrator), trusting
     ``base``'s account with ``external_id``."""
     account, role_name = role_arn.split(":")[4], role_arn.rsplit("/", 1)[1]
-    _administrator(base, account, endpoint_url).client(
-        "iam", endpoint_url=endpoint_url
-    ).create_role(
+    iam = _administrator(base, account, endpoint_url).client("iam", endpoint_url=endpoint_url)
+    # The administrator's own role exists, as AWS Organizations makes it in a member account:
+    # once the account has roles, the sandbox refuses to assume one it lacks, as AWS does.
+    try:
+        iam.get_role(RoleName=SETUP_ROLE_NAME)
+    except iam.exceptions.NoSuchEntityException:
+        iam.create_role(
+            RoleName=SETUP_ROLE_NAME,
+            AssumeRolePolicyDocument=trust_policy(base, endpoint_url, external_id=None),
+        )
+    iam.create_role(
         RoleName=role_name,
         AssumeRolePolicyDocument=trust_policy(base, endpoint_url, external_id),
     )
