@@ -135,7 +135,7 @@ def test_a_demo_started_in_the_background_stops_dagster_cleanly_on_sigterm(tmp_p
     # As `scripts/demo &` starts it: a shell's background job inherits SIGINT ignored.
     demo = start_demo(tmp_path, ignore_sigint=True)
     try:
-        demo.wait_until_ui_answers(timeout=120)
+        demo.wait_until_ui_answers(timeout=300)
     finally:
         stopped_by_sigterm = demo.stop()
     output = demo.log_path.read_text()
@@ -148,7 +148,7 @@ def test_a_demo_started_in_the_background_stops_dagster_cleanly_on_sigterm(tmp_p
 def test_demo_serves_a_second_shell_and_stops_cleanly_on_ctrl_c(tmp_path):
     demo = start_demo(tmp_path)
     try:
-        demo.wait_until_ui_answers(timeout=120)
+        demo.wait_until_ui_answers(timeout=300)
         homes = list(demo.dagster_home.glob("dzlineage-dagster-home-*"))
         assert len(homes) == 1, homes
 
