@@ -3,6 +3,7 @@ idle headless sync costs the registry listing and a constant."""
 
 from __future__ import annotations
 
+import gc
 import io
 import math
 import time
@@ -25,6 +26,7 @@ from dzlineage_dagster.core.lineage.readback import POLL_BATCH_TOPICS
 from dzlineage_dagster.resources.base import AwsClientResource
 from dzlineage_dagster.settings import LineageSettings
 from dzlineage_dagster.sync.headless import run_headless_sync
+from dzlineage_dagster.sync.runner import TopicOutcome
 
 
 def headless_sync(platform, monkeypatch, concurrency: int, *, dry_run: bool = False) -> str:
@@ -266,3 +268,33 @@ def test_the_read_back_reads_the_first_topics_while_the_later_ones_still_post(sa
         f"lineage read-back: all landed ({topics} tables, {topics} topic assets of {topics} "
         f"topics, {3 * topics} GetLineageNode calls)"
     ) in summary
+
+
+class CountingOutcomesAtPrint(io.StringIO):
+    """The sync's summary stream: at each write, how many topic outcomes are still alive."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.live_outcomes: list[int] = []
+
+    def write(self, text: str) -> int:
+        gc.collect()
+        self.live_outcomes.append(sum(isinstance(o, TopicOutcome) for o in gc.get_objects()))
+        return super().write(text)
+
+
+def test_the_summary_keeps_rows_not_the_topics_outcomes(sandbox, monkeypatch):
+    """A first sync's memory must not grow with every topic's outcome (its schema snapshot,
+    lineage plan and events): the summary keeps each topic's row, the read-back what it reads
+    back, so when the table is printed, every topic done, at most the topics a window of
+    threads had in flight are still alive (before, all of them were)."""
+    concurrency, topics = 2, 16
+    sandbox.control.reset()
+    platform = seed_synthetic_platform(sandbox.endpoint_url, topics)
+    monkeypatch.setenv("DZLINEAGE_CONCURRENCY", str(concurrency))
+    out = CountingOutcomesAtPrint()
+    with pointed_at(platform):
+        assert run_headless_sync(LineageSettings.from_env(), dry_run=False, out=out) == 0
+    assert f"{topics} topics, 0 failed" in out.getvalue()
+    assert out.live_outcomes
+    assert max(out.live_outcomes) <= 2 * concurrency + 1

@@ -25,7 +25,7 @@ from dzlineage_dagster.sync.catalog.version_sweep import VersionSweep, sweep_ver
 from dzlineage_dagster.sync.checks.authorization import check_authorization
 from dzlineage_dagster.sync.checks.preflight import check_ownership, check_platform
 from dzlineage_dagster.sync.errors import SyncError, describe_error
-from dzlineage_dagster.sync.lineage.readback import DataZoneReadback, read_back_sync
+from dzlineage_dagster.sync.lineage.readback import SyncReadback
 from dzlineage_dagster.sync.run_state import SyncRun
 from dzlineage_dagster.sync.runner import TopicOutcome, sync_topics
 from dzlineage_dagster.sync.stages.asset import plan_topic_asset
@@ -246,22 +246,22 @@ def run_headless_sync(
             )
         else:
             log.info(f"syncing {len(topics)} topics of registry {settings.registry_name}")
+        # The summary keeps each topic's row and name, not its outcome (snapshot, plan,
+        # events): what a first sync holds does not grow with the topics' outcomes.
         rows: list[tuple[str, ...]] = []
-        outcomes: list[TopicOutcome] = []
+        failed_topics: list[str] = []
         reposted: list[str] = []
         over_foreign: list[str] = []
         failed = done = 0
         # DataZone's read-back reads each topic back as soon as DataZone has processed its
         # events, while the later topics post theirs.
-        datazone_readback = DataZoneReadback.start(run)
+        readback = SyncReadback(run)
         try:
             for outcome in sync_topics(
                 run, to_sync, trust_registry_tokens=trust_tokens, stale={*behind, *retry}
             ):
                 done += 1
-                outcomes.append(outcome)
-                if datazone_readback is not None:
-                    datazone_readback.add(outcome)
+                readback.add(outcome)
                 if outcome.lineage is not None and outcome.lineage.reposted_failed_events:
                     reposted.append(outcome.topic)
                 if outcome.lineage is not None and outcome.lineage.reposted_over_foreign:
@@ -277,6 +277,7 @@ def run_headless_sync(
                     )
                 else:
                     failed += 1
+                    failed_topics.append(outcome.topic)
                     # A failed outcome always names its stage (runner.sync_topic sets both).
                     rows.append(
                         (
@@ -298,7 +299,6 @@ def run_headless_sync(
                     failed += result.startswith("failed")
                     rows.append((topic, result, "", "schema left the registry"))
             if not stop:
-                failed_topics = [outcome.topic for outcome in outcomes if not outcome.ok]
                 _record_failed(run, registry_arn, failed_topics, last.failed, log)
             if not stop and not failed:
                 _record_cursor(run, registry_arn, listing, log)
@@ -307,14 +307,13 @@ def run_headless_sync(
         except KeyboardInterrupt:
             stop.signal_name = stop.signal_name or "SIGINT"
         except BaseException:
-            if datazone_readback is not None:
-                datazone_readback.abandon()
+            readback.abandon()
             raise
         # Before the summary: what it logs comes before the table on a terminal, not in the
         # middle of it.
-        if stop and datazone_readback is not None:
-            datazone_readback.abandon()
-        readbacks = [] if stop else read_back_sync(run, outcomes, datazone_readback)
+        if stop:
+            readback.abandon()
+        readbacks = [] if stop else readback.finish()
         if rows:
             print(_table(rows, ("topic", "asset", "catalog", "lineage")), file=out)
         if reposted:

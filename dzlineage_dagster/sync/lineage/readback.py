@@ -89,33 +89,47 @@ def landing_of(
     return Landing(snapshot.topic, topic_node, tables, asset_id)
 
 
-def read_back_sync(
-    run: SyncRun, outcomes: Iterable[TopicOutcome], datazone: DataZoneReadback | None
-) -> list[ReadbackReport]:
-    """The read-back of the topics this sync posted lineage for, one report per destination
-    (none for a destination it posted nothing to, or whose read-back is turned off):
-    DataZone's from ``datazone``, which read them as the sync went, Glue's now."""
-    reports = []
-    if datazone is not None:
-        reports.append(datazone.finish())
-    if "glue" in run.settings.lineage_destinations:
-        reports.append(_read_back_glue(run, list(outcomes)))
-    return [report for report in reports if report is not None]
+class SyncReadback:
+    """The read-back of a sync, destination by destination, fed each topic's outcome as the
+    sync yields it: :meth:`add`, then :meth:`finish` (or :meth:`abandon` a stopped sync).
+    DataZone's reads each topic back as the sync goes (:class:`DataZoneReadback`); Glue's,
+    when the sync is done, the landings kept of the topics posted to Glue. No outcome is
+    kept: a sync holds a topic's snapshot, plan and events only while it is in flight."""
 
+    def __init__(self, run: SyncRun) -> None:
+        self.run = run
+        self.datazone = DataZoneReadback.start(run)
+        glue = "glue" in run.settings.lineage_destinations
+        self._glue = glue and run.settings.glue_lineage_readback_wait_seconds > 0
+        self._glue_landings: list[Landing] = []
 
-def _read_back_glue(run: SyncRun, outcomes: list[TopicOutcome]) -> ReadbackReport | None:
-    posted = [
-        o
-        for o in outcomes
-        if o.ok and o.lineage is not None and dict(o.lineage.destinations).get("glue")
-    ]
-    wait_seconds = run.settings.glue_lineage_readback_wait_seconds
-    if not posted or wait_seconds <= 0:
-        return None
-    landings = [
-        landing_of(run, o.schema, o.lineage.plan, None) for o in posted if o.schema is not None
-    ]
-    return read_back(run, landings, "glue", wait_seconds=wait_seconds)
+    def add(self, outcome: TopicOutcome) -> None:
+        if self.datazone is not None:
+            self.datazone.add(outcome)
+        lineage = outcome.lineage
+        if (
+            self._glue
+            and outcome.ok
+            and lineage is not None
+            and outcome.schema is not None
+            and dict(lineage.destinations).get("glue")
+        ):
+            self._glue_landings.append(landing_of(self.run, outcome.schema, lineage.plan, None))
+
+    def finish(self) -> list[ReadbackReport]:
+        """One report per destination (none for a destination the sync posted nothing to, or
+        whose read-back is turned off)."""
+        reports = [self.datazone.finish()] if self.datazone is not None else []
+        if self._glue_landings:
+            wait_seconds = self.run.settings.glue_lineage_readback_wait_seconds
+            reports.append(
+                read_back(self.run, self._glue_landings, "glue", wait_seconds=wait_seconds)
+            )
+        return [report for report in reports if report is not None]
+
+    def abandon(self) -> None:
+        if self.datazone is not None:
+            self.datazone.abandon()
 
 
 class DataZoneReadback:
