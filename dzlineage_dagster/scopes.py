@@ -39,7 +39,6 @@ from dagster import Config
 from dzlineage_dagster.core.scopes import check_scope_name
 from dzlineage_dagster.core.text import shown
 from dzlineage_dagster.settings import (
-    ENV_PREFIX,
     InvalidSettings,
     LineageSettings,
     _aws_option_value,
@@ -72,8 +71,11 @@ SCOPE_SETTINGS = (
     "registry_listing_seconds",
 )
 #: A scope's AWS options: its data side's Region and role (the governance side is shared).
-SCOPE_AWS_KEYS = {"region": "region_name", "role_arn": "role_arn"}
-SCOPE_AWS_KEYS["role_external_id"] = "role_external_id"
+SCOPE_AWS_KEYS = {
+    "region": "region_name",
+    "role_arn": "role_arn",
+    "role_external_id": "role_external_id",
+}
 #: What each scope must say for itself, unless the deployment's variable says it for all.
 REQUIRED_PER_SCOPE = ("registry_name",)
 
@@ -94,6 +96,12 @@ class ScopeConfig(Config):
             for field in SCOPE_AWS_KEYS.values()
             if (value := getattr(self, field)) is not None
         }
+
+    def side_options(self, sides: Mapping[str, dict[str, Any]]) -> dict[str, dict[str, Any]]:
+        """Each side's AWS options (:func:`~dzlineage_dagster.settings.aws_side_options`) as
+        this scope sees them: its Region and role on the data side (``AWS_REGION`` reaches
+        boto3 from the process, not from :meth:`environ`, so the Region is set here)."""
+        return {**sides, "data": {**sides.get("data", {}), **self.data_side_options()}}
 
     def environ(self, environ: Mapping[str, str]) -> dict[str, str]:
         """``environ`` as this scope sees it: its settings and its data side's access as the
@@ -253,10 +261,10 @@ def scope_problems(scope: ScopeConfig, environ: Mapping[str, str]) -> list[str]:
                 problems.append(f"{field}={shown(value)}: {error}")
     scoped = scope.environ(environ)
     own = {env_name(field) for field in scope.settings}
-    # Only the scope's own values: the deployment's are checked as they always are.
+    # Only the scope's own values (the deployment's are checked as they always are), said as
+    # the scope's keys, not as the variables the scope stands in for.
     problems += [
-        # Said as the scope's key, not as the variable the scope stands in for.
-        problem.replace(variable, variable.removeprefix(ENV_PREFIX).lower(), 1)
+        in_scope_terms(scope, problem)
         for variable, problem in environment_problems(scoped).items()
         if variable in own
     ]

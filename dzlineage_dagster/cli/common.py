@@ -78,9 +78,7 @@ def scope_settings(
     scoped = scope.environ(environ) if scope is not None else environ
     settings = LineageSettings.from_env(scoped)
     options = aws_side_options(scoped)
-    if scope is not None:
-        options["data"] = {**options["data"], **scope.data_side_options()}
-    return settings, options
+    return settings, (scope.side_options(options) if scope is not None else options)
 
 
 def in_each_scope(

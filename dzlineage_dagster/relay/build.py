@@ -179,8 +179,7 @@ def platform_views(
             scope_settings = RelaySettings.from_env(scoped)
         except RelaySettingsError as error:
             raise RelaySettingsError(f"scope {scope.name!r}: {error}") from None
-        data = {**sides["data"], **scope.data_side_options()}
-        views.append(PlatformView(scope.name, scope_settings, {**sides, "data": data}, scoped))
+        views.append(PlatformView(scope.name, scope_settings, scope.side_options(sides), scoped))
     return views
 
 

@@ -100,9 +100,7 @@ class TwoScopes:
         """A scope's settings and AWS options, as a scope-aware CLI takes them: its settings,
         its data side with its Region and role, the governance side the deployment's."""
         scoped = scope.environ(self.environment)
-        sides = aws_side_options(scoped)
-        sides["data"].update(scope.data_side_options())
-        return LineageSettings.from_env(scoped), sides
+        return LineageSettings.from_env(scoped), scope.side_options(aws_side_options(scoped))
 
     def sync(self, scope: ScopeConfig, *, from_queue: bool = False) -> str:
         """`dzlineage sync` (``from_queue``: ``--from-queue``) of one scope; its output."""
